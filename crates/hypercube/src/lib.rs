@@ -1,0 +1,1 @@
+//! hypercube runtime (in progress).

@@ -1,0 +1,1 @@
+//! Routing simulator (in progress).
