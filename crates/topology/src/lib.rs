@@ -1,26 +1,36 @@
-//! Pure hypercube bit math (no I/O). See `docs/architecture.md`.
+//! Pure hypercube bit math (no I/O): node numbers, subcubes, Gray codes,
+//! e-cube routes, the sparse global send's BETWEEN/SPLIT, and mesh embedding.
+//!
+//! The seed is Moler & Scott, *Communication Utilities for the iPSC* (Intel
+//! iPSC Technical Report No. 2, 1986); section numbers in the docs (§1, §5,
+//! §9, ...) refer to it, and its routine names (GRAY, GINV, BETWEEN, SPLIT,
+//! MESH, SPGSNW) are doc aliases. See `docs/topology.md` for an overview.
+//!
+//! | module | contents |
+//! |---|---|
+//! | `cube` | [`NodeId`], [`neighbor`], [`hamming`], subcubes (§1) |
+//! | `gray` | [`gray`], [`ginv`], the Gray-code ring (§9, GRAY listing) |
+//! | `route` | [`ecube_next_hop`], [`ecube_route`] |
+//! | `sparse` | [`between`], [`split`], [`sparse_fanout`] (§7, §9) |
+//! | `mesh` | [`Mesh`], [`mesh_shape_for`] (§5) |
+//! | `error` | [`TopologyError`] |
 #![deny(missing_docs)]
 
-/// A node number in the hypercube (0 .. 2^d).
-pub type NodeId = u32;
+mod cube;
+mod error;
+mod gray;
+mod mesh;
+mod route;
+mod sparse;
 
-/// The neighbor of `node` across dimension `k` (flip bit `k`).
-pub fn neighbor(node: NodeId, k: u32) -> NodeId {
-    node ^ (1 << k)
-}
-
-/// Number of bits in which `a` and `b` differ: the length of a shortest path.
-pub fn hamming(a: NodeId, b: NodeId) -> u32 {
-    (a ^ b).count_ones()
-}
-
-/// The e-cube next hop from `from` towards `to`: correct the lowest differing bit.
-/// `None` when `from == to`.
-pub fn ecube_next_hop(from: NodeId, to: NodeId) -> Option<NodeId> {
-    let diff = from ^ to;
-    if diff == 0 {
-        None
-    } else {
-        Some(from ^ (1 << diff.trailing_zeros()))
-    }
-}
+pub use cube::{
+    check_dim, check_node, checked_neighbor, hamming, in_subcube, neighbor, neighbors, node_count,
+    subcube_base, subcube_members, NodeId, MAX_DIM,
+};
+pub use error::TopologyError;
+pub use gray::{ginv, gray, gray_ring, ring_predecessor, ring_successor};
+pub use mesh::{mesh_shape_for, Boundary, Mesh, MeshPosition};
+pub use route::{ecube_next_hop, ecube_route};
+pub use sparse::{
+    between, sparse_fanout, sparse_send_plan, split, split_in_place, try_sparse_fanout, Split,
+};
