@@ -1,1 +1,99 @@
-//! hypercube runtime (in progress).
+//! # hypercube
+//!
+//! SPMD programs that run as real processes wired into a d-dimensional hypercube over TCP,
+//! in the Intel iPSC programming model: typed `csend`/`crecv`, forwarding along e-cube
+//! routes, and (in later modules) the Moler–Scott communication utilities and the basic
+//! communication operations of Grama et al., chapter 4.
+//!
+//! ```no_run
+//! use hypercube::{MsgType, TypeSel};
+//!
+//! fn main() -> anyhow::Result<()> {
+//!     let node = hypercube::init()?; // joins the cube the launcher (hcrun) set up
+//!     let last = node.numnodes() - 1;
+//!     if node.mynode() == 0 {
+//!         node.send(last, MsgType(10), b"hi")?; // forwarded over d hops
+//!     }
+//!     if node.mynode() == last {
+//!         let m = node.recv(TypeSel::Is(10))?;
+//!         assert_eq!((m.source(), &m.data()[..]), (0, &b"hi"[..]));
+//!     }
+//!     Ok(())
+//! }
+//! ```
+//!
+//! Run it with `cargo run --release -p launcher -- --dim 3 -- path/to/program`.
+#![deny(missing_docs)]
+
+mod error;
+mod logging;
+mod mailbox;
+mod message;
+mod node;
+pub mod transport;
+pub mod wire;
+
+pub use error::{Error, Result};
+pub use hypercube_topology as topology;
+pub use hypercube_topology::NodeId;
+pub use message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
+pub use node::{IntoPayload, Node, RecvRequest, SendRequest};
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use transport::tcp::{self, BootConfig, TcpTransport};
+use transport::Tuning;
+
+/// Join the job the launcher set up (reading its `HYPERCUBE_*` environment), open the d
+/// links and pass the ready barrier. Started without a launcher, the process is a job of
+/// one node (d = 0), like an MPI singleton.
+pub fn init() -> Result<Node> {
+    let Some(cfg) = BootConfig::from_env()? else {
+        logging::init(0);
+        let t = TcpTransport::start(0, 0, vec![], vec![], Tuning::from_env(1)?)?;
+        return Ok(Node::with_transport(Arc::new(t)));
+    };
+    logging::init(cfg.rank);
+    let (t, ctl) = tcp::connect(&cfg)?;
+    let t = Arc::new(t);
+    watch_control(&t, ctl, cfg.rank);
+    tracing::debug!("node {} of {} is up", cfg.rank, 1u32 << cfg.dim);
+    Ok(Node::with_transport(t))
+}
+
+/// Run a node program: `init`, then `f`; on an error, print it and stop the whole job
+/// (instead of waiting in finalize for ranks that wait for this one).
+pub fn run<F>(f: F) -> Result<()>
+where
+    F: FnOnce(&Node) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>,
+{
+    let node = init()?;
+    if let Err(e) = f(&node) {
+        node.abort(&e.to_string());
+    }
+    node.finalize()
+}
+
+/// The control channel stays open: an abort or the launcher's disappearance ends this
+/// process (unless it already finished).
+fn watch_control(t: &Arc<TcpTransport>, mut ctl: std::net::TcpStream, rank: u32) {
+    use wire::control::{read_blocking, ToNode};
+    let done = t.done_flag.clone();
+    let engine = t.engine().clone();
+    let _ = std::thread::Builder::new()
+        .name(format!("hc-control-{rank}"))
+        .spawn(move || {
+            let why = match read_blocking::<ToNode>(&mut ctl) {
+                Ok(ToNode::Abort { reason }) => reason,
+                Ok(other) => format!("unexpected control message {other:?}"),
+                Err(e) => format!("lost the launcher ({e})"),
+            };
+            if done.load(Ordering::SeqCst) {
+                return;
+            }
+            engine.abort(Error::Shutdown(why.clone()));
+            eprintln!("node {rank}: the job is being stopped: {why}");
+            std::process::exit(1);
+        });
+}

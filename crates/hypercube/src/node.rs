@@ -1,0 +1,337 @@
+//! [`Node`]: a process's place in the cube — its identity (`mynode`, `numnodes`, `cubedim`)
+//! and typed point-to-point messaging with iPSC semantics (`csend`, `crecv`, `isend`,
+//! `irecv`, `msgwait`, `cprobe`, `iprobe`, `infocount`, ...).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use serde::{de::DeserializeOwned, Serialize};
+
+use crate::error::{Error, Result};
+use crate::message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
+use crate::transport::{RecvToken, SendToken, Transport};
+use crate::NodeId;
+
+/// Something that can be sent as a message payload. `Bytes`, `BytesMut`, `Vec<u8>` and
+/// `String` move in without a copy; borrowed slices are copied once.
+pub trait IntoPayload {
+    /// Convert into shared bytes.
+    fn into_payload(self) -> Bytes;
+}
+
+impl IntoPayload for Bytes {
+    fn into_payload(self) -> Bytes {
+        self
+    }
+}
+impl IntoPayload for BytesMut {
+    fn into_payload(self) -> Bytes {
+        self.freeze()
+    }
+}
+impl IntoPayload for Vec<u8> {
+    fn into_payload(self) -> Bytes {
+        Bytes::from(self)
+    }
+}
+impl IntoPayload for String {
+    fn into_payload(self) -> Bytes {
+        Bytes::from(self)
+    }
+}
+impl IntoPayload for &[u8] {
+    fn into_payload(self) -> Bytes {
+        Bytes::copy_from_slice(self)
+    }
+}
+impl<const N: usize> IntoPayload for &[u8; N] {
+    fn into_payload(self) -> Bytes {
+        Bytes::copy_from_slice(self)
+    }
+}
+impl IntoPayload for &str {
+    fn into_payload(self) -> Bytes {
+        Bytes::copy_from_slice(self.as_bytes())
+    }
+}
+
+/// One node of a running cube. Cheap to clone (shared); all methods take `&self`.
+///
+/// Dropping the last clone finalizes the node: a barrier with every other node (so this
+/// process keeps forwarding until nobody needs it), then a clean close of every link.
+/// A program that wants to stop the whole job on an error calls [`Node::abort`] or uses
+/// [`crate::run`].
+#[derive(Clone)]
+pub struct Node {
+    inner: Arc<NodeInner>,
+}
+
+struct NodeInner {
+    t: Arc<dyn Transport>,
+}
+
+impl Drop for NodeInner {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // Do not wait for the others: the launcher will see this rank fail.
+            return;
+        }
+        if let Err(e) = self.t.finalize() {
+            tracing::error!("finalize failed: {e}");
+        }
+    }
+}
+
+/// A started send ([`Node::isend`]).
+#[must_use = "a send request should be waited for"]
+pub struct SendRequest {
+    t: Arc<dyn Transport>,
+    token: SendToken,
+}
+
+impl SendRequest {
+    /// Block until the message has been handed over (iPSC `msgwait`).
+    #[doc(alias = "msgwait")]
+    pub fn wait(self) -> Result<()> {
+        self.t.wait_send(self.token)
+    }
+    /// Has the send completed? (iPSC `msgdone`).
+    #[doc(alias = "msgdone")]
+    pub fn test(&self) -> Result<bool> {
+        self.t.test_send(self.token)
+    }
+}
+
+/// A posted receive ([`Node::irecv`]).
+#[must_use = "a receive request should be waited for"]
+pub struct RecvRequest {
+    t: Arc<dyn Transport>,
+    token: RecvToken,
+    done: bool,
+}
+
+impl RecvRequest {
+    /// Block until the message is here (iPSC `msgwait`).
+    #[doc(alias = "msgwait")]
+    pub fn wait(mut self) -> Result<Message> {
+        let m = self.t.wait_recv(self.token, None)?;
+        self.done = true;
+        Ok(m)
+    }
+    /// Block at most `timeout`.
+    pub fn wait_timeout(&mut self, timeout: Duration) -> Result<Message> {
+        let m = self.t.wait_recv(self.token, Some(timeout))?;
+        self.done = true;
+        Ok(m)
+    }
+    /// The message, if it is complete (iPSC `msgdone`). `Ok(None)` while it is not.
+    #[doc(alias = "msgdone")]
+    pub fn test(&mut self) -> Result<Option<Message>> {
+        if self.done {
+            return Err(Error::InvalidRequest("the receive already completed".into()));
+        }
+        let m = self.t.test_recv(self.token)?;
+        self.done = m.is_some();
+        Ok(m)
+    }
+    /// Withdraw the receive if no message has been bound to it. Returns false (and keeps
+    /// the request usable) if a message is already on its way.
+    pub fn cancel(&mut self) -> bool {
+        let ok = !self.done && self.t.cancel_recv(self.token);
+        if ok {
+            self.done = true;
+        }
+        ok
+    }
+}
+
+impl Drop for RecvRequest {
+    fn drop(&mut self) {
+        if !self.done {
+            self.t.cancel_recv(self.token);
+        }
+    }
+}
+
+fn check_type(t: u32) -> Result<u32> {
+    if t > MAX_USER_TYPE {
+        return Err(Error::InvalidType {
+            msg_type: t,
+            max: MAX_USER_TYPE,
+        });
+    }
+    Ok(t)
+}
+
+fn check_sel(sel: Select) -> Result<Select> {
+    if let TypeSel::Is(t) = sel.ty {
+        if !sel.internal {
+            check_type(t)?;
+        }
+    }
+    Ok(sel)
+}
+
+impl Node {
+    /// Wrap a transport (the TCP one from [`crate::init`], or an in-process one).
+    pub fn with_transport(t: Arc<dyn Transport>) -> Node {
+        Node {
+            inner: Arc::new(NodeInner { t }),
+        }
+    }
+
+    /// The transport underneath (for utilities and collectives).
+    pub(crate) fn transport(&self) -> &Arc<dyn Transport> {
+        &self.inner.t
+    }
+
+    /// This node's number, 0 ..= numnodes-1 (iPSC `mynode`).
+    pub fn mynode(&self) -> NodeId {
+        self.inner.t.rank()
+    }
+
+    /// The number of nodes, 2^d (iPSC `numnodes`).
+    pub fn numnodes(&self) -> u32 {
+        1 << self.inner.t.dim()
+    }
+
+    /// The cube dimension d (iPSC `cubedim`).
+    pub fn cubedim(&self) -> u32 {
+        self.inner.t.dim()
+    }
+
+    /// Send a message and return when its buffer may be reused (iPSC `csend`). A message
+    /// to a non-neighbor is forwarded hop by hop on its e-cube route.
+    #[doc(alias = "csend")]
+    pub fn send(&self, dest: NodeId, ty: MsgType, data: impl IntoPayload) -> Result<()> {
+        self.isend(dest, ty, data)?.wait()
+    }
+
+    /// Start a send (iPSC `isend`); wait for it with [`SendRequest::wait`].
+    pub fn isend(&self, dest: NodeId, ty: MsgType, data: impl IntoPayload) -> Result<SendRequest> {
+        let tag = check_type(ty.0)?;
+        self.isend_raw(dest, tag, data.into_payload())
+    }
+
+    pub(crate) fn isend_raw(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<SendRequest> {
+        let token = self.inner.t.isend(dest, tag, data)?;
+        Ok(SendRequest {
+            t: self.inner.t.clone(),
+            token,
+        })
+    }
+
+    /// Receive the oldest message that matches (iPSC `crecv`): `TypeSel::Is(t)` or
+    /// `TypeSel::Any`, optionally from one node (`Select::from_node`).
+    #[doc(alias = "crecv")]
+    pub fn recv(&self, sel: impl Into<Select>) -> Result<Message> {
+        self.irecv(sel)?.wait()
+    }
+
+    /// Receive with a deadline.
+    pub fn recv_timeout(&self, sel: impl Into<Select>, timeout: Duration) -> Result<Message> {
+        self.irecv(sel)?.wait_timeout(timeout)
+    }
+
+    /// Receive into a caller's buffer. If the message is longer than `buf`, returns
+    /// [`Error::Truncated`] naming the length needed, and the message stays queued.
+    pub fn recv_into(&self, sel: impl Into<Select>, buf: &mut [u8]) -> Result<Status> {
+        let sel = check_sel(sel.into())?;
+        loop {
+            let st = self.inner.t.probe(&sel, true, None)?.ok_or_else(|| {
+                Error::InvalidRequest("blocking probe returned nothing".into())
+            })?;
+            if st.len > buf.len() as u64 {
+                return Err(Error::Truncated {
+                    needed: st.len,
+                    capacity: buf.len() as u64,
+                    source_node: st.source,
+                    msg_type: st.msg_type.0,
+                });
+            }
+            let token = match self.inner.t.claim(&st) {
+                Ok(t) => t,
+                // Another thread took it between probe and claim: look again.
+                Err(Error::InvalidRequest(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            let m = self.inner.t.wait_recv(token, None)?;
+            buf[..m.len()].copy_from_slice(&m.data);
+            return Ok(st);
+        }
+    }
+
+    /// Post a receive (iPSC `irecv`); complete it with [`RecvRequest::wait`] or `test`.
+    pub fn irecv(&self, sel: impl Into<Select>) -> Result<RecvRequest> {
+        let sel = check_sel(sel.into())?;
+        self.irecv_sel(sel)
+    }
+
+    pub(crate) fn irecv_sel(&self, sel: Select) -> Result<RecvRequest> {
+        let token = self.inner.t.post_recv(sel)?;
+        Ok(RecvRequest {
+            t: self.inner.t.clone(),
+            token,
+            done: false,
+        })
+    }
+
+    /// Wait until a matching message is here and describe it without receiving it
+    /// (iPSC `cprobe`).
+    #[doc(alias = "cprobe")]
+    pub fn probe(&self, sel: impl Into<Select>) -> Result<Status> {
+        let sel = check_sel(sel.into())?;
+        self.inner
+            .t
+            .probe(&sel, true, None)?
+            .ok_or_else(|| Error::InvalidRequest("blocking probe returned nothing".into()))
+    }
+
+    /// Describe a matching message if one is here, without waiting (iPSC `iprobe`).
+    pub fn iprobe(&self, sel: impl Into<Select>) -> Result<Option<Status>> {
+        let sel = check_sel(sel.into())?;
+        self.inner.t.probe(&sel, false, None)
+    }
+
+    /// Send a serde value (encoded with the crate's codec).
+    pub fn send_value<T: Serialize + ?Sized>(&self, dest: NodeId, ty: MsgType, value: &T) -> Result<()> {
+        let bytes = crate::wire::codec::encode(value)?;
+        self.send(dest, ty, bytes)
+    }
+
+    /// Receive a serde value; also returns the message's status.
+    pub fn recv_value<T: DeserializeOwned>(&self, sel: impl Into<Select>) -> Result<(T, Status)> {
+        let m = self.recv(sel)?;
+        let v = crate::wire::codec::decode(&m.data)?;
+        Ok((v, m.status()))
+    }
+
+    /// Where a node's link listener is (diagnostics; `None` for in-process transports).
+    pub fn peer_address(&self, node: NodeId) -> Option<SocketAddr> {
+        self.inner.t.peer_address(node)
+    }
+
+    /// Leave the job cleanly now (otherwise it happens when the last clone is dropped):
+    /// waits until every node has called finalize, then closes the links.
+    pub fn finalize(self) -> Result<()> {
+        self.inner.t.finalize()
+    }
+
+    /// Stop the whole job: print `reason` and exit this process with status 1; the launcher
+    /// then stops every other rank.
+    pub fn abort(&self, reason: &str) -> ! {
+        eprintln!("node {} aborts the job: {reason}", self.mynode());
+        std::process::exit(1)
+    }
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("mynode", &self.mynode())
+            .field("cubedim", &self.cubedim())
+            .finish()
+    }
+}

@@ -1,0 +1,120 @@
+//! The one seam: every utility and collective is written once against [`Transport`] (through
+//! [`crate::Node`]) and runs unchanged over TCP processes or in-process threads.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::error::Result;
+use crate::message::{Message, Select, Status};
+use crate::NodeId;
+
+pub mod tcp;
+
+/// Identifies a started send.
+pub type SendToken = u64;
+/// Identifies a posted receive.
+pub type RecvToken = u64;
+
+/// Point-to-point messaging between the nodes of one cube: what a transport must provide.
+///
+/// Tags are raw `u32` message types; the user/reserved split is enforced above this layer.
+/// Messages from one source with one tag are matched in the order they were sent.
+pub trait Transport: Send + Sync + 'static {
+    /// This node's number.
+    fn rank(&self) -> NodeId;
+    /// The cube dimension d (2^d nodes).
+    fn dim(&self) -> u32;
+    /// Start sending `data` to `dest`. The data is shared, never copied on the way.
+    fn isend(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<SendToken>;
+    /// Has the send finished (its buffer handed over)?
+    fn test_send(&self, token: SendToken) -> Result<bool>;
+    /// Block until the send has finished.
+    fn wait_send(&self, token: SendToken) -> Result<()>;
+    /// Post a receive; it binds the oldest matching message, now or when one arrives.
+    fn post_recv(&self, sel: Select) -> Result<RecvToken>;
+    /// Take the message of a posted receive if it is complete.
+    fn test_recv(&self, token: RecvToken) -> Result<Option<Message>>;
+    /// Block until the posted receive completes (or the timeout passes).
+    fn wait_recv(&self, token: RecvToken, timeout: Option<Duration>) -> Result<Message>;
+    /// Withdraw a posted receive that no message has bound yet. False if it was bound.
+    fn cancel_recv(&self, token: RecvToken) -> bool;
+    /// The oldest unreceived matching message; blocks for one if `block`.
+    fn probe(&self, sel: &Select, block: bool, timeout: Option<Duration>)
+        -> Result<Option<Status>>;
+    /// Bind the message a probe returned to a new receive (so it cannot be taken by another).
+    fn claim(&self, status: &Status) -> Result<RecvToken>;
+    /// Leave the job cleanly: a barrier, then close every link. Idempotent.
+    fn finalize(&self) -> Result<()>;
+    /// The link listener address of a node, where the transport has one (diagnostics).
+    fn peer_address(&self, _node: NodeId) -> Option<SocketAddr> {
+        None
+    }
+}
+
+/// Tuning knobs shared by transports, read from the environment (`HYPERCUBE_*`).
+#[derive(Debug, Clone)]
+pub struct Tuning {
+    /// Messages up to this many bytes are sent eagerly when credit allows.
+    pub eager_limit: usize,
+    /// Eager bytes one sender may have outstanding at one receiver.
+    pub eager_window: u64,
+    /// Bytes of started, unfinished large sends before `send` waits.
+    pub max_pending: u64,
+    /// Payload bytes per data frame of a large message.
+    pub chunk: usize,
+    /// How long a waiting call polls before it parks its thread.
+    pub spin: Duration,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            eager_limit: 64 << 10,
+            eager_window: 4 << 20,
+            max_pending: 1 << 30,
+            chunk: 1 << 20,
+            spin: Duration::from_micros(100),
+        }
+    }
+}
+
+impl Tuning {
+    /// Defaults overridden by `HYPERCUBE_EAGER_LIMIT`, `HYPERCUBE_EAGER_WINDOW`,
+    /// `HYPERCUBE_MAX_PENDING`, `HYPERCUBE_CHUNK` (bytes) and `HYPERCUBE_SPIN_US`.
+    pub fn from_env(num_nodes: u32) -> Result<Tuning> {
+        let mut t = Tuning::default();
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1);
+        if num_nodes > cores {
+            // Oversubscribed: a spinning rank steals the core its peer needs.
+            t.spin = Duration::from_micros(20);
+        }
+        let get = |name: &str| -> Result<Option<u64>> {
+            match std::env::var(name) {
+                Ok(v) => v.trim().parse::<u64>().map(Some).map_err(|_| {
+                    crate::Error::Config(format!("{name}={v:?} is not a non-negative integer"))
+                }),
+                Err(_) => Ok(None),
+            }
+        };
+        if let Some(v) = get("HYPERCUBE_EAGER_LIMIT")? {
+            t.eager_limit = v.min(crate::wire::frame::MAX_FRAME_LEN as u64) as usize;
+        }
+        if let Some(v) = get("HYPERCUBE_EAGER_WINDOW")? {
+            t.eager_window = v;
+        }
+        if let Some(v) = get("HYPERCUBE_MAX_PENDING")? {
+            t.max_pending = v;
+        }
+        if let Some(v) = get("HYPERCUBE_CHUNK")? {
+            t.chunk = v.clamp(4096, crate::wire::frame::MAX_FRAME_LEN as u64) as usize;
+        }
+        if let Some(v) = get("HYPERCUBE_SPIN_US")? {
+            t.spin = Duration::from_micros(v);
+        }
+        Ok(t)
+    }
+}

@@ -1,0 +1,210 @@
+//! One hypercube link: a TCP socket to the neighbor across one dimension. The output side
+//! (a queue of frames written with `writev`) lives in the engine's state; the input side
+//! (a read buffer and the frame parser) has its own lock so whichever thread holds it —
+//! the progress thread or a caller that is waiting — reads the socket.
+
+use std::collections::VecDeque;
+use std::io::{self, IoSlice, Read, Write};
+use std::net::TcpStream;
+
+use bytes::{Bytes, BytesMut};
+
+use crate::wire::frame::{Header, HEADER_LEN};
+use crate::NodeId;
+
+/// A frame waiting to be written.
+pub(crate) struct OutFrame {
+    pub header: [u8; HEADER_LEN],
+    pub payload: Bytes,
+    /// Bytes of header + payload already written.
+    pub written: usize,
+    /// When this frame is written, the send with this id is complete.
+    pub completes: Option<u64>,
+}
+
+impl OutFrame {
+    pub fn new(h: &Header, payload: Bytes, completes: Option<u64>) -> OutFrame {
+        OutFrame {
+            header: h.encode(),
+            payload,
+            written: 0,
+            completes,
+        }
+    }
+    fn len(&self) -> usize {
+        HEADER_LEN + self.payload.len()
+    }
+}
+
+/// The output side of a link.
+pub(crate) struct LinkOut {
+    pub peer: NodeId,
+    pub stream: TcpStream,
+    pub queue: VecDeque<OutFrame>,
+    /// We sent Close: nothing more goes out.
+    pub closed: bool,
+}
+
+/// Result of a flush attempt.
+pub(crate) enum Flush {
+    /// Everything queued was written.
+    Empty,
+    /// The socket is full; wait for POLLOUT.
+    Blocked,
+}
+
+impl LinkOut {
+    /// Write as much of the queue as the socket takes. Completed send ids are appended
+    /// to `done`.
+    pub fn flush(&mut self, done: &mut Vec<u64>) -> io::Result<Flush> {
+        const BATCH: usize = 64;
+        while !self.queue.is_empty() {
+            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(2 * BATCH);
+            for f in self.queue.iter().take(BATCH) {
+                let w = f.written;
+                if w < HEADER_LEN {
+                    slices.push(IoSlice::new(&f.header[w..]));
+                    if !f.payload.is_empty() {
+                        slices.push(IoSlice::new(&f.payload));
+                    }
+                } else {
+                    slices.push(IoSlice::new(&f.payload[w - HEADER_LEN..]));
+                }
+            }
+            let n = match self.stream.write_vectored(&slices) {
+                Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "socket closed")),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Blocked),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            drop(slices);
+            let mut left = n;
+            while left > 0 {
+                let Some(f) = self.queue.front_mut() else { break };
+                let rest = f.len() - f.written;
+                if left >= rest {
+                    left -= rest;
+                    if let Some(id) = f.completes {
+                        done.push(id);
+                    }
+                    self.queue.pop_front();
+                } else {
+                    f.written += left;
+                    left = 0;
+                }
+            }
+        }
+        Ok(Flush::Empty)
+    }
+}
+
+/// The input side of a link.
+pub(crate) struct LinkIn {
+    pub peer: NodeId,
+    pub stream: TcpStream,
+    buf: BytesMut,
+    /// The peer closed its side (EOF seen).
+    pub eof: bool,
+}
+
+/// What one read pass produced.
+pub(crate) enum ReadOutcome {
+    /// Frames parsed (possibly none); the socket has no more data right now.
+    Frames(Vec<(Header, Bytes)>),
+    /// Frames parsed, then the peer closed the connection.
+    Eof(Vec<(Header, Bytes)>),
+}
+
+impl LinkIn {
+    pub fn new(peer: NodeId, stream: TcpStream) -> LinkIn {
+        LinkIn {
+            peer,
+            stream,
+            buf: BytesMut::with_capacity(256 << 10),
+            eof: false,
+        }
+    }
+
+    /// Read what the socket has (non-blocking) and split it into frames.
+    pub fn read(&mut self, num_nodes: u32) -> Result<ReadOutcome, ReadError> {
+        let mut frames = Vec::new();
+        if self.eof {
+            return Ok(ReadOutcome::Eof(frames));
+        }
+        for _ in 0..64 {
+            // Size the next read: at least 64 KiB, or the rest of a large frame.
+            let want = self.next_need(num_nodes)?.max(64 << 10);
+            let start = self.buf.len();
+            self.buf.resize(start + want, 0);
+            let r = self.stream.read(&mut self.buf[start..]);
+            match r {
+                Ok(0) => {
+                    self.buf.truncate(start);
+                    self.eof = true;
+                    self.parse(num_nodes, &mut frames)?;
+                    if !self.buf.is_empty() {
+                        return Err(ReadError::Protocol(format!(
+                            "connection closed in the middle of a frame ({} bytes left over)",
+                            self.buf.len()
+                        )));
+                    }
+                    return Ok(ReadOutcome::Eof(frames));
+                }
+                Ok(n) => {
+                    self.buf.truncate(start + n);
+                    self.parse(num_nodes, &mut frames)?;
+                    if n < want {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    self.buf.truncate(start);
+                    match e.kind() {
+                        io::ErrorKind::WouldBlock => break,
+                        io::ErrorKind::Interrupted => continue,
+                        _ => return Err(ReadError::Io(e)),
+                    }
+                }
+            }
+        }
+        Ok(ReadOutcome::Frames(frames))
+    }
+
+    /// Bytes still needed to complete the frame at the head of the buffer.
+    fn next_need(&self, num_nodes: u32) -> Result<usize, ReadError> {
+        if self.buf.len() < HEADER_LEN {
+            return Ok(HEADER_LEN - self.buf.len());
+        }
+        let h = self.header(num_nodes)?;
+        Ok((HEADER_LEN + h.frame_len as usize).saturating_sub(self.buf.len()))
+    }
+
+    fn header(&self, num_nodes: u32) -> Result<Header, ReadError> {
+        let mut hb = [0u8; HEADER_LEN];
+        hb.copy_from_slice(&self.buf[..HEADER_LEN]);
+        Header::decode(&hb, num_nodes).map_err(ReadError::Protocol)
+    }
+
+    fn parse(&mut self, num_nodes: u32, out: &mut Vec<(Header, Bytes)>) -> Result<(), ReadError> {
+        while self.buf.len() >= HEADER_LEN {
+            let h = self.header(num_nodes)?;
+            let total = HEADER_LEN + h.frame_len as usize;
+            if self.buf.len() < total {
+                break;
+            }
+            let mut frame = self.buf.split_to(total);
+            let payload = frame.split_off(HEADER_LEN).freeze();
+            out.push((h, payload));
+        }
+        Ok(())
+    }
+}
+
+/// Why reading a link failed.
+pub(crate) enum ReadError {
+    /// The bytes do not follow the protocol.
+    Protocol(String),
+    /// The socket failed.
+    Io(io::Error),
+}

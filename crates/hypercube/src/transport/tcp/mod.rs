@@ -1,0 +1,721 @@
+//! The TCP transport: one socket per hypercube dimension, e-cube forwarding, eager and
+//! rendezvous messages with credits, and a progress thread that keeps forwarding while the
+//! node program computes.
+//!
+//! Threads: the caller's thread writes frames itself and, while it waits, reads the sockets
+//! itself for a short spin; then it parks and the progress thread (blocked in `poll`)
+//! carries on. See `docs/architecture.md`.
+
+mod bootstrap;
+mod link;
+mod progress;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+pub(crate) use bootstrap::{connect, BootConfig};
+use link::{Flush, LinkIn, LinkOut, OutFrame, ReadError, ReadOutcome};
+
+use crate::error::{Error, Result};
+use crate::mailbox::{Body, Mailbox, NeedCts};
+use crate::message::{Message, Select, Status};
+use crate::transport::{RecvToken, SendToken, Transport, Tuning};
+use crate::wire::frame::{Header, Kind};
+use crate::NodeId;
+
+/// Per-message overhead charged against eager credit (so empty messages are bounded too).
+const EAGER_OVERHEAD: u64 = 64;
+/// Reserved tag of the finalize barrier.
+const FINALIZE_TAG: u32 = 0xFFFF_FFF0;
+
+/// A large send that waits for its clear-to-send or is being written.
+struct PendingSend {
+    dest: NodeId,
+    data: Bytes,
+}
+
+/// Everything the engine's threads share, under one lock.
+pub(crate) struct State {
+    mailbox: Mailbox,
+    out: Vec<LinkOut>,
+    /// Eager bytes we may still send to each node.
+    credits: Vec<u64>,
+    /// Eager bytes received from each node and consumed, not yet credited back.
+    consumed: Vec<u64>,
+    pending: HashMap<u64, PendingSend>,
+    pending_bytes: u64,
+    next_msg_id: u64,
+    failure: Option<Error>,
+    /// Finalize has begun: EOFs are expected.
+    closing: bool,
+    /// Per link: the peer sent Close.
+    peer_closed: Vec<bool>,
+    /// Per link: EOF or error seen; not polled any more.
+    link_done: Vec<bool>,
+}
+
+/// The engine behind a TCP node.
+pub(crate) struct Engine {
+    me: NodeId,
+    dim: u32,
+    num_nodes: u32,
+    tuning: Tuning,
+    state: Mutex<State>,
+    cond: Condvar,
+    inputs: Vec<Mutex<LinkIn>>,
+    wake_tx: UnixStream,
+    wake_rx: UnixStream,
+    stop: AtomicBool,
+    addrs: Vec<SocketAddr>,
+}
+
+/// A node's TCP transport: the engine plus its background threads.
+pub struct TcpTransport {
+    engine: Arc<Engine>,
+    progress: Mutex<Option<JoinHandle<()>>>,
+    finalized: AtomicBool,
+    /// Set when finalize is done (the control thread then ignores the launcher's EOF).
+    pub(crate) done_flag: Arc<AtomicBool>,
+}
+
+fn relock<T>(r: std::sync::LockResult<T>) -> T {
+    r.unwrap_or_else(|p| p.into_inner())
+}
+
+impl Engine {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        relock(self.state.lock())
+    }
+
+    /// The dimension (link index) of the e-cube next hop towards `dest`.
+    fn route(&self, dest: NodeId) -> usize {
+        (self.me ^ dest).trailing_zeros() as usize
+    }
+
+    fn wake_progress(&self) {
+        use std::io::Write;
+        let _ = (&self.wake_tx).write(&[1]);
+    }
+
+    /// Queue a frame on a link and try to write it at once.
+    fn push(&self, st: &mut State, link: usize, frame: OutFrame) {
+        if st.out[link].closed {
+            tracing::debug!(link, "dropping a frame for a link we already closed");
+            return;
+        }
+        let was_empty = st.out[link].queue.is_empty();
+        st.out[link].queue.push_back(frame);
+        if was_empty {
+            self.flush(st, link);
+        }
+    }
+
+    /// Write what a link's socket takes; on a full socket, let the progress thread poll
+    /// for POLLOUT.
+    fn flush(&self, st: &mut State, link: usize) {
+        let mut done = Vec::new();
+        let r = st.out[link].flush(&mut done);
+        for id in done {
+            if let Some(p) = st.pending.remove(&id) {
+                st.pending_bytes -= p.data.len() as u64;
+            }
+        }
+        match r {
+            Ok(Flush::Empty) => {}
+            Ok(Flush::Blocked) => self.wake_progress(),
+            Err(e) => {
+                let peer = st.out[link].peer;
+                st.out[link].queue.clear();
+                if !st.closing {
+                    self.fail(
+                        st,
+                        Error::PeerGone {
+                            peer,
+                            detail: format!("writing to the link failed: {e}"),
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    fn fail(&self, st: &mut State, e: Error) {
+        if st.failure.is_none() {
+            tracing::error!("{e}");
+            st.failure = Some(e);
+        }
+        self.cond.notify_all();
+    }
+
+    /// Route a frame towards its destination (or deliver it here).
+    fn send_frame(&self, st: &mut State, h: Header, payload: Bytes, completes: Option<u64>) {
+        let link = self.route(h.dest);
+        self.push(st, link, OutFrame::new(&h, payload, completes));
+    }
+
+    fn issue_cts(&self, st: &mut State, need: Option<NeedCts>) {
+        if let Some(n) = need {
+            let h = Header::control(Kind::Cts, self.me, n.source, n.msg_id, 0);
+            self.send_frame(st, h, Bytes::new(), None);
+        }
+    }
+
+    /// Read one link (the caller holds its input lock) and act on what came.
+    fn service_input(&self, inp: &mut LinkIn, link: usize) {
+        let res = inp.read(self.num_nodes);
+        let mut st = self.lock();
+        let (frames, eof) = match res {
+            Ok(ReadOutcome::Frames(f)) => (f, false),
+            Ok(ReadOutcome::Eof(f)) => (f, true),
+            Err(err) => {
+                st.link_done[link] = true;
+                let _ = inp.stream.shutdown(std::net::Shutdown::Both);
+                let e = match err {
+                    ReadError::Protocol(detail) => Error::Protocol {
+                        peer: inp.peer,
+                        detail,
+                    },
+                    ReadError::Io(e) => Error::PeerGone {
+                        peer: inp.peer,
+                        detail: format!("reading the link failed: {e}"),
+                    },
+                };
+                if !st.closing {
+                    self.fail(&mut st, e);
+                }
+                return;
+            }
+        };
+        let any = !frames.is_empty();
+        for (h, payload) in frames {
+            self.dispatch(&mut st, link, h, payload);
+        }
+        if eof && !st.link_done[link] {
+            st.link_done[link] = true;
+            if !st.peer_closed[link] && !st.closing {
+                let e = Error::PeerGone {
+                    peer: inp.peer,
+                    detail: "the connection closed without a goodbye (the process probably died)"
+                        .into(),
+                };
+                self.fail(&mut st, e);
+            }
+        }
+        if any || eof {
+            self.cond.notify_all();
+        }
+    }
+
+    fn dispatch(&self, st: &mut State, link: usize, h: Header, payload: Bytes) {
+        if h.kind == Kind::Close {
+            st.peer_closed[link] = true;
+            return;
+        }
+        if h.dest != self.me {
+            // Forward on the e-cube route; the payload is shared, not copied.
+            self.send_frame(st, h, payload, None);
+            return;
+        }
+        match h.kind {
+            Kind::Eager => {
+                st.mailbox
+                    .arrive(h.src, h.tag, h.total_len, Body::Ready(payload));
+            }
+            Kind::Rts => {
+                let need = st.mailbox.arrive(
+                    h.src,
+                    h.tag,
+                    h.total_len,
+                    Body::Pending {
+                        msg_id: h.msg_id,
+                        buf: None,
+                    },
+                );
+                self.issue_cts(st, need);
+            }
+            Kind::Cts => self.start_payload(st, h.src, h.msg_id),
+            Kind::Data => {
+                if let Err(detail) = st.mailbox.data(h.src, h.msg_id, &payload) {
+                    let peer = st.out[link].peer;
+                    self.fail(st, Error::Protocol { peer, detail });
+                }
+            }
+            Kind::Credit => {
+                let c = &mut st.credits[h.src as usize];
+                *c = c.saturating_add(h.total_len).min(self.tuning.eager_window);
+            }
+            Kind::Close => {}
+        }
+    }
+
+    /// The receiver is ready for a large message: queue its payload as data frames.
+    fn start_payload(&self, st: &mut State, receiver: NodeId, msg_id: u64) {
+        let Some(p) = st.pending.get(&msg_id) else {
+            let peer = receiver;
+            self.fail(
+                st,
+                Error::Protocol {
+                    peer,
+                    detail: format!("clear-to-send for unknown message {msg_id}"),
+                },
+            );
+            return;
+        };
+        if p.dest != receiver {
+            self.fail(
+                st,
+                Error::Protocol {
+                    peer: receiver,
+                    detail: format!("clear-to-send for message {msg_id} from the wrong node"),
+                },
+            );
+            return;
+        }
+        let data = p.data.clone();
+        let total = data.len() as u64;
+        if data.is_empty() {
+            st.pending.remove(&msg_id);
+            self.cond.notify_all();
+            return;
+        }
+        let link = self.route(receiver);
+        let chunk = self.tuning.chunk;
+        let mut off = 0;
+        while off < data.len() {
+            let end = (off + chunk).min(data.len());
+            let last = end == data.len();
+            let h = Header {
+                kind: Kind::Data,
+                src: self.me,
+                dest: receiver,
+                tag: 0,
+                msg_id,
+                total_len: total,
+                frame_len: (end - off) as u32,
+            };
+            let frame = OutFrame::new(&h, data.slice(off..end), last.then_some(msg_id));
+            // Queue all chunks, then write: push() flushes only when the queue was empty.
+            st.out[link].queue.push_back(frame);
+            off = end;
+        }
+        self.flush(st, link);
+    }
+
+    /// Poll every link once from the caller's thread (non-blocking; skips links another
+    /// thread is reading).
+    fn poll_inputs(&self) {
+        for (i, m) in self.inputs.iter().enumerate() {
+            if let Ok(mut inp) = m.try_lock() {
+                if !inp.eof {
+                    self.service_input(&mut inp, i);
+                }
+            }
+        }
+    }
+
+    /// Wait until `f` yields a value: spin (reading the sockets ourselves), then park.
+    fn wait_for<T>(
+        &self,
+        what: &str,
+        timeout: Option<Duration>,
+        mut f: impl FnMut(&Engine, &mut State) -> Option<T>,
+    ) -> Result<T> {
+        let start = Instant::now();
+        let spin_until = start + self.tuning.spin;
+        let deadline = timeout.map(|t| start + t);
+        let oversubscribed = self.tuning.spin < Duration::from_micros(50);
+        loop {
+            {
+                let mut st = self.lock();
+                if let Some(v) = f(self, &mut st) {
+                    return Ok(v);
+                }
+                if let Some(e) = &st.failure {
+                    return Err(e.duplicate());
+                }
+                let now = Instant::now();
+                if let Some(d) = deadline {
+                    if now >= d {
+                        return Err(Error::Timeout {
+                            what: what.to_string(),
+                            timeout_ms: timeout.map_or(0, |t| t.as_millis() as u64),
+                        });
+                    }
+                }
+                if now >= spin_until {
+                    let mut park = Duration::from_millis(200);
+                    if let Some(d) = deadline {
+                        park = park.min(d - now);
+                    }
+                    let (g, _) = relock(self.cond.wait_timeout(st, park));
+                    drop(g);
+                    continue;
+                }
+            }
+            self.poll_inputs();
+            if oversubscribed {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    /// Account for a consumed eager message and return credit when enough piled up.
+    fn consumed(&self, st: &mut State, source: NodeId, len: u64) {
+        if source == self.me {
+            return;
+        }
+        let c = &mut st.consumed[source as usize];
+        *c += len + EAGER_OVERHEAD;
+        if *c >= self.tuning.eager_window / 4 {
+            let amount = std::mem::take(c);
+            let h = Header::control(Kind::Credit, self.me, source, 0, amount);
+            self.send_frame(st, h, Bytes::new(), None);
+        }
+    }
+
+    fn take(&self, st: &mut State, token: RecvToken) -> Option<Message> {
+        let t = st.mailbox.take(token)?;
+        if t.eager {
+            self.consumed(st, t.message.source, t.message.data.len() as u64);
+        }
+        Some(t.message)
+    }
+}
+
+impl TcpTransport {
+    /// Assemble the engine from established links and start the progress thread.
+    pub(crate) fn start(
+        me: NodeId,
+        dim: u32,
+        links: Vec<std::net::TcpStream>,
+        addrs: Vec<SocketAddr>,
+        tuning: Tuning,
+    ) -> Result<TcpTransport> {
+        let num_nodes = 1u32 << dim;
+        let mut out = Vec::new();
+        let mut inputs = Vec::new();
+        for (k, s) in links.into_iter().enumerate() {
+            let peer = me ^ (1 << k);
+            s.set_nonblocking(true)
+                .map_err(|e| Error::io("configuring a link", e))?;
+            let _ = s.set_nodelay(true);
+            let r = s
+                .try_clone()
+                .map_err(|e| Error::io("cloning a link socket", e))?;
+            out.push(LinkOut {
+                peer,
+                stream: s,
+                queue: Default::default(),
+                closed: false,
+            });
+            inputs.push(Mutex::new(LinkIn::new(peer, r)));
+        }
+        let (wake_tx, wake_rx) =
+            UnixStream::pair().map_err(|e| Error::io("creating the wake-up pipe", e))?;
+        wake_tx
+            .set_nonblocking(true)
+            .map_err(|e| Error::io("configuring the wake-up pipe", e))?;
+        wake_rx
+            .set_nonblocking(true)
+            .map_err(|e| Error::io("configuring the wake-up pipe", e))?;
+        let state = State {
+            mailbox: Mailbox::default(),
+            out,
+            credits: vec![tuning.eager_window; num_nodes as usize],
+            consumed: vec![0; num_nodes as usize],
+            pending: HashMap::new(),
+            pending_bytes: 0,
+            next_msg_id: 0,
+            failure: None,
+            closing: false,
+            peer_closed: vec![false; dim as usize],
+            link_done: vec![false; dim as usize],
+        };
+        let engine = Arc::new(Engine {
+            me,
+            dim,
+            num_nodes,
+            tuning,
+            state: Mutex::new(state),
+            cond: Condvar::new(),
+            inputs,
+            wake_tx,
+            wake_rx,
+            stop: AtomicBool::new(false),
+            addrs,
+        });
+        let e2 = engine.clone();
+        let progress = std::thread::Builder::new()
+            .name(format!("hc-progress-{me}"))
+            .spawn(move || progress::run(&e2))
+            .map_err(|e| Error::io("starting the progress thread", e))?;
+        Ok(TcpTransport {
+            engine,
+            progress: Mutex::new(Some(progress)),
+            finalized: AtomicBool::new(false),
+            done_flag: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// Record a failure from outside (the control channel).
+    pub(crate) fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    fn check_dest(&self, dest: NodeId) -> Result<()> {
+        if dest >= self.engine.num_nodes {
+            return Err(Error::InvalidNode {
+                node: dest as i64,
+                what: format!("cube of dimension {}", self.engine.dim),
+                first: 0,
+                last: self.engine.num_nodes - 1,
+            });
+        }
+        Ok(())
+    }
+
+    fn stop_progress(&self) {
+        self.engine.stop.store(true, Ordering::SeqCst);
+        self.engine.wake_progress();
+        if let Some(h) = relock(self.progress.lock()).take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Engine {
+    /// Mark the job as failing (e.g. the launcher said abort).
+    pub(crate) fn abort(&self, e: Error) {
+        let mut st = self.lock();
+        self.fail(&mut st, e);
+    }
+}
+
+impl Transport for TcpTransport {
+    fn rank(&self) -> NodeId {
+        self.engine.me
+    }
+
+    fn dim(&self) -> u32 {
+        self.engine.dim
+    }
+
+    fn isend(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<SendToken> {
+        self.check_dest(dest)?;
+        let e = &*self.engine;
+        let len = data.len() as u64;
+        if dest == e.me {
+            let mut st = e.lock();
+            st.mailbox.arrive(dest, tag, len, Body::Ready(data));
+            e.cond.notify_all();
+            return Ok(SendToken::MAX);
+        }
+        let cost = len + EAGER_OVERHEAD;
+        {
+            let mut st = e.lock();
+            if let Some(f) = &st.failure {
+                return Err(f.duplicate());
+            }
+            if data.len() <= e.tuning.eager_limit && st.credits[dest as usize] >= cost {
+                st.credits[dest as usize] -= cost;
+                let h = Header {
+                    kind: Kind::Eager,
+                    src: e.me,
+                    dest,
+                    tag,
+                    msg_id: 0,
+                    total_len: len,
+                    frame_len: len as u32,
+                };
+                e.send_frame(&mut st, h, data, None);
+                return Ok(SendToken::MAX);
+            }
+        }
+        // Rendezvous: announce, keep the bytes until the receiver asks for them. Wait while
+        // too many bytes are already pending (at least one send may always be pending).
+        let max = e.tuning.max_pending;
+        e.wait_for("room for a large send (flow control)", None, |_, st| {
+            (st.pending_bytes == 0 || st.pending_bytes + len <= max).then_some(())
+        })?;
+        let mut st = e.lock();
+        let id = st.next_msg_id;
+        st.next_msg_id += 1;
+        st.pending.insert(id, PendingSend { dest, data });
+        st.pending_bytes += len;
+        let h = Header {
+            kind: Kind::Rts,
+            src: e.me,
+            dest,
+            tag,
+            msg_id: id,
+            total_len: len,
+            frame_len: 0,
+        };
+        e.send_frame(&mut st, h, Bytes::new(), None);
+        Ok(id)
+    }
+
+    fn test_send(&self, token: SendToken) -> Result<bool> {
+        let st = self.engine.lock();
+        if let Some(f) = &st.failure {
+            return Err(f.duplicate());
+        }
+        Ok(!st.pending.contains_key(&token))
+    }
+
+    fn wait_send(&self, token: SendToken) -> Result<()> {
+        self.engine.wait_for("a send to complete", None, |_, st| {
+            (!st.pending.contains_key(&token)).then_some(())
+        })
+    }
+
+    fn post_recv(&self, sel: Select) -> Result<RecvToken> {
+        if let Some(s) = sel.source {
+            self.check_dest(s)?;
+        }
+        let e = &*self.engine;
+        let mut st = e.lock();
+        let (token, need) = st.mailbox.post(sel);
+        e.issue_cts(&mut st, need);
+        Ok(token)
+    }
+
+    fn test_recv(&self, token: RecvToken) -> Result<Option<Message>> {
+        let e = &*self.engine;
+        e.poll_inputs();
+        let mut st = e.lock();
+        if let Some(m) = e.take(&mut st, token) {
+            return Ok(Some(m));
+        }
+        if !st.mailbox.knows(token) {
+            return Err(Error::InvalidRequest(format!("receive {token} is not pending")));
+        }
+        if let Some(f) = &st.failure {
+            return Err(f.duplicate());
+        }
+        Ok(None)
+    }
+
+    fn wait_recv(&self, token: RecvToken, timeout: Option<Duration>) -> Result<Message> {
+        {
+            let st = self.engine.lock();
+            if !st.mailbox.knows(token) {
+                return Err(Error::InvalidRequest(format!("receive {token} is not pending")));
+            }
+        }
+        self.engine
+            .wait_for("a message", timeout, |e, st| e.take(st, token))
+    }
+
+    fn cancel_recv(&self, token: RecvToken) -> bool {
+        self.engine.lock().mailbox.cancel(token)
+    }
+
+    fn probe(
+        &self,
+        sel: &Select,
+        block: bool,
+        timeout: Option<Duration>,
+    ) -> Result<Option<Status>> {
+        let e = &*self.engine;
+        if !block {
+            e.poll_inputs();
+            return Ok(e.lock().mailbox.probe(sel));
+        }
+        e.wait_for("a message (probe)", timeout, |_, st| st.mailbox.probe(sel))
+            .map(Some)
+    }
+
+    fn claim(&self, status: &Status) -> Result<RecvToken> {
+        let e = &*self.engine;
+        let mut st = e.lock();
+        let Some((token, need)) = st.mailbox.claim(status.id) else {
+            return Err(Error::InvalidRequest(
+                "the probed message was already received".into(),
+            ));
+        };
+        e.issue_cts(&mut st, need);
+        Ok(token)
+    }
+
+    fn finalize(&self) -> Result<()> {
+        if self.finalized.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let e = &*self.engine;
+        let result = (|| -> Result<()> {
+            // 1. Barrier by recursive doubling over the links: afterwards no node needs
+            //    another to forward anything a program will receive.
+            for k in 0..e.dim {
+                let peer = e.me ^ (1 << k);
+                let t = self.isend(peer, FINALIZE_TAG, Bytes::new())?;
+                let r = self.post_recv(Select::internal(Some(peer), FINALIZE_TAG))?;
+                self.wait_recv(r, None)?;
+                self.wait_send(t)?;
+            }
+            // 2. Flush, say goodbye on every link, and wait for the neighbors' goodbyes.
+            e.wait_for("output to drain", Some(Duration::from_secs(30)), |_, st| {
+                st.out.iter().all(|o| o.queue.is_empty()).then_some(())
+            })?;
+            {
+                let mut st = e.lock();
+                st.closing = true;
+                for k in 0..e.dim as usize {
+                    let h = Header::control(Kind::Close, e.me, e.me ^ (1 << k), 0, 0);
+                    e.push(&mut st, k, OutFrame::new(&h, Bytes::new(), None));
+                    st.out[k].closed = true;
+                }
+            }
+            e.wait_for("the neighbors' goodbyes", Some(Duration::from_secs(30)), |_, st| {
+                (st.peer_closed.iter().all(|c| *c) && st.out.iter().all(|o| o.queue.is_empty()))
+                    .then_some(())
+            })?;
+            Ok(())
+        })();
+        {
+            let mut st = e.lock();
+            st.closing = true;
+            let left = st.mailbox.unreceived();
+            let user: Vec<_> = left
+                .iter()
+                .filter(|s| s.msg_type.0 <= crate::message::MAX_USER_TYPE)
+                .collect();
+            if !user.is_empty() {
+                tracing::warn!(
+                    count = user.len(),
+                    "messages arrived at node {} that the program never received: {:?}",
+                    e.me,
+                    user.iter()
+                        .take(8)
+                        .map(|s| (s.source, s.msg_type.0, s.len))
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
+        self.done_flag.store(true, Ordering::SeqCst);
+        self.stop_progress();
+        for o in &e.lock().out {
+            let _ = o.stream.shutdown(std::net::Shutdown::Both);
+        }
+        result
+    }
+
+    fn peer_address(&self, node: NodeId) -> Option<SocketAddr> {
+        self.engine.addrs.get(node as usize).copied()
+    }
+}
+
+impl Drop for TcpTransport {
+    fn drop(&mut self) {
+        self.stop_progress();
+    }
+}

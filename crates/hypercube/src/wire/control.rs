@@ -1,0 +1,126 @@
+//! The control channel between the launcher and each node (one TCP connection per node,
+//! kept open for the whole job). Messages are a `u32` little-endian length, then the
+//! message in the serde codec of [`super::codec`].
+//!
+//! ```text
+//! node -> launcher  Hello { rank, listen, proof }   after binding the link listener
+//! launcher -> node  Table { addrs }                 once every rank said hello
+//! node -> launcher  Ready { rank }                  once all d links are up
+//! launcher -> node  Go                              once every rank is ready (the barrier)
+//! launcher -> node  Abort { reason }                the job is being torn down
+//! ```
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Environment variable: the launcher's control address.
+pub const ENV_CONTROL: &str = "HYPERCUBE_CONTROL";
+/// Environment variable: this process's rank.
+pub const ENV_RANK: &str = "HYPERCUBE_RANK";
+/// Environment variable: the cube dimension.
+pub const ENV_DIM: &str = "HYPERCUBE_DIM";
+/// Environment variable: the job id (hex).
+pub const ENV_JOB: &str = "HYPERCUBE_JOB";
+/// Environment variable: the job secret (hex). Removed from the environment on `init`.
+pub const ENV_SECRET: &str = "HYPERCUBE_SECRET";
+/// Environment variable: bootstrap timeout in milliseconds.
+pub const ENV_BOOT_TIMEOUT_MS: &str = "HYPERCUBE_BOOT_TIMEOUT_MS";
+
+/// Largest control message accepted (a table of 2^16 addresses fits easily).
+pub const MAX_CONTROL_LEN: u32 = 4 << 20;
+
+/// Node to launcher.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub enum ToLauncher {
+    /// First message: who I am and where my link listener is.
+    Hello {
+        /// The node's rank.
+        rank: u32,
+        /// Its link listener.
+        listen: SocketAddr,
+        /// `proof(secret, job, rank)`.
+        proof: [u8; 32],
+    },
+    /// All of my links are up.
+    Ready {
+        /// The node's rank.
+        rank: u32,
+    },
+}
+
+/// Launcher to node.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub enum ToNode {
+    /// Every node's link listener, indexed by rank.
+    Table {
+        /// Listener addresses by rank.
+        addrs: Vec<SocketAddr>,
+    },
+    /// Every node is ready: start the program.
+    Go,
+    /// Stop: the job is being torn down.
+    Abort {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The proof a node gives in its `Hello`.
+pub fn proof(secret: &[u8], job: u64, rank: u32) -> [u8; 32] {
+    super::handshake::mac(secret, &[b"control", &job.to_le_bytes(), &rank.to_le_bytes()])
+}
+
+/// Check a proof in constant time.
+pub fn check_proof(secret: &[u8], job: u64, rank: u32, proof: &[u8; 32]) -> bool {
+    super::handshake::same(&self::proof(secret, job, rank), proof)
+}
+
+/// Encode a control message with its length prefix.
+pub fn frame<T: Serialize>(msg: &T) -> Result<Vec<u8>> {
+    let body = super::codec::encode(msg)?;
+    let mut out = Vec::with_capacity(4 + body.len());
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Validate a length prefix.
+pub fn check_len(len: u32) -> Result<usize> {
+    if len > MAX_CONTROL_LEN {
+        return Err(Error::Bootstrap(format!(
+            "control message of {len} bytes exceeds {MAX_CONTROL_LEN}"
+        )));
+    }
+    Ok(len as usize)
+}
+
+/// Parse hex (the secret and job id in the environment).
+pub fn from_hex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Format bytes as lowercase hex.
+pub fn to_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Read one control message from a blocking stream.
+pub fn read_blocking<T: serde::de::DeserializeOwned>(r: &mut impl std::io::Read) -> Result<T> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len)
+        .map_err(|e| Error::io("reading from the launcher", e))?;
+    let n = check_len(u32::from_le_bytes(len))?;
+    let mut body = vec![0u8; n];
+    r.read_exact(&mut body)
+        .map_err(|e| Error::io("reading from the launcher", e))?;
+    super::codec::decode(&body)
+}

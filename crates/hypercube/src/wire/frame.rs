@@ -1,0 +1,188 @@
+//! The link frame: a fixed 40-byte little-endian header, then `frame_len` payload bytes.
+//!
+//! ```text
+//! offset size field
+//!  0     1    kind        1 Eager, 2 Rts, 3 Cts, 4 Data, 5 Credit, 6 Close
+//!  1     1    flags       0 (reserved)
+//!  2     2    reserved    0
+//!  4     4    src         origin node of the message (not the previous hop)
+//!  8     4    dest        final destination node
+//! 12     4    tag         message type (user types < 2^31, reserved types above)
+//! 16     8    msg_id      sender-assigned id, unique per (src) — pairs Rts/Cts/Data
+//! 24     8    total_len   the whole message's length (Rts, Data, Eager); credits (Credit)
+//! 32     4    frame_len   payload bytes that follow this header
+//! 36     4    reserved    0
+//! ```
+
+use crate::NodeId;
+
+/// Header size in bytes.
+pub(crate) const HEADER_LEN: usize = 40;
+
+/// Largest payload one frame may carry. Longer messages are sent as several Data frames.
+pub(crate) const MAX_FRAME_LEN: u32 = 1 << 24;
+
+/// What a frame is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Kind {
+    /// A whole small message.
+    Eager = 1,
+    /// Request to send: the envelope of a large message, no payload.
+    Rts = 2,
+    /// Clear to send: the receiver bound a receive to an Rts (src = receiver).
+    Cts = 3,
+    /// A chunk of a large message's payload, in order.
+    Data = 4,
+    /// The receiver consumed eager bytes; `total_len` more may be sent eagerly.
+    Credit = 5,
+    /// Clean close of the link: nothing more will be sent on it.
+    Close = 6,
+}
+
+impl Kind {
+    fn from_u8(b: u8) -> Option<Kind> {
+        Some(match b {
+            1 => Kind::Eager,
+            2 => Kind::Rts,
+            3 => Kind::Cts,
+            4 => Kind::Data,
+            5 => Kind::Credit,
+            6 => Kind::Close,
+            _ => return None,
+        })
+    }
+}
+
+/// A decoded frame header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub kind: Kind,
+    pub src: NodeId,
+    pub dest: NodeId,
+    pub tag: u32,
+    pub msg_id: u64,
+    pub total_len: u64,
+    pub frame_len: u32,
+}
+
+impl Header {
+    /// A header with no payload.
+    pub fn control(kind: Kind, src: NodeId, dest: NodeId, msg_id: u64, total_len: u64) -> Self {
+        Header {
+            kind,
+            src,
+            dest,
+            tag: 0,
+            msg_id,
+            total_len,
+            frame_len: 0,
+        }
+    }
+
+    /// Encode into the 40-byte layout.
+    pub fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut b = [0u8; HEADER_LEN];
+        b[0] = self.kind as u8;
+        b[4..8].copy_from_slice(&self.src.to_le_bytes());
+        b[8..12].copy_from_slice(&self.dest.to_le_bytes());
+        b[12..16].copy_from_slice(&self.tag.to_le_bytes());
+        b[16..24].copy_from_slice(&self.msg_id.to_le_bytes());
+        b[24..32].copy_from_slice(&self.total_len.to_le_bytes());
+        b[32..36].copy_from_slice(&self.frame_len.to_le_bytes());
+        b
+    }
+
+    /// Decode and validate against the cube size. Never panics on any input.
+    pub fn decode(b: &[u8; HEADER_LEN], num_nodes: u32) -> Result<Header, String> {
+        let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+        let u64_at = |o: usize| {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(&b[o..o + 8]);
+            u64::from_le_bytes(x)
+        };
+        let kind = Kind::from_u8(b[0]).ok_or_else(|| format!("unknown frame kind {}", b[0]))?;
+        if b[1] != 0 || b[2] != 0 || b[3] != 0 || u32_at(36) != 0 {
+            return Err("reserved header bytes are not zero".into());
+        }
+        let h = Header {
+            kind,
+            src: u32_at(4),
+            dest: u32_at(8),
+            tag: u32_at(12),
+            msg_id: u64_at(16),
+            total_len: u64_at(24),
+            frame_len: u32_at(32),
+        };
+        if h.src >= num_nodes || h.dest >= num_nodes {
+            return Err(format!(
+                "frame from node {} to node {} in a cube of {} nodes",
+                h.src, h.dest, num_nodes
+            ));
+        }
+        if h.frame_len > MAX_FRAME_LEN {
+            return Err(format!(
+                "frame of {} bytes exceeds the limit of {MAX_FRAME_LEN}",
+                h.frame_len
+            ));
+        }
+        let payload_ok = match h.kind {
+            Kind::Eager => h.total_len == h.frame_len as u64,
+            Kind::Data => h.frame_len as u64 <= h.total_len,
+            Kind::Rts | Kind::Cts | Kind::Credit | Kind::Close => h.frame_len == 0,
+        };
+        if !payload_ok {
+            return Err(format!(
+                "{:?} frame with {} payload bytes for a message of {}",
+                h.kind, h.frame_len, h.total_len
+            ));
+        }
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip() {
+        let h = Header {
+            kind: Kind::Data,
+            src: 3,
+            dest: 5,
+            tag: 77,
+            msg_id: 1 << 40,
+            total_len: 5 << 30,
+            frame_len: 1 << 20,
+        };
+        assert_eq!(Header::decode(&h.encode(), 8), Ok(h));
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        let mut b = [0u8; HEADER_LEN];
+        assert!(Header::decode(&b, 8).is_err());
+        b[0] = 1;
+        b[8..12].copy_from_slice(&9u32.to_le_bytes());
+        assert!(Header::decode(&b, 8).unwrap_err().contains("cube of 8"));
+        let mut h = Header::control(Kind::Rts, 0, 1, 0, 10).encode();
+        h[32] = 1;
+        assert!(Header::decode(&h, 8).is_err());
+    }
+
+    #[test]
+    fn never_panics_on_random_bytes() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..10_000 {
+            let mut b = [0u8; HEADER_LEN];
+            for v in b.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *v = (x & 7) as u8;
+            }
+            let _ = Header::decode(&b, 16);
+        }
+    }
+}

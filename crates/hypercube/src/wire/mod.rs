@@ -1,0 +1,9 @@
+//! The only code that knows bytes on the wire: the link frame header, the link handshake,
+//! the launcher control messages and the serde codec (bincode is confined to `codec`).
+//!
+//! `docs/protocol.md` describes the layouts byte by byte.
+
+pub mod codec;
+pub mod control;
+pub(crate) mod frame;
+pub(crate) mod handshake;
