@@ -1,0 +1,199 @@
+//! Running algorithms over many seeded workloads and summarising the results.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::algorithms::{BruteForce, Equibalancing, Lookahead, Ours, Rbf};
+use crate::bound::LowerBound;
+use crate::model::{simulate, ModelError, Router, Semantics, SimOptions};
+use crate::workload::{Generator, Params, Workload};
+
+/// An algorithm with its parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Algo {
+    /// Brute force (§3.4).
+    BruteForce,
+    /// Johnsson–Ho RBF as simulated in the appendix (§3.3).
+    Rbf,
+    /// ALG I, equibalancing (§4.2).
+    Equibalancing,
+    /// ALG II, one-step lookahead (§4.3) with its threshold.
+    Lookahead(f64),
+    /// Our router (see [`crate::algorithms::ours`]).
+    Ours,
+}
+
+impl Algo {
+    /// A fresh router for this algorithm.
+    pub fn router(&self) -> Box<dyn Router> {
+        match *self {
+            Algo::BruteForce => Box::new(BruteForce),
+            Algo::Rbf => Box::new(Rbf::default()),
+            Algo::Equibalancing => Box::new(Equibalancing),
+            Algo::Lookahead(t) => Box::new(Lookahead::new(t)),
+            Algo::Ours => Box::new(Ours::default()),
+        }
+    }
+    /// A small integer distinguishing the algorithms' random streams.
+    fn stream(&self) -> u64 {
+        match self {
+            Algo::BruteForce => 1,
+            Algo::Rbf => 2,
+            Algo::Equibalancing => 3,
+            Algo::Lookahead(_) => 4,
+            Algo::Ours => 5,
+        }
+    }
+}
+
+/// The workload of `seed` for a table row (the same for every algorithm:
+/// "simulation results for the four algorithms are shown for the same data sets").
+pub fn workload(p: &Params, generator: Generator, seed: u64) -> Workload {
+    Workload::generate(p, generator, &mut ChaCha8Rng::seed_from_u64(seed))
+}
+
+/// Communication time of `algo` on `w`, with the router's randomness derived from `seed`.
+pub fn run(algo: Algo, w: &Workload, semantics: Semantics, seed: u64) -> Result<u64, ModelError> {
+    let mut rng =
+        ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ algo.stream());
+    let opts = SimOptions {
+        semantics,
+        check: false,
+    };
+    Ok(simulate(w, algo.router().as_mut(), opts, &mut rng)?.cycles)
+}
+
+/// Mean, standard deviation, minimum and maximum of a sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Sample standard deviation (0 for one value).
+    pub sd: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+}
+
+impl Stats {
+    /// Summarises `xs` (all zero when empty).
+    pub fn of(xs: &[f64]) -> Self {
+        if xs.is_empty() {
+            return Stats::default();
+        }
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        let var = if xs.len() > 1 {
+            xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Stats {
+            mean,
+            sd: var.sqrt(),
+            min,
+            max,
+        }
+    }
+}
+
+/// Settings shared by all rows of an experiment.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// Seeds `first_seed .. first_seed + seeds`.
+    pub seeds: u64,
+    /// First seed.
+    pub first_seed: u64,
+    /// Cycle semantics.
+    pub semantics: Semantics,
+    /// Workload generator.
+    pub generator: Generator,
+    /// Thresholds tried for ALG II.
+    pub thresholds: Vec<f64>,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            seeds: 20,
+            first_seed: 1,
+            semantics: Semantics::Synchronous,
+            generator: Generator::Appendix,
+            thresholds: (0..=10).map(|i| i as f64 / 10.0).collect(),
+        }
+    }
+}
+
+/// Results of one table row over all seeds.
+#[derive(Clone, Debug)]
+pub struct RowResult {
+    /// Lower bound ([`LowerBound::value`], or [`LowerBound::appendix`] under the appendix semantics).
+    pub bound: Stats,
+    /// Brute force.
+    pub brute_force: Stats,
+    /// RBF.
+    pub rbf: Stats,
+    /// ALG I.
+    pub alg1: Stats,
+    /// ALG II at its best threshold (smallest mean).
+    pub alg2: Stats,
+    /// That best threshold.
+    pub best_threshold: f64,
+    /// ALG II mean for every threshold of [`Setup::thresholds`].
+    pub sweep: Vec<(f64, Stats)>,
+    /// Ours.
+    pub ours: Stats,
+    /// Packets per workload (mean).
+    pub packets: f64,
+}
+
+/// Runs every algorithm on the seeded workloads of one row.
+pub fn run_row(p: &Params, setup: &Setup) -> Result<RowResult, ModelError> {
+    let seeds: Vec<u64> = (setup.first_seed..setup.first_seed + setup.seeds).collect();
+    let loads: Vec<Workload> = seeds
+        .iter()
+        .map(|&s| workload(p, setup.generator, s))
+        .collect();
+    let series = |algo: Algo| -> Result<Stats, ModelError> {
+        let xs = seeds
+            .iter()
+            .zip(&loads)
+            .map(|(&s, w)| run(algo, w, setup.semantics, s).map(|c| c as f64))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Stats::of(&xs))
+    };
+    let bounds: Vec<f64> = loads
+        .iter()
+        .map(|w| {
+            let b = LowerBound::of(w);
+            (match setup.semantics {
+                Semantics::Synchronous => b.value(),
+                Semantics::Appendix => b.appendix(),
+            }) as f64
+        })
+        .collect();
+    let mut sweep = Vec::new();
+    for &t in &setup.thresholds {
+        sweep.push((t, series(Algo::Lookahead(t))?));
+    }
+    let (best_threshold, alg2) = sweep
+        .iter()
+        .copied()
+        .min_by(|a, b| a.1.mean.total_cmp(&b.1.mean).then(b.0.total_cmp(&a.0)))
+        .unwrap_or((0.0, Stats::default()));
+    Ok(RowResult {
+        bound: Stats::of(&bounds),
+        brute_force: series(Algo::BruteForce)?,
+        rbf: series(Algo::Rbf)?,
+        alg1: series(Algo::Equibalancing)?,
+        alg2,
+        best_threshold,
+        sweep,
+        ours: series(Algo::Ours)?,
+        packets: loads.iter().map(|w| w.packets.len() as f64).sum::<f64>()
+            / loads.len().max(1) as f64,
+    })
+}
