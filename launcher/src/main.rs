@@ -1,1 +1,305 @@
-fn main() {}
+//! hcrun: start 2^d node processes, wire them into a hypercube (bootstrap rendezvous on a
+//! control channel), forward their output tagged by rank, and supervise them: the job
+//! succeeds iff every rank exits 0; when one fails, the others are stopped at once.
+
+mod build;
+mod config;
+mod rendezvous;
+
+use std::io::Write;
+use std::process::{ExitCode, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use hypercube::wire::control::{self, ToNode};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+use config::{Cli, Job, Target};
+
+fn main() -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HCRUN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+    let cli = Cli::parse();
+    let job = match Job::resolve(cli) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("hcrun: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("hcrun: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match rt.block_on(run(job)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("hcrun: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// How a rank ended.
+fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(c) = status.code() {
+        if c == 101 {
+            return format!("exit status {c} (a Rust panic)");
+        }
+        return format!("exit status {c}");
+    }
+    if let Some(sig) = status.signal() {
+        let name = match sig {
+            libc::SIGKILL => "SIGKILL",
+            libc::SIGSEGV => "SIGSEGV",
+            libc::SIGABRT => "SIGABRT",
+            libc::SIGTERM => "SIGTERM",
+            libc::SIGINT => "SIGINT",
+            libc::SIGBUS => "SIGBUS",
+            _ => "signal",
+        };
+        return format!("killed by signal {sig} ({name})");
+    }
+    "ended for an unknown reason".into()
+}
+
+/// Kill a rank's whole process group.
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid {
+        // SAFETY: kill(2) with a negative pid signals that process group; no memory involved.
+        unsafe {
+            libc::kill(-(pid as i32), libc::SIGKILL);
+        }
+    }
+}
+
+async fn forward<R: tokio::io::AsyncRead + Unpin>(
+    rank: u32,
+    prefix: bool,
+    stream: R,
+    to_stderr: bool,
+    lock: Arc<Mutex<()>>,
+) {
+    let mut r = BufReader::new(stream);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match r.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if !line.ends_with(b"\n") {
+            line.push(b'\n');
+        }
+        let _g = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let res = if to_stderr {
+            let mut e = std::io::stderr().lock();
+            (if prefix { write!(e, "[{rank}] ") } else { Ok(()) }).and_then(|_| e.write_all(&line))
+        } else {
+            let mut o = std::io::stdout().lock();
+            (if prefix { write!(o, "[{rank}] ") } else { Ok(()) })
+                .and_then(|_| o.write_all(&line))
+                .and_then(|_| o.flush())
+        };
+        if res.is_err() {
+            break;
+        }
+    }
+}
+
+async fn run(job: Job) -> Result<ExitCode> {
+    let program: Vec<String> = match &job.target {
+        Target::Program(p) => p.clone(),
+        Target::Example(name, args) => {
+            let exe = tokio::task::block_in_place(|| build::build_example(name, job.release))?;
+            let mut v = vec![exe.to_string_lossy().into_owned()];
+            v.extend(args.iter().cloned());
+            v
+        }
+    };
+    let n = 1u32 << job.dim;
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("binding the control listener")?;
+    let control_addr = listener.local_addr()?;
+    let secret: [u8; 32] = rand::random();
+    let job_id: u64 = rand::random();
+
+    let out_lock = Arc::new(Mutex::new(()));
+    let mut children: Vec<Child> = Vec::with_capacity(n as usize);
+    let mut pids = Vec::with_capacity(n as usize);
+    let mut io_tasks = Vec::new();
+    for rank in 0..n {
+        let mut cmd = Command::new(&program[0]);
+        cmd.args(&program[1..])
+            .env(control::ENV_CONTROL, control_addr.to_string())
+            .env(control::ENV_RANK, rank.to_string())
+            .env(control::ENV_DIM, job.dim.to_string())
+            .env(control::ENV_JOB, format!("{job_id:x}"))
+            .env(control::ENV_SECRET, control::to_hex(&secret))
+            .env(
+                control::ENV_BOOT_TIMEOUT_MS,
+                job.boot_timeout.as_millis().to_string(),
+            )
+            .envs(job.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                for p in &pids {
+                    kill_group(*p);
+                }
+                return Err(e).with_context(|| format!("starting rank {rank}: {}", program[0]));
+            }
+        };
+        if let Some(o) = child.stdout.take() {
+            io_tasks.push(tokio::spawn(forward(rank, job.prefix, o, false, out_lock.clone())));
+        }
+        if let Some(e) = child.stderr.take() {
+            io_tasks.push(tokio::spawn(forward(rank, job.prefix, e, true, out_lock.clone())));
+        }
+        pids.push(child.id());
+        children.push(child);
+    }
+
+    // Bootstrap rendezvous.
+    let (ev_tx, mut ev_rx) = mpsc::unbounded_channel();
+    let (wr_tx, mut wr_rx) = tokio::sync::oneshot::channel();
+    let rdv = tokio::spawn(rendezvous::run(
+        listener,
+        n,
+        secret.to_vec(),
+        job_id,
+        ev_tx,
+        wr_tx,
+    ));
+
+    // Supervise.
+    let (exit_tx, mut exit_rx) = mpsc::unbounded_channel();
+    for (rank, mut child) in children.into_iter().enumerate() {
+        let tx = exit_tx.clone();
+        tokio::spawn(async move {
+            let st = child.wait().await;
+            let _ = tx.send((rank as u32, st));
+        });
+    }
+    drop(exit_tx);
+
+    let start = Instant::now();
+    let boot_deadline = tokio::time::Instant::now() + job.boot_timeout;
+    let job_deadline = job.timeout.map(|t| tokio::time::Instant::now() + t);
+    let mut joined = vec![false; n as usize];
+    let mut exited_unjoined: Vec<u32> = Vec::new();
+    let mut all_ready = false;
+    let mut alive = n;
+    let mut failure: Option<String> = None;
+    let mut writers = None;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let far = tokio::time::Instant::now() + Duration::from_secs(10 * 365 * 24 * 3600);
+    while alive > 0 && failure.is_none() {
+        tokio::select! {
+            Some((rank, st)) = exit_rx.recv() => {
+                alive -= 1;
+                match st {
+                    Ok(s) if s.success() => {
+                        if !joined[rank as usize] && !all_ready {
+                            exited_unjoined.push(rank);
+                            if joined.iter().any(|j| *j) {
+                                failure = Some(format!("rank {rank} exited before joining the cube (did it call hypercube::init?)"));
+                            }
+                        }
+                    }
+                    Ok(s) => failure = Some(format!("rank {rank} failed: {}", describe(s))),
+                    Err(e) => failure = Some(format!("rank {rank}: cannot wait for it: {e}")),
+                }
+            }
+            Some(ev) = ev_rx.recv() => match ev {
+                rendezvous::Event::Joined(r) => {
+                    joined[r as usize] = true;
+                    if let Some(u) = exited_unjoined.first() {
+                        failure = Some(format!("rank {u} exited before joining the cube (did it call hypercube::init?)"));
+                    }
+                }
+                rendezvous::Event::AllReady => {
+                    all_ready = true;
+                    tracing::debug!("the cube is wired after {:?}", start.elapsed());
+                }
+                rendezvous::Event::Closed(_) => {}
+            },
+            Ok(w) = &mut wr_rx, if writers.is_none() => writers = Some(w),
+            _ = tokio::time::sleep_until(boot_deadline), if !all_ready && joined.iter().any(|j| *j) => {
+                let missing: Vec<usize> = (0..n as usize).filter(|r| !joined[*r]).collect();
+                failure = Some(format!(
+                    "bootstrap timed out after {} ms ({} rank(s) never joined: {:?}); raise --boot-timeout-ms or check the ranks' output",
+                    job.boot_timeout.as_millis(), missing.len(), &missing[..missing.len().min(16)]));
+            }
+            _ = tokio::time::sleep_until(job_deadline.unwrap_or(far)) => {
+                failure = Some(format!("the job ran longer than its timeout of {} s", job.timeout.map_or(0, |t| t.as_secs())));
+            }
+            _ = &mut ctrl_c => {
+                failure = Some("interrupted (Ctrl-C)".into());
+            }
+        }
+    }
+    rdv.abort();
+
+    if let Some(why) = &failure {
+        // Tell the ranks, give them a moment to say so, then kill whatever is left.
+        if let Some(ws) = writers.as_mut() {
+            let msg = control::frame(&ToNode::Abort { reason: why.clone() })?;
+            for w in ws.iter_mut() {
+                let _ = tokio::time::timeout(Duration::from_millis(100), w.write_all(&msg)).await;
+            }
+        }
+        let grace = tokio::time::Instant::now() + Duration::from_millis(300);
+        while alive > 0 {
+            tokio::select! {
+                Some(_) = exit_rx.recv() => alive -= 1,
+                _ = tokio::time::sleep_until(grace) => break,
+            }
+        }
+        for p in &pids {
+            kill_group(*p);
+        }
+        while alive > 0 {
+            match tokio::time::timeout(Duration::from_secs(2), exit_rx.recv()).await {
+                Ok(Some(_)) => alive -= 1,
+                _ => break,
+            }
+        }
+    }
+    // Let the output of the ranks drain (bounded: a grandchild could hold a pipe open).
+    for t in io_tasks {
+        let _ = tokio::time::timeout(Duration::from_secs(2), t).await;
+    }
+    match failure {
+        Some(why) => {
+            eprintln!("hcrun: {why}; stopped the job");
+            Ok(ExitCode::from(if why.starts_with("interrupted") { 130 } else { 1 }))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,155 @@
+//! Job settings: command-line flags over an optional TOML file (`--config configs/x.toml`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use serde::Deserialize;
+
+/// hcrun — start an SPMD job: 2^d copies of a node program, wired into a d-dimensional
+/// hypercube over loopback TCP.
+///
+/// Examples:
+///   hcrun --dim 3 --example hello
+///   hcrun --dim 2 -- target/release/examples/pingpong --rounds 100
+///   hcrun --config configs/local-d3.toml
+#[derive(Debug, Parser)]
+#[command(name = "hcrun", version, verbatim_doc_comment)]
+pub struct Cli {
+    /// Cube dimension d: the job has 2^d ranks (0..=16). Default 2.
+    #[arg(short, long)]
+    pub dim: Option<u32>,
+
+    /// Build and run this example of the workspace (e.g. hello, pingpong, ring, antipodal).
+    #[arg(short, long)]
+    pub example: Option<String>,
+
+    /// Read settings from this TOML file; flags given on the command line win.
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+
+    /// Do not prefix each output line with "[rank] ".
+    #[arg(long)]
+    pub no_prefix: bool,
+
+    /// Give up if the cube is not wired up within this many milliseconds. Default 30000.
+    #[arg(long)]
+    pub boot_timeout_ms: Option<u64>,
+
+    /// Stop the job if it runs longer than this many seconds (0 = no limit). Default 0.
+    #[arg(long)]
+    pub timeout_s: Option<u64>,
+
+    /// Build examples in release mode (the default when hcrun itself is a release build).
+    #[arg(long, conflicts_with = "debug")]
+    pub release: bool,
+
+    /// Build examples in debug mode.
+    #[arg(long)]
+    pub debug: bool,
+
+    /// The node program and its arguments (put them after `--`); with --example, the
+    /// example's arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub program: Vec<String>,
+}
+
+/// The same settings in a file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Cube dimension.
+    pub dim: Option<u32>,
+    /// Example to build and run.
+    pub example: Option<String>,
+    /// Program path (relative to the current directory).
+    pub program: Option<String>,
+    /// Program arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Prefix output lines with the rank.
+    pub prefix: Option<bool>,
+    /// Bootstrap timeout in milliseconds.
+    pub boot_timeout_ms: Option<u64>,
+    /// Whole-job timeout in seconds (0 = none).
+    pub timeout_s: Option<u64>,
+    /// Build examples in release mode.
+    pub release: Option<bool>,
+    /// Extra environment for every rank (e.g. RUST_LOG, HYPERCUBE_SPIN_US).
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A workspace example (built first) and its arguments.
+    Example(String, Vec<String>),
+    /// A program path with arguments.
+    Program(Vec<String>),
+}
+
+/// The resolved job.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub dim: u32,
+    pub target: Target,
+    pub prefix: bool,
+    pub boot_timeout: Duration,
+    pub timeout: Option<Duration>,
+    pub release: bool,
+    pub env: Vec<(String, String)>,
+}
+
+pub const MAX_DIM: u32 = 16;
+
+impl Job {
+    pub fn resolve(cli: Cli) -> Result<Job> {
+        let file = match &cli.config {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("reading the config file {}", p.display()))?;
+                toml::from_str::<FileConfig>(&text)
+                    .with_context(|| format!("parsing the config file {}", p.display()))?
+            }
+            None => FileConfig::default(),
+        };
+        let dim = cli.dim.or(file.dim).unwrap_or(2);
+        if dim > MAX_DIM {
+            bail!("--dim {dim} is too large: at most {MAX_DIM} (65536 ranks)");
+        }
+        let target = if let Some(e) = cli.example {
+            Target::Example(e, cli.program)
+        } else if !cli.program.is_empty() {
+            Target::Program(cli.program)
+        } else if let Some(e) = file.example {
+            Target::Example(e, file.args)
+        } else if let Some(p) = file.program {
+            let mut v = vec![p];
+            v.extend(file.args);
+            Target::Program(v)
+        } else {
+            bail!("nothing to run: give --example NAME or a program after `--` (see --help)");
+        };
+        let release = if cli.release {
+            true
+        } else if cli.debug {
+            false
+        } else {
+            file.release.unwrap_or(!cfg!(debug_assertions))
+        };
+        let timeout_s = cli.timeout_s.or(file.timeout_s).unwrap_or(0);
+        Ok(Job {
+            dim,
+            target,
+            prefix: !cli.no_prefix && file.prefix.unwrap_or(true),
+            boot_timeout: Duration::from_millis(
+                cli.boot_timeout_ms.or(file.boot_timeout_ms).unwrap_or(30_000),
+            ),
+            timeout: (timeout_s > 0).then(|| Duration::from_secs(timeout_s)),
+            release,
+            env: file.env.into_iter().collect(),
+        })
+    }
+}

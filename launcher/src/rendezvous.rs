@@ -1,0 +1,132 @@
+//! The bootstrap rendezvous on the control channel: collect every rank's hello (checking
+//! its proof of the job secret), send everyone the address table, collect the ready
+//! messages, send go. Connections that fail the proof are logged and dropped.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::Result;
+use hypercube::wire::control::{self, ToLauncher, ToNode};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+/// What the rendezvous reports to the supervisor.
+#[derive(Debug)]
+pub enum Event {
+    /// A rank proved itself and said hello.
+    Joined(u32),
+    /// Every rank is ready and has been told to go.
+    AllReady,
+    /// A rank's control connection closed after go (normal at exit).
+    Closed(u32),
+}
+
+async fn read_msg<T: serde::de::DeserializeOwned>(r: &mut OwnedReadHalf) -> Result<T> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len).await?;
+    let n = control::check_len(u32::from_le_bytes(len))?;
+    let mut body = vec![0u8; n];
+    r.read_exact(&mut body).await?;
+    Ok(hypercube::wire::codec::decode(&body)?)
+}
+
+/// Run the rendezvous; returns the write halves so the supervisor can send `Abort`.
+pub async fn run(
+    listener: TcpListener,
+    n: u32,
+    secret: Vec<u8>,
+    job: u64,
+    events: mpsc::UnboundedSender<Event>,
+    writers_out: tokio::sync::oneshot::Sender<Vec<OwnedWriteHalf>>,
+) -> Result<()> {
+    let mut addrs: Vec<Option<SocketAddr>> = vec![None; n as usize];
+    let mut writers: Vec<Option<OwnedWriteHalf>> = (0..n).map(|_| None).collect();
+    let mut readers: Vec<Option<OwnedReadHalf>> = (0..n).map(|_| None).collect();
+    let (hello_tx, mut hello_rx) = mpsc::unbounded_channel();
+    let mut joined = 0;
+    // Accept until every rank said hello; check each connection on its own task.
+    while joined < n {
+        tokio::select! {
+            acc = listener.accept() => {
+                let (s, from) = acc?;
+                let _ = s.set_nodelay(true);
+                let tx = hello_tx.clone();
+                let secret = secret.clone();
+                tokio::spawn(async move {
+                    let (mut r, w) = s.into_split();
+                    let hello = tokio::time::timeout(Duration::from_secs(5), read_msg::<ToLauncher>(&mut r)).await;
+                    match hello {
+                        Ok(Ok(ToLauncher::Hello { rank, listen, proof }))
+                            if rank < n && control::check_proof(&secret, job, rank, &proof) =>
+                        {
+                            let _ = tx.send((rank, listen, r, w));
+                        }
+                        Ok(Ok(_)) => tracing::warn!("rejected a control connection from {from}: bad hello or proof"),
+                        Ok(Err(e)) => tracing::warn!("rejected a control connection from {from}: {e}"),
+                        Err(_) => tracing::warn!("rejected a control connection from {from}: no hello within 5 s"),
+                    }
+                });
+            }
+            Some((rank, listen, r, w)) = hello_rx.recv() => {
+                if addrs[rank as usize].is_some() {
+                    tracing::warn!("rejected a second hello from rank {rank}");
+                    continue;
+                }
+                addrs[rank as usize] = Some(listen);
+                readers[rank as usize] = Some(r);
+                writers[rank as usize] = Some(w);
+                joined += 1;
+                let _ = events.send(Event::Joined(rank));
+            }
+        }
+    }
+    let table = control::frame(&ToNode::Table {
+        addrs: addrs.into_iter().flatten().collect(),
+    })?;
+    let mut writers: Vec<OwnedWriteHalf> = writers.into_iter().flatten().collect();
+    for w in writers.iter_mut() {
+        w.write_all(&table).await?;
+    }
+    // Keep refusing strangers for the rest of the job.
+    tokio::spawn(async move {
+        while let Ok((_s, from)) = listener.accept().await {
+            tracing::warn!("rejected a control connection from {from}: the job is already wired");
+        }
+    });
+    // Ready barrier.
+    let (ready_tx, mut ready_rx) = mpsc::unbounded_channel();
+    for (rank, r) in readers.into_iter().enumerate() {
+        let Some(mut r) = r else { continue };
+        let tx = ready_tx.clone();
+        let events = events.clone();
+        tokio::spawn(async move {
+            match read_msg::<ToLauncher>(&mut r).await {
+                Ok(ToLauncher::Ready { rank: rr }) if rr as usize == rank => {
+                    let _ = tx.send(rank);
+                }
+                other => tracing::debug!("rank {rank}: unexpected control input {other:?}"),
+            }
+            // Hold the connection until the node closes it.
+            let mut sink = [0u8; 64];
+            while matches!(r.read(&mut sink).await, Ok(k) if k > 0) {}
+            let _ = events.send(Event::Closed(rank as u32));
+        });
+    }
+    drop(ready_tx);
+    let mut ready = 0;
+    while ready < n {
+        if ready_rx.recv().await.is_none() {
+            anyhow::bail!("a rank closed its control connection before it was ready");
+        }
+        ready += 1;
+    }
+    let go = control::frame(&ToNode::Go)?;
+    for w in writers.iter_mut() {
+        w.write_all(&go).await?;
+    }
+    let _ = events.send(Event::AllReady);
+    let _ = writers_out.send(writers);
+    Ok(())
+}
