@@ -19,9 +19,17 @@ pub enum Algo {
     Equibalancing,
     /// ALG II, one-step lookahead (§4.3) with its threshold.
     Lookahead(f64),
-    /// Our router (see [`crate::algorithms::ours`]).
+    /// Our online router (see [`crate::algorithms::ours`]).
     Ours,
+    /// Our offline schedule search ([`crate::algorithms::ours::plan_best`]):
+    /// the best of [`OURS_RESTARTS`] runs of [`Algo::Ours`] and of ALG II at
+    /// the thresholds 0, 0.1, …, 1 (with exactly the random streams that
+    /// [`run`] gives those algorithms).
+    OursBest,
 }
+
+/// Restarts (tie-breaking streams) of our online router inside [`Algo::OursBest`].
+pub const OURS_RESTARTS: u64 = 8;
 
 impl Algo {
     /// A fresh router for this algorithm.
@@ -31,7 +39,7 @@ impl Algo {
             Algo::Rbf => Box::new(Rbf::default()),
             Algo::Equibalancing => Box::new(Equibalancing),
             Algo::Lookahead(t) => Box::new(Lookahead::new(t)),
-            Algo::Ours => Box::new(Ours::default()),
+            Algo::Ours | Algo::OursBest => Box::new(Ours::default()),
         }
     }
     /// A small integer distinguishing the algorithms' random streams.
@@ -42,6 +50,7 @@ impl Algo {
             Algo::Equibalancing => 3,
             Algo::Lookahead(_) => 4,
             Algo::Ours => 5,
+            Algo::OursBest => 6,
         }
     }
 }
@@ -54,13 +63,31 @@ pub fn workload(p: &Params, generator: Generator, seed: u64) -> Workload {
 
 /// Communication time of `algo` on `w`, with the router's randomness derived from `seed`.
 pub fn run(algo: Algo, w: &Workload, semantics: Semantics, seed: u64) -> Result<u64, ModelError> {
-    let mut rng =
-        ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ algo.stream());
+    if algo == Algo::OursBest {
+        let mut algos: Vec<Algo> = (0..=10).map(|i| Algo::Lookahead(i as f64 / 10.0)).collect();
+        let greedy = algos.len();
+        algos.extend((0..OURS_RESTARTS).map(|_| Algo::Ours));
+        let mut portfolio: Vec<Box<dyn Router>> = algos.iter().map(|a| a.router()).collect();
+        let seed_of = |i: usize| {
+            let base = rng_seed(seed, algos[i]);
+            if i <= greedy {
+                base
+            } else {
+                base ^ ((i - greedy) as u64).wrapping_mul(0xD1B5_4A32_D192_ED03)
+            }
+        };
+        return Ok(crate::algorithms::ours::plan_best(w, &mut portfolio, semantics, seed_of)?.0);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(rng_seed(seed, algo));
     let opts = SimOptions {
         semantics,
         check: false,
     };
     Ok(simulate(w, algo.router().as_mut(), opts, &mut rng)?.cycles)
+}
+
+fn rng_seed(seed: u64, algo: Algo) -> u64 {
+    seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ algo.stream()
 }
 
 /// Mean, standard deviation, minimum and maximum of a sample.
@@ -144,8 +171,10 @@ pub struct RowResult {
     pub best_threshold: f64,
     /// ALG II mean for every threshold of [`Setup::thresholds`].
     pub sweep: Vec<(f64, Stats)>,
-    /// Ours.
+    /// Our online router.
     pub ours: Stats,
+    /// Our offline schedule search.
+    pub ours_best: Stats,
     /// Packets per workload (mean).
     pub packets: f64,
 }
@@ -193,6 +222,7 @@ pub fn run_row(p: &Params, setup: &Setup) -> Result<RowResult, ModelError> {
         best_threshold,
         sweep,
         ours: series(Algo::Ours)?,
+        ours_best: series(Algo::OursBest)?,
         packets: loads.iter().map(|w| w.packets.len() as f64).sum::<f64>()
             / loads.len().max(1) as f64,
     })

@@ -357,12 +357,25 @@ impl Network {
             .find(|&d| !self.bucket(node, d).is_empty())
             .unwrap_or(0)
     }
-    /// The head of the farthest-first ordered list of `node` (§4.2): the
-    /// oldest packet among those with the largest remaining distance.
+    /// The packet `node` sends first among those at remaining distance `d`:
+    /// the oldest one under [`Semantics::Synchronous`]; under
+    /// [`Semantics::Appendix`] the one with the lowest destination address
+    /// (the listings scan `src[i].dest[0..N-1]` in ascending order and take
+    /// the first destination with messages left).
+    pub fn head(&self, node: NodeId, d: u32) -> Option<PacketId> {
+        let b = self.bucket(node, d);
+        match self.semantics {
+            Semantics::Synchronous => b.front().copied(),
+            Semantics::Appendix => b
+                .iter()
+                .copied()
+                .min_by_key(|&id| self.packets[id as usize].dst),
+        }
+    }
+    /// The head of the farthest-first ordered list of `node` (§4.2):
+    /// [`Network::head`] of the largest remaining distance.
     pub fn farthest(&self, node: NodeId) -> Option<PacketId> {
-        (1..=self.n)
-            .rev()
-            .find_map(|d| self.bucket(node, d).front().copied())
+        (1..=self.n).rev().find_map(|d| self.head(node, d))
     }
     /// Number of distinct destinations, at Hamming distance ≥ 2 from `node`,
     /// for which `node` holds packets whose minimal paths may use dimension

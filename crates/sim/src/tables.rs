@@ -125,8 +125,9 @@ pub const TABLES: &[PaperTable] = &[
             r('b', p(6, 1, 9, 40.0, 80.0), 237, 241, 384),
             r('c', p(6, 1, 5, 20.0, 90.0), 127, 127, 160),
             r('d', p(6, 2, 8, 50.0, 70.0), 267, 267, 369),
-            // The scan reads "5 1 7"; we take lnom2 = 17 (see docs/simulator.md).
-            r('e', p(6, 5, 17, 50.0, 50.0), 287, 287, 421),
+            // The scan reads "5 1 7": lnom2 = 7 (with 17 the lower bound alone
+            // would be ≈ 480 > 287; see docs/simulator.md).
+            r('e', p(6, 5, 7, 50.0, 50.0), 287, 287, 421),
         ],
     },
     PaperTable {

@@ -302,3 +302,29 @@ fn bad_moves_are_rejected() {
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     assert!(simulate(&w, &mut Bad, SimOptions::default(), &mut rng).is_err());
 }
+
+#[test]
+fn ours_best_never_worse_than_alg2() {
+    let p = Params {
+        n: 4,
+        lnom1: 1,
+        lnom2: 6,
+        senders_pct: 80.0,
+        dest_pct: 50.0,
+    };
+    for seed in 0..2 {
+        let w = experiment::workload(&p, Generator::Appendix, seed);
+        let best = experiment::run(Algo::OursBest, &w, Semantics::Synchronous, seed).unwrap();
+        assert!(best >= LowerBound::of(&w).value());
+        for t in 0..=10 {
+            let a2 = experiment::run(
+                Algo::Lookahead(t as f64 / 10.0),
+                &w,
+                Semantics::Synchronous,
+                seed,
+            )
+            .unwrap();
+            assert!(best <= a2, "seed {seed} θ {t}: {best} > {a2}");
+        }
+    }
+}

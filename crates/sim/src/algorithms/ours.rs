@@ -135,3 +135,34 @@ impl Router for Ours {
         best.map(|(_, m)| m)
     }
 }
+
+/// OURS-BEST: an offline schedule search over a portfolio of routers.
+///
+/// The thesis notes (§4.3, chapter 6) that its algorithms target
+/// *deterministic* application algorithms whose communication is known at
+/// static time. Then the schedule can be planned before it is executed: we
+/// simulate every router of `portfolio` on the workload, each with its own
+/// random stream from `seed_of(index)`, and keep the fastest schedule (the
+/// simulation *is* the schedule: it fixes every packet's send cycle and link).
+/// Returns the best communication time and the index of the winning router.
+pub fn plan_best(
+    workload: &crate::workload::Workload,
+    portfolio: &mut [Box<dyn Router>],
+    semantics: crate::model::Semantics,
+    mut seed_of: impl FnMut(usize) -> u64,
+) -> Result<(u64, usize), crate::model::ModelError> {
+    use rand::SeedableRng;
+    let mut best = (u64::MAX, 0);
+    for (i, r) in portfolio.iter_mut().enumerate() {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed_of(i));
+        let opts = crate::model::SimOptions {
+            semantics,
+            check: false,
+        };
+        let c = crate::model::simulate(workload, r.as_mut(), opts, &mut rng)?.cycles;
+        if c < best.0 {
+            best = (c, i);
+        }
+    }
+    Ok(best)
+}

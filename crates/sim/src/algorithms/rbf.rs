@@ -36,7 +36,7 @@ impl Router for Rbf {
         self.level = (n - net.cycle() % n) as u32;
     }
     fn choose(&mut self, net: &Network, node: NodeId, rng: &mut ChaCha8Rng) -> Option<Move> {
-        let id = *net.bucket(node, self.level).front()?;
+        let id = net.head(node, self.level)?;
         let dim = random_dim(node, net.packet(id).dst, rng);
         Some(Move { packet: id, dim })
     }
