@@ -1,1 +1,186 @@
-//! Shared helpers for cross-process tests.
+//! Helpers for cross-process tests: build the real launcher (`hcrun`) once, run a node
+//! program through it with a deadline, and make sure nothing is left running.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The `hcrun` binary, built by cargo on first use (the same profile as the tests).
+pub fn hcrun() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(&root).args([
+            "build",
+            "-p",
+            "launcher",
+            "--bin",
+            "hcrun",
+            "--message-format=json-render-diagnostics",
+        ]);
+        if !cfg!(debug_assertions) {
+            cmd.arg("--release");
+        }
+        let out = cmd
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("running cargo to build hcrun");
+        assert!(out.status.success(), "building hcrun failed");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines()
+            .filter(|l| l.contains("\"executable\"") && l.contains("hcrun"))
+            .filter_map(|l| {
+                let i = l.find("\"executable\":\"")? + 14;
+                let j = l[i..].find('"')? + i;
+                Some(PathBuf::from(&l[i..j]))
+            })
+            .last()
+            .expect("cargo reported no hcrun executable")
+    })
+    .clone()
+}
+
+/// What a job printed and how it ended.
+#[derive(Debug)]
+pub struct JobOutput {
+    /// hcrun's exit status.
+    pub status: ExitStatus,
+    /// Everything on stdout (lines prefixed by rank).
+    pub stdout: String,
+    /// Everything on stderr.
+    pub stderr: String,
+    /// Wall time of the whole job.
+    pub elapsed: Duration,
+}
+
+impl JobOutput {
+    /// Lines of stdout printed by `rank` (prefix stripped).
+    pub fn rank_lines(&self, rank: u32) -> Vec<&str> {
+        let p = format!("[{rank}] ");
+        self.stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(p.as_str()))
+            .collect()
+    }
+
+    /// Panic with the whole output unless the job succeeded.
+    pub fn assert_ok(&self) -> &Self {
+        assert!(
+            self.status.success(),
+            "job failed: {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+}
+
+/// Kills a process (and, with `group`, its process group) when dropped — also when a test
+/// fails half-way.
+pub struct Guard {
+    pid: i32,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on our own child's process group; no memory is involved.
+        unsafe {
+            libc_kill(-self.pid, 9);
+        }
+    }
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+/// Run `hcrun <hcrun_args> -- <program> <args>` with extra environment; kill it after
+/// `timeout`. Returns what it printed.
+pub fn run_hcrun(
+    hcrun_args: &[&str],
+    program: &[&str],
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> JobOutput {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(hcrun());
+    cmd.args(hcrun_args);
+    if !program.is_empty() {
+        cmd.arg("--").args(program);
+    }
+    cmd.envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("starting hcrun");
+    let _guard = Guard {
+        pid: child.id() as i32,
+    };
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("waiting for hcrun") {
+            break st;
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let st = child.wait().expect("waiting for hcrun");
+            let stdout = t_out.join().unwrap_or_default();
+            let stderr = t_err.join().unwrap_or_default();
+            panic!(
+                "hcrun did not finish within {timeout:?} ({st:?})\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let elapsed = start.elapsed();
+    JobOutput {
+        status,
+        stdout: t_out.join().unwrap_or_default(),
+        stderr: t_err.join().unwrap_or_default(),
+        elapsed,
+    }
+}
+
+/// Run a node program (a path, usually `env!("CARGO_BIN_EXE_<name>")`) on a `dim`-cube.
+pub fn run_job(dim: u32, program: &str, args: &[&str]) -> JobOutput {
+    let d = dim.to_string();
+    let mut prog = vec![program];
+    prog.extend_from_slice(args);
+    run_hcrun(
+        &["--dim", &d, "--timeout-s", "120"],
+        &prog,
+        &[],
+        Duration::from_secs(150),
+    )
+}
+
+/// Is a process with this pid still running (not a zombie)?
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}

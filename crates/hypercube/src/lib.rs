@@ -25,7 +25,9 @@
 //! Run it with `cargo run --release -p launcher -- --dim 3 -- path/to/program`.
 #![deny(missing_docs)]
 
+pub mod collectives;
 mod error;
+pub mod ipsc;
 mod logging;
 mod mailbox;
 mod message;

@@ -70,6 +70,9 @@ pub struct Node {
 
 struct NodeInner {
     t: Arc<dyn Transport>,
+    /// Per subcube dimension: how many utility/collective calls this node has made on
+    /// subcubes of that dimension (every member makes the same calls in the same order).
+    seq: std::sync::Mutex<[u32; 32]>,
 }
 
 impl Drop for NodeInner {
@@ -178,13 +181,53 @@ impl Node {
     /// Wrap a transport (the TCP one from [`crate::init`], or an in-process one).
     pub fn with_transport(t: Arc<dyn Transport>) -> Node {
         Node {
-            inner: Arc::new(NodeInner { t }),
+            inner: Arc::new(NodeInner {
+                t,
+                seq: std::sync::Mutex::new([0; 32]),
+            }),
         }
     }
 
     /// The transport underneath (for utilities and collectives).
+    #[allow(dead_code)]
     pub(crate) fn transport(&self) -> &Arc<dyn Transport> {
         &self.inner.t
+    }
+
+    /// A fresh tag in the reserved type space for one utility/collective call on a subcube
+    /// of dimension `dim`: bit 31 set, bits 26..31 the dimension, bits 0..26 a call counter.
+    /// Messages of different calls therefore never match each other or a user's message.
+    #[allow(dead_code)]
+    pub(crate) fn collective_tag(&self, dim: u32) -> u32 {
+        let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
+        let d = (dim & 0x1F) as usize;
+        let n = seq[d];
+        seq[d] = n.wrapping_add(1);
+        (1 << 31) | ((d as u32) << 26) | (n & 0x03FF_FFFF)
+    }
+
+    /// Start a send with a reserved tag.
+    #[allow(dead_code)]
+    pub(crate) fn isend_internal(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<SendRequest> {
+        self.isend_raw(dest, tag, data)
+    }
+
+    /// Send with a reserved tag.
+    #[allow(dead_code)]
+    pub(crate) fn send_internal(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<()> {
+        self.isend_raw(dest, tag, data)?.wait()
+    }
+
+    /// Post a receive for a reserved tag, optionally from one source.
+    #[allow(dead_code)]
+    pub(crate) fn irecv_internal(&self, source: Option<NodeId>, tag: u32) -> Result<RecvRequest> {
+        self.irecv_sel(Select::internal(source, tag))
+    }
+
+    /// Receive a reserved-tag message, optionally from one source.
+    #[allow(dead_code)]
+    pub(crate) fn recv_internal(&self, source: Option<NodeId>, tag: u32) -> Result<Message> {
+        self.irecv_sel(Select::internal(source, tag))?.wait()
     }
 
     /// This node's number, 0 ..= numnodes-1 (iPSC `mynode`).

@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::message::{Message, Select, Status};
 use crate::NodeId;
 
+pub mod local;
 pub mod tcp;
 
 /// Identifies a started send.

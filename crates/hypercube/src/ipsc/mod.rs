@@ -1,0 +1,1 @@
+//! The Moler–Scott iPSC communication utilities (work in progress).

@@ -1,0 +1,1 @@
+//! In-process transport: one thread per node (work in progress).
