@@ -387,9 +387,15 @@ fn plot(a: &PlotArgs) -> Result<()> {
                     dashed: true,
                 },
                 Series {
-                    label: "OURS".into(),
+                    label: "OURS online".into(),
                     points: flat(res.ours.mean),
                     color: COLORS[3].into(),
+                    dashed: false,
+                },
+                Series {
+                    label: "OURS-BEST".into(),
+                    points: flat(res.ours_best.mean),
+                    color: COLORS[4].into(),
                     dashed: false,
                 },
                 Series {
@@ -419,7 +425,7 @@ fn plot(a: &PlotArgs) -> Result<()> {
                 res.rbf.mean,
                 res.alg1.mean,
                 res.alg2.mean,
-                res.ours.mean,
+                res.ours_best.mean,
                 res.bound.mean,
             ]
             .into_iter()
@@ -433,7 +439,7 @@ fn plot(a: &PlotArgs) -> Result<()> {
             "RBF",
             "ALG I",
             "ALG II (best θ)",
-            "OURS",
+            "OURS-BEST",
             "lower bound",
         ];
         let chart = Chart {
