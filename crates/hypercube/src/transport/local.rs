@@ -1,1 +1,429 @@
-//! In-process transport: one thread per node (work in progress).
+//! In-process transport: one thread per node, shared mailboxes, optional virtual clock.
+//!
+//! [`run_local`] runs an SPMD closure on 2^d threads, each with its own [`Node`]; every
+//! utility and collective runs on it unchanged. [`run_local_timed`] adds the textbook's cost
+//! model (Grama §4 intro, §2.5.1) as a **virtual clock** per node:
+//!
+//! - a send occupies the sender's single port: `clock += t_s + t_w * m`, where **m is the
+//!   payload length in bytes**; the message is stamped with the sender's clock after the
+//!   send;
+//! - a receive sets `clock = max(clock, stamp)`; receiving does not occupy the port (the
+//!   book's node "can receive a message while sending another");
+//! - the cost does not depend on the distance between the nodes: this is the book's
+//!   cut-through, congestion-free assumption. Over TCP, a message to a non-neighbour is
+//!   stored and forwarded at every intermediate node of its e-cube route, so a real
+//!   transfer over `h` hops costs about `h * (t_s + t_w * m)` unless the message is large
+//!   enough to be pipelined in chunks; the virtual clock does not model that.
+//!
+//! For a deterministic algorithm the final clock is the algorithm's model time, which is how
+//! the tests hold each collective to its equation. [`now`] reads the calling node's clock.
+//!
+//! Blocking calls never hang forever: if a node thread panics, every waiting call returns
+//! [`Error::PeerGone`]; if every live node waits for a message that nobody can send any more
+//! (a deadlock, or a node that returned early), the waits fail with [`Error::PeerGone`] too.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+
+use crate::error::{Error, Result};
+use crate::mailbox::{Body, Mailbox};
+use crate::message::{Message, Select, Status};
+use crate::node::Node;
+use crate::transport::{RecvToken, SendToken, Transport};
+use crate::NodeId;
+
+/// The textbook's communication cost parameters: a message of `m` bytes costs
+/// `t_s + t_w * m` (time units are the caller's: seconds, microseconds, ...).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostModel {
+    /// Start-up time per message.
+    pub t_s: f64,
+    /// Transfer time per byte.
+    pub t_w: f64,
+}
+
+impl CostModel {
+    /// The cost of one message of `len_bytes`.
+    pub fn message(&self, len_bytes: usize) -> f64 {
+        self.t_s + self.t_w * len_bytes as f64
+    }
+}
+
+/// How often a blocked call re-checks for failed peers and deadlock.
+const POLL: Duration = Duration::from_millis(50);
+
+struct Slot {
+    mailbox: Mutex<Mailbox>,
+    cv: Condvar,
+}
+
+struct Cube {
+    dim: u32,
+    slots: Vec<Slot>,
+    model: Option<CostModel>,
+    /// Set when a node thread panicked: every wait then fails.
+    failed: AtomicBool,
+    /// The first node that panicked (u64::MAX: none).
+    first_failed: AtomicU64,
+    /// Nodes that have not finished yet.
+    live: AtomicUsize,
+    /// Nodes blocked in a wait.
+    blocked: AtomicUsize,
+    /// Count of sends and finishes: "progress" for the deadlock check.
+    progress: AtomicU64,
+}
+
+impl Cube {
+    fn lock(&self, rank: NodeId) -> MutexGuard<'_, Mailbox> {
+        self.slots[rank as usize]
+            .mailbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn wake_all(&self) {
+        for s in &self.slots {
+            let _g = s.mailbox.lock().unwrap_or_else(|p| p.into_inner());
+            s.cv.notify_all();
+        }
+    }
+}
+
+/// One node's end of the in-process cube.
+pub struct LocalTransport {
+    rank: NodeId,
+    cube: Arc<Cube>,
+    clock: Arc<Mutex<f64>>,
+    finished: AtomicBool,
+}
+
+thread_local! {
+    static CLOCK: RefCell<Option<Arc<Mutex<f64>>>> = const { RefCell::new(None) };
+}
+
+/// The virtual clock of the node running on the calling thread, if it runs under
+/// [`run_local_timed`] (`None` elsewhere, e.g. over TCP or under [`run_local`]).
+pub fn now() -> Option<f64> {
+    CLOCK.with(|c| {
+        c.borrow()
+            .as_ref()
+            .map(|c| *c.lock().unwrap_or_else(|p| p.into_inner()))
+    })
+}
+
+impl LocalTransport {
+    fn timed(&self) -> Option<CostModel> {
+        self.cube.model
+    }
+
+    fn gone(&self, what: &str) -> Error {
+        let peer = self.cube.first_failed.load(Ordering::SeqCst);
+        Error::PeerGone {
+            peer: if peer == u64::MAX {
+                self.rank
+            } else {
+                peer as NodeId
+            },
+            detail: what.to_string(),
+        }
+    }
+
+    /// Unpack a message: strip the clock stamp (timed cubes) and advance the clock.
+    fn deliver(&self, mut m: Message) -> Message {
+        if self.timed().is_some() {
+            let n = m.data.len();
+            let mut stamp = [0u8; 8];
+            stamp.copy_from_slice(&m.data[n - 8..]);
+            m.data.truncate(n - 8);
+            let stamp = f64::from_le_bytes(stamp);
+            let mut c = self.clock.lock().unwrap_or_else(|p| p.into_inner());
+            *c = c.max(stamp);
+        }
+        m
+    }
+
+    /// Block on our own mailbox until `ready` yields a value, a peer fails, the deadline
+    /// passes or every live node is blocked with no progress (deadlock).
+    fn wait_for<R>(
+        &self,
+        timeout: Option<Duration>,
+        what: &str,
+        mut ready: impl FnMut(&mut Mailbox) -> Result<Option<R>>,
+    ) -> Result<R> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let slot = &self.cube.slots[self.rank as usize];
+        let mut mb = self.cube.lock(self.rank);
+        let mut seen = u64::MAX;
+        loop {
+            if let Some(r) = ready(&mut mb)? {
+                return Ok(r);
+            }
+            if self.cube.failed.load(Ordering::SeqCst) {
+                return Err(self.gone(&format!(
+                    "a node thread panicked while this node waited for {what}"
+                )));
+            }
+            let progress = self.cube.progress.load(Ordering::SeqCst);
+            let live = self.cube.live.load(Ordering::SeqCst);
+            let blocked = self.cube.blocked.load(Ordering::SeqCst);
+            // Every live node (this one included) waits and nothing was sent for a whole
+            // poll interval: nobody can ever send what we wait for.
+            if blocked + 1 >= live && progress == seen {
+                return Err(self.gone(&format!(
+                    "deadlock: every live node waits and none can send ({what})"
+                )));
+            }
+            seen = progress;
+            let mut wait = POLL;
+            if let Some(d) = deadline {
+                let now = Instant::now();
+                if now >= d {
+                    return Err(Error::Timeout {
+                        what: what.to_string(),
+                        timeout_ms: timeout.map_or(0, |t| t.as_millis() as u64),
+                    });
+                }
+                wait = wait.min(d - now);
+            }
+            self.cube.blocked.fetch_add(1, Ordering::SeqCst);
+            mb = slot
+                .cv
+                .wait_timeout(mb, wait)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            self.cube.blocked.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn finish(&self) {
+        if !self.finished.swap(true, Ordering::SeqCst) {
+            self.cube.live.fetch_sub(1, Ordering::SeqCst);
+            self.cube.progress.fetch_add(1, Ordering::SeqCst);
+            self.cube.wake_all();
+        }
+    }
+}
+
+impl Transport for LocalTransport {
+    fn rank(&self) -> NodeId {
+        self.rank
+    }
+
+    fn dim(&self) -> u32 {
+        self.cube.dim
+    }
+
+    fn isend(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<SendToken> {
+        let p = self.cube.slots.len() as u32;
+        if dest >= p {
+            return Err(Error::InvalidNode {
+                node: dest as i64,
+                what: format!("cube of dimension {}", self.cube.dim),
+                first: 0,
+                last: p - 1,
+            });
+        }
+        let len = data.len() as u64;
+        let body = match self.timed() {
+            Some(model) => {
+                let stamp = {
+                    let mut c = self.clock.lock().unwrap_or_else(|p| p.into_inner());
+                    *c += model.message(data.len());
+                    *c
+                };
+                let mut b = BytesMut::with_capacity(data.len() + 8);
+                b.extend_from_slice(&data);
+                b.extend_from_slice(&stamp.to_le_bytes());
+                b.freeze()
+            }
+            None => data,
+        };
+        {
+            let mut mb = self.cube.lock(dest);
+            // The mailbox records the user-visible length; the stamp rides behind it.
+            let _ = mb.arrive(self.rank, tag, len, Body::Ready(body));
+            self.cube.progress.fetch_add(1, Ordering::SeqCst);
+            self.cube.slots[dest as usize].cv.notify_all();
+        }
+        Ok(0)
+    }
+
+    fn test_send(&self, _token: SendToken) -> Result<bool> {
+        Ok(true)
+    }
+
+    fn wait_send(&self, _token: SendToken) -> Result<()> {
+        Ok(())
+    }
+
+    fn post_recv(&self, sel: Select) -> Result<RecvToken> {
+        Ok(self.cube.lock(self.rank).post(sel).0)
+    }
+
+    fn test_recv(&self, token: RecvToken) -> Result<Option<Message>> {
+        let taken = {
+            let mut mb = self.cube.lock(self.rank);
+            if !mb.knows(token) {
+                return Err(Error::InvalidRequest(format!("unknown receive {token}")));
+            }
+            mb.take(token)
+        };
+        Ok(taken.map(|t| self.deliver(t.message)))
+    }
+
+    fn wait_recv(&self, token: RecvToken, timeout: Option<Duration>) -> Result<Message> {
+        let m = self.wait_for(timeout, "a message", |mb| {
+            if !mb.knows(token) {
+                return Err(Error::InvalidRequest(format!("unknown receive {token}")));
+            }
+            Ok(mb.take(token).map(|t| t.message))
+        })?;
+        Ok(self.deliver(m))
+    }
+
+    fn cancel_recv(&self, token: RecvToken) -> bool {
+        self.cube.lock(self.rank).cancel(token)
+    }
+
+    fn probe(
+        &self,
+        sel: &Select,
+        block: bool,
+        timeout: Option<Duration>,
+    ) -> Result<Option<Status>> {
+        if !block {
+            return Ok(self.cube.lock(self.rank).probe(sel));
+        }
+        self.wait_for(timeout, "a message to probe", |mb| {
+            Ok(mb.probe(sel).map(Some))
+        })
+    }
+
+    fn claim(&self, status: &Status) -> Result<RecvToken> {
+        self.cube
+            .lock(self.rank)
+            .claim(status.id)
+            .map(|(t, _)| t)
+            .ok_or_else(|| Error::InvalidRequest("the probed message was already taken".into()))
+    }
+
+    fn finalize(&self) -> Result<()> {
+        self.finish();
+        Ok(())
+    }
+}
+
+impl Drop for LocalTransport {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// Marks the cube failed if the node thread unwinds.
+struct PanicGuard<'a> {
+    cube: &'a Cube,
+    rank: NodeId,
+}
+
+impl Drop for PanicGuard<'_> {
+    fn drop(&mut self) {
+        CLOCK.with(|c| c.borrow_mut().take());
+        if std::thread::panicking() {
+            let _ = self.cube.first_failed.compare_exchange(
+                u64::MAX,
+                self.rank as u64,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
+            self.cube.failed.store(true, Ordering::SeqCst);
+            self.cube.wake_all();
+        }
+    }
+}
+
+fn run<T: Send>(dim: u32, model: Option<CostModel>, f: impl Fn(Node) -> T + Sync) -> Vec<(T, f64)> {
+    assert!(
+        dim <= 16,
+        "run_local: dimension {dim} is too large for one process (max 16)"
+    );
+    let p = 1usize << dim;
+    let cube = Arc::new(Cube {
+        dim,
+        slots: (0..p)
+            .map(|_| Slot {
+                mailbox: Mutex::new(Mailbox::default()),
+                cv: Condvar::new(),
+            })
+            .collect(),
+        model,
+        failed: AtomicBool::new(false),
+        first_failed: AtomicU64::new(u64::MAX),
+        live: AtomicUsize::new(p),
+        blocked: AtomicUsize::new(0),
+        progress: AtomicU64::new(0),
+    });
+    let f = &f;
+    let results: Vec<std::thread::Result<(T, f64)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..p as NodeId)
+            .map(|rank| {
+                let cube = cube.clone();
+                std::thread::Builder::new()
+                    .name(format!("hc-local-{rank}"))
+                    .spawn_scoped(s, move || {
+                        let _guard = PanicGuard { cube: &cube, rank };
+                        let clock = Arc::new(Mutex::new(0.0));
+                        if model.is_some() {
+                            CLOCK.with(|c| *c.borrow_mut() = Some(clock.clone()));
+                        }
+                        let t = Arc::new(LocalTransport {
+                            rank,
+                            cube: cube.clone(),
+                            clock: clock.clone(),
+                            finished: AtomicBool::new(false),
+                        });
+                        let out = f(Node::with_transport(t));
+                        let time = *clock.lock().unwrap_or_else(|p| p.into_inner());
+                        (out, time)
+                    })
+                    .expect("spawning a node thread")
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join()).collect()
+    });
+    let first = cube.first_failed.load(Ordering::SeqCst);
+    let mut out = Vec::with_capacity(p);
+    let mut panics = Vec::new();
+    for (rank, r) in results.into_iter().enumerate() {
+        match r {
+            Ok(v) => out.push(v),
+            Err(e) => panics.push((rank as u64, e)),
+        }
+    }
+    if !panics.is_empty() {
+        // Re-raise the panic that started it all, not the follow-up failures.
+        let i = panics.iter().position(|(r, _)| *r == first).unwrap_or(0);
+        std::panic::resume_unwind(panics.swap_remove(i).1);
+    }
+    out
+}
+
+/// Run `f` on `2^dim` threads, one [`Node`] each, over the in-process transport; returns
+/// each node's result in rank order. A panic on any node is re-raised here (the first one),
+/// after every other node has stopped.
+pub fn run_local<T: Send>(dim: u32, f: impl Fn(Node) -> T + Sync) -> Vec<T> {
+    run(dim, None, f).into_iter().map(|(v, _)| v).collect()
+}
+
+/// Like [`run_local`] with a virtual clock per node under `model` (see the module docs);
+/// returns each node's result with its final virtual time.
+pub fn run_local_timed<T: Send>(
+    dim: u32,
+    model: CostModel,
+    f: impl Fn(Node) -> T + Sync,
+) -> Vec<(T, f64)> {
+    run(dim, Some(model), f)
+}
