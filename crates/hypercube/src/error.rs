@@ -112,6 +112,11 @@ pub enum Error {
     #[error("the job is shutting down: {0}")]
     Shutdown(String),
 
+    /// An argument of a collective operation is wrong: a subcube dimension larger than the
+    /// cube, buffers whose lengths differ between nodes, an algorithm that does not apply.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
     /// A request handle was used after it completed or on another node.
     #[error("invalid request: {0}")]
     InvalidRequest(String),
@@ -125,6 +130,153 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+
+    /// A utility was called with an argument it cannot work with (a subcube dimension larger
+    /// than the cube, a message length larger than its buffer, a type outside the range a
+    /// utility maps into its reserved tags, ...). Nothing was sent or received.
+    #[error("{routine}: invalid argument: {detail}")]
+    IpscArgument {
+        /// The seed's routine name (GSENDW, GOP, GCAT, ...).
+        routine: &'static str,
+        /// What is wrong and what to pass instead.
+        detail: String,
+    },
+
+    /// GOP was called by a node outside the subcube of the root (seed §8).
+    #[error(
+        "GOP: CALLED BY NON PARTICIPANT: node {me} is not in the {dim}-subcube of root {root}; \
+         only the members of the root's subcube may call GOP with this root and dimension"
+    )]
+    GopNonParticipant {
+        /// The calling node.
+        me: NodeId,
+        /// The root it passed.
+        root: NodeId,
+        /// The subcube dimension it passed.
+        dim: u32,
+    },
+
+    /// GOP received a contribution longer than this node's vector (seed §8: "received too
+    /// long a message"). The extra elements were not combined; the call otherwise completed.
+    #[error(
+        "GOP: LONG MESSAGE: received too long a message: node {from} contributed {received} \
+         elements but this node's vector has {expected}; the first {expected} were combined \
+         and the operation completed — every participant must pass a vector of the same length"
+    )]
+    GopLongMessage {
+        /// The child whose contribution was too long.
+        from: NodeId,
+        /// This node's vector length.
+        expected: usize,
+        /// The contribution's length in elements.
+        received: usize,
+    },
+
+    /// GOP received a contribution shorter than this node's vector (seed §8: "received too
+    /// short a message"). Only the elements received were combined; the call otherwise
+    /// completed.
+    #[error(
+        "GOP: SHORT MESSAGE: received too short a message: node {from} contributed {received} \
+         elements but this node's vector has {expected}; only those were combined and the \
+         operation completed — every participant must pass a vector of the same length"
+    )]
+    GopShortMessage {
+        /// The child whose contribution was too short.
+        from: NodeId,
+        /// This node's vector length.
+        expected: usize,
+        /// The contribution's length in elements (a partial element counts as none).
+        received: usize,
+    },
+
+    /// GCAT was called by a node outside the subcube of the root (seed §8).
+    #[error(
+        "GCAT: CALLED BY NON PARTICIPANT: node {me} is not in the {dim}-subcube of root {root}; \
+         only the members of the root's subcube may call GCAT with this root and dimension"
+    )]
+    GcatNonParticipant {
+        /// The calling node.
+        me: NodeId,
+        /// The root it passed.
+        root: NodeId,
+        /// The subcube dimension it passed.
+        dim: u32,
+    },
+
+    /// The concatenation collected at this node does not fit the caller's buffer (seed §8).
+    /// Nothing is lost: the whole concatenation is in `data`, and the partial result was
+    /// still passed on, so the other nodes completed normally.
+    #[error(
+        "GCAT: BUFFER LENGTH EXCEEDED: the concatenation at this node is {needed} bytes but the \
+         buffer holds {capacity}; the complete result is returned in this error and the other \
+         nodes were not affected — pass a buffer of at least {needed} bytes, or use gcat, which \
+         allocates"
+    )]
+    GcatBufferExceeded {
+        /// Bytes the concatenation needs.
+        needed: u64,
+        /// Bytes the buffer holds.
+        capacity: u64,
+        /// The complete concatenation (this node's result).
+        data: crate::ipsc::RecoveredData,
+    },
+
+    /// A broadcast message is longer than the receive buffer (seed §8). Nothing is lost: the
+    /// whole message is in `data`, and it was forwarded whole to the rest of the tree.
+    #[error(
+        "GRECVW: MESSAGE TRUNCATED: the broadcast message is {needed} bytes but the buffer holds \
+         {capacity}; the complete message is returned in this error and was forwarded whole — \
+         pass a buffer of at least {needed} bytes, or use grecv, which allocates"
+    )]
+    GrecvwTruncated {
+        /// Bytes of the message.
+        needed: u64,
+        /// Bytes the buffer holds.
+        capacity: u64,
+        /// The complete message.
+        data: crate::ipsc::RecoveredData,
+    },
+
+    /// A long message is longer than the receive buffer (seed §8). Nothing was received:
+    /// the message is still pending, and the next long receive that matches it gets it.
+    #[error(
+        "LRECVW: TRUNCATED MESSAGE: the long message from node {source_node} (type {msg_type}) \
+         is {needed} bytes but the buffer holds {capacity}; nothing was received and the \
+         message is still pending — receive it again with a buffer of at least {needed} bytes, \
+         or with lrecv, which allocates"
+    )]
+    LrecvwTruncated {
+        /// Bytes of the message.
+        needed: u64,
+        /// Bytes the buffer holds.
+        capacity: u64,
+        /// The sending node.
+        source_node: NodeId,
+        /// The message's type.
+        msg_type: u32,
+    },
+
+    /// A sparse-send message is longer than the receive buffer (seed §8). Nothing is lost:
+    /// the whole message is in `data`, and it was forwarded to the remaining targets.
+    #[error(
+        "SPGRCW: TRUNCATED MESSAGE: the message is {needed} bytes but the buffer holds \
+         {capacity}; the complete message is returned in this error and was forwarded to the \
+         remaining targets — pass a buffer of at least {needed} bytes, or use spgrecv, which \
+         allocates"
+    )]
+    SpgrcwTruncated {
+        /// Bytes of the message.
+        needed: u64,
+        /// Bytes the buffer holds.
+        capacity: u64,
+        /// The complete message.
+        data: crate::ipsc::RecoveredData,
+    },
+
+    /// A topology computation failed; for a mesh that does not fit the cube the text starts
+    /// with the seed's `MESH: TOO LARGE` (§8). The inner error says what to change.
+    #[error("{0}")]
+    Topology(#[from] hypercube_topology::TopologyError),
 }
 
 impl Error {

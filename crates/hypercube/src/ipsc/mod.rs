@@ -1,1 +1,152 @@
-//! The Moler–Scott iPSC communication utilities (work in progress).
+//! The Moler–Scott communication utilities for the iPSC (Intel iPSC Technical Report No. 2,
+//! 1986; "the seed"), as methods on [`Node`]. Section numbers (§) refer to the seed.
+//!
+//! | seed routine | section | Rust | file |
+//! |---|---|---|---|
+//! | GSENDW / GRECVW | §2 | [`Node::gsend`], [`Node::grecv`], [`Node::grecv_into`] | `broadcast.rs` |
+//! | GOP | §3 | [`Node::gop`], [`Node::gop_with`] | `gop.rs` |
+//! | GCAT | §4 | [`Node::gcat`], [`Node::gcat_into`] | `gcat.rs` |
+//! | MESH | §5 | [`Node::mesh`], [`mesh_position`] | `mesh.rs` |
+//! | LSENDW / LRECVW | §6 | [`Node::lsend`], [`Node::lrecv`], [`Node::lrecv_into`] | `long.rs` |
+//! | SPGSNW / SPGRCW | §7 | [`Node::spgsend`], [`Node::spgrecv`], [`Node::spgrecv_into`] | `sparse.rs` |
+//! | error messages | §8 | the `Error` variants named after the seed's messages | `crate::Error` |
+//! | GRAY, GINV, BETWEEN, SPLIT, XOR | §9 | [`crate::topology`] | — |
+//! | everything, with the seed's names and argument order | §2–§9 | [`compat`] | `compat.rs` |
+//!
+//! The host process (the seed's root `-32768`, LSENDMSG) is not implemented: every root is
+//! a node number.
+//!
+//! ## Subcubes and participation
+//!
+//! The utilities that take a dimension `dim` act on the subcube of dimension `dim` that
+//! contains the caller: the `2^dim` nodes that agree with it above bit `dim` (§1). Every
+//! member of that subcube must make the call; nodes outside it must not.
+//!
+//! ## No interference (message types)
+//!
+//! The seed asks for a message type per call and forbids any other message of that type
+//! "in the system". Here the collective utilities (broadcast, GOP, GCAT) need no type at
+//! all: each call takes a fresh tag from the reserved type space, numbered by a per-node,
+//! per-subcube-dimension call counter. Every member of a subcube makes the same sequence
+//! of calls on it, so the counters agree, and messages of two calls (or of a call and a
+//! user's `send`) can never match each other, whichever arrives first. The condition is
+//! the seed's own: the members of a subcube call the utilities on it in the same order.
+//!
+//! The point-to-point utilities whose receivers do not take part in every call (long
+//! messages, the sparse send) are keyed by the caller's type instead, mapped into their own
+//! reserved tag range, so they never consume user messages either; types for them must be
+//! below [`MAX_RESERVED_USER_TYPE`] + 1.
+//!
+//! ## Errors
+//!
+//! Each of the seed's §8 conditions is an [`Error`] variant whose text starts with the
+//! seed's message (`GCAT: BUFFER LENGTH EXCEEDED`, ...). Unlike the seed, no data is lost:
+//! a receive that does not fit either leaves the message queued ([`Node::lrecv_into`]) or
+//! hands the whole message back inside the error ([`RecoveredData`]), after forwarding it
+//! to the rest of the tree so that the other nodes finish normally.
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::{Node, NodeId};
+
+mod broadcast;
+pub mod compat;
+mod gcat;
+mod gop;
+mod long;
+mod mesh;
+mod sparse;
+
+pub use gop::{Element, Op};
+pub use long::SEED_CHUNK_BYTES;
+pub use mesh::mesh_position;
+
+/// The largest message type that [`Node::lsend`] and [`Node::spgsend`] accept (2^26 − 1):
+/// they map the type into a reserved tag range of 26 bits.
+pub const MAX_RESERVED_USER_TYPE: u32 = (1 << 26) - 1;
+
+/// Reserved tag slots (bits 26..31 of a reserved tag). `Node::collective_tag` uses the slot
+/// equal to the subcube dimension, at most 16 (the launcher's largest cube), so slots 29..=31
+/// are free for the type-keyed utilities.
+const SLOT_SPARSE: u32 = 29;
+const SLOT_LONG_DATA: u32 = 30;
+const SLOT_LONG_HEADER: u32 = 31;
+
+/// The reserved tag of a type-keyed utility message.
+fn keyed_tag(routine: &'static str, slot: u32, ty: u32) -> Result<u32> {
+    if ty > MAX_RESERVED_USER_TYPE {
+        return Err(Error::IpscArgument {
+            routine,
+            detail: format!(
+                "message type {ty} is too large; this utility maps its type into a reserved \
+                 range and accepts types 0..={MAX_RESERVED_USER_TYPE}"
+            ),
+        });
+    }
+    Ok((1 << 31) | (slot << 26) | ty)
+}
+
+/// A whole message handed back inside an error, so that nothing is lost when it did not fit
+/// the caller's buffer (GRECVW, GCAT, SPGRCW). Its `Debug` shows only the length.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RecoveredData(pub(crate) Bytes);
+
+impl RecoveredData {
+    /// The complete message.
+    pub fn bytes(&self) -> &Bytes {
+        &self.0
+    }
+    /// Take the complete message.
+    pub fn into_bytes(self) -> Bytes {
+        self.0
+    }
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// True for an empty message.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for RecoveredData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RecoveredData(<{} bytes>)", self.0.len())
+    }
+}
+
+/// Check `dim` against the cube: the subcube of dimension `dim` must exist.
+fn check_dim(node: &Node, routine: &'static str, dim: u32) -> Result<()> {
+    if dim > node.cubedim() {
+        return Err(Error::IpscArgument {
+            routine,
+            detail: format!(
+                "subcube dimension {dim} exceeds the cube dimension {}; pass a dimension in \
+                 0..={}",
+                node.cubedim(),
+                node.cubedim()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Check that `node` is a node of the cube.
+fn check_node(node: &Node, what: &str, n: NodeId) -> Result<()> {
+    if n >= node.numnodes() {
+        return Err(Error::InvalidNode {
+            node: i64::from(n),
+            what: format!("{what} (cube of dimension {})", node.cubedim()),
+            first: 0,
+            last: node.numnodes() - 1,
+        });
+    }
+    Ok(())
+}
+
+/// The highest set bit of a non-zero `x` (as a one-bit mask).
+fn high_bit(x: u32) -> u32 {
+    1 << (31 - x.leading_zeros())
+}

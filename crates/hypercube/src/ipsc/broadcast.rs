@@ -1,0 +1,113 @@
+//! Global broadcast, GSENDW at the root and GRECVW everywhere else (seed §2 and the
+//! GSENDW/GRECVW listings).
+//!
+//! The spanning tree is built by induction on the cube dimension: the root sends to its
+//! neighbors across links 0, 1, ..., dim−1 in that order; a node that receives the message
+//! across link `k` sends it on across links `k+1, ..., dim−1`. So a receiver does not need
+//! to know the root, any node of the subcube may be the root, and every node receives the
+//! message exactly once, after `hamming(root, node)` hops. Each call takes its own reserved
+//! tag (see the module docs of [`crate::ipsc`]), so back-to-back broadcasts and user
+//! messages never interfere.
+
+use bytes::Bytes;
+
+use super::{check_dim, RecoveredData};
+use crate::error::{Error, Result};
+use crate::node::{IntoPayload, SendRequest};
+use crate::Node;
+
+impl Node {
+    /// Broadcast `data` from this node (the root) to every other node of its subcube of
+    /// dimension `dim` (seed §2, GSENDW). The others call [`Node::grecv`] (or
+    /// [`Node::grecv_into`]) with the same `dim`. `dim = 0` sends nothing.
+    ///
+    /// ```no_run
+    /// # fn main() -> hypercube::Result<()> {
+    /// let node = hypercube::init()?;
+    /// let d = node.cubedim();
+    /// if node.mynode() == 3 {
+    ///     node.gsend(&b"hello"[..], d)?;
+    /// } else {
+    ///     assert_eq!(&node.grecv(d)?[..], b"hello");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    #[doc(alias = "GSENDW")]
+    pub fn gsend(&self, data: impl IntoPayload, dim: u32) -> Result<()> {
+        check_dim(self, "GSENDW", dim)?;
+        let tag = self.collective_tag(dim);
+        self.forward_broadcast(tag, data.into_payload(), 1, dim)
+    }
+
+    /// Receive a broadcast started by [`Node::gsend`] on this node's subcube of dimension
+    /// `dim`, and pass it on to this node's subtree (seed §2, GRECVW). The root need not be
+    /// known. Returns the message.
+    ///
+    /// # Errors
+    /// [`Error::IpscArgument`] for `dim = 0` (a subcube of one node has nobody to send to
+    /// this node) or `dim` larger than the cube. Only members of the root's subcube may
+    /// call it: like the seed's, a call on any other node never returns.
+    #[doc(alias = "GRECVW")]
+    pub fn grecv(&self, dim: u32) -> Result<Bytes> {
+        check_dim(self, "GRECVW", dim)?;
+        if dim == 0 {
+            return Err(Error::IpscArgument {
+                routine: "GRECVW",
+                detail: "subcube dimension 0 holds only this node, so no root can send to it; \
+                         call GSENDW on a node of dimension-0 subcubes instead, or pass a \
+                         larger dimension"
+                    .into(),
+            });
+        }
+        let tag = self.collective_tag(dim);
+        let m = self.recv_internal(None, tag)?;
+        let link = self.mynode() ^ m.source();
+        if !link.is_power_of_two() || link >= 1 << dim {
+            return Err(Error::Protocol {
+                peer: m.source(),
+                detail: format!(
+                    "a GRECVW message came from node {}, which is not a neighbor in the \
+                     {dim}-subcube of node {}",
+                    m.source(),
+                    self.mynode()
+                ),
+            });
+        }
+        let data = m.into_data();
+        self.forward_broadcast(tag, data.clone(), link << 1, dim)?;
+        Ok(data)
+    }
+
+    /// [`Node::grecv`] into a caller's buffer; returns the message length (the seed's CNT).
+    ///
+    /// # Errors
+    /// [`Error::GrecvwTruncated`] (`GRECVW: MESSAGE TRUNCATED`) when the message is longer
+    /// than `buf`: the whole message was still forwarded to this node's subtree and is
+    /// returned inside the error; `buf` is left unchanged.
+    #[doc(alias = "GRECVW")]
+    pub fn grecv_into(&self, buf: &mut [u8], dim: u32) -> Result<usize> {
+        let data = self.grecv(dim)?;
+        if data.len() > buf.len() {
+            return Err(Error::GrecvwTruncated {
+                needed: data.len() as u64,
+                capacity: buf.len() as u64,
+                data: RecoveredData(data),
+            });
+        }
+        buf[..data.len()].copy_from_slice(&data);
+        Ok(data.len())
+    }
+
+    /// Send `data` across links `first_link`, `2·first_link`, ... below `2^dim` (one-bit
+    /// masks), all started before any is waited for.
+    fn forward_broadcast(&self, tag: u32, data: Bytes, first_link: u32, dim: u32) -> Result<()> {
+        let me = self.mynode();
+        let mut pending: Vec<SendRequest> = Vec::new();
+        let mut link = u64::from(first_link);
+        while link < 1u64 << dim {
+            pending.push(self.isend_internal(me ^ link as u32, tag, data.clone())?);
+            link <<= 1;
+        }
+        pending.into_iter().try_for_each(SendRequest::wait)
+    }
+}

@@ -1,0 +1,1 @@
+//! The seed names (work in progress).

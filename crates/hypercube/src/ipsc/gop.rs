@@ -1,0 +1,244 @@
+//! Global commutative operations, GOP (seed §3 and the GOP listing).
+//!
+//! Every member of the root's subcube calls GOP with a vector of the same length; the
+//! vectors are combined element-wise up the spanning tree of the broadcast (§2) run
+//! backwards: with `diff = me XOR root`, a node's parent is `me XOR highbit(diff)` and its
+//! children are `me XOR b` for every link `b` above `highbit(diff)` (all links at the root).
+//! A node combines its children's contributions in descending link order — the listing's
+//! order, fixed so that floating-point results are reproducible — and sends the result to
+//! its parent.
+//!
+//! On return the root's vector holds the result over the whole subcube; every other node's
+//! vector holds the partial result over its own subtree (the seed's output semantics).
+
+use super::{check_dim, check_node, high_bit};
+use crate::error::{Error, Result};
+use crate::node::RecvRequest;
+use crate::{Node, NodeId};
+
+/// An element type GOP can combine: a fixed-size value with a little-endian byte encoding
+/// and the four operations of the seed. Implemented for every primitive integer and float
+/// type; integer sums and products wrap on overflow (no panic), floats follow IEEE 754.
+pub trait Element: Copy + Send + Sync + 'static {
+    /// Encoded size in bytes.
+    const BYTES: usize;
+    /// Append the little-endian encoding of `self` to `out`.
+    fn put(self, out: &mut Vec<u8>);
+    /// Decode from exactly [`Element::BYTES`] bytes.
+    fn get(bytes: &[u8]) -> Self;
+    /// `a + b` (wrapping for integers).
+    fn sum(a: Self, b: Self) -> Self;
+    /// `a * b` (wrapping for integers).
+    fn product(a: Self, b: Self) -> Self;
+    /// The larger of `a` and `b` (for floats, `f64::max` semantics: a NaN loses).
+    fn maximum(a: Self, b: Self) -> Self;
+    /// The smaller of `a` and `b` (for floats, `f64::min` semantics: a NaN loses).
+    fn minimum(a: Self, b: Self) -> Self;
+}
+
+macro_rules! int_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const BYTES: usize = std::mem::size_of::<$t>();
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn get(bytes: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(&bytes[..Self::BYTES]);
+                <$t>::from_le_bytes(a)
+            }
+            fn sum(a: Self, b: Self) -> Self {
+                a.wrapping_add(b)
+            }
+            fn product(a: Self, b: Self) -> Self {
+                a.wrapping_mul(b)
+            }
+            fn maximum(a: Self, b: Self) -> Self {
+                Ord::max(a, b)
+            }
+            fn minimum(a: Self, b: Self) -> Self {
+                Ord::min(a, b)
+            }
+        }
+    )*};
+}
+
+macro_rules! float_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const BYTES: usize = std::mem::size_of::<$t>();
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn get(bytes: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(&bytes[..Self::BYTES]);
+                <$t>::from_le_bytes(a)
+            }
+            fn sum(a: Self, b: Self) -> Self {
+                a + b
+            }
+            fn product(a: Self, b: Self) -> Self {
+                a * b
+            }
+            fn maximum(a: Self, b: Self) -> Self {
+                a.max(b)
+            }
+            fn minimum(a: Self, b: Self) -> Self {
+                a.min(b)
+            }
+        }
+    )*};
+}
+
+int_element!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+float_element!(f32, f64);
+
+/// The seed's four GOP operations (§3). For any other associative and commutative
+/// operation use [`Node::gop_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `'+'`: the sum.
+    Sum,
+    /// `'*'`: the product.
+    Product,
+    /// `'M'`: the maximum.
+    Max,
+    /// `'m'`: the minimum.
+    Min,
+}
+
+impl Op {
+    /// The seed's operation character: `'+'`, `'*'`, `'M'` or `'m'`.
+    pub fn from_seed_char(c: char) -> Option<Op> {
+        match c {
+            '+' => Some(Op::Sum),
+            '*' => Some(Op::Product),
+            'M' => Some(Op::Max),
+            'm' => Some(Op::Min),
+            _ => None,
+        }
+    }
+
+    /// Combine two elements.
+    pub fn apply<T: Element>(self, a: T, b: T) -> T {
+        match self {
+            Op::Sum => T::sum(a, b),
+            Op::Product => T::product(a, b),
+            Op::Max => T::maximum(a, b),
+            Op::Min => T::minimum(a, b),
+        }
+    }
+}
+
+fn encode<T: Element>(x: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(x.len() * T::BYTES);
+    for &v in x {
+        v.put(&mut out);
+    }
+    out
+}
+
+impl Node {
+    /// Combine `x` element-wise with the vectors of every other node of the root's subcube
+    /// of dimension `dim` (seed §3, GOP with `OP` = `'+'`, `'*'`, `'M'` or `'m'`).
+    ///
+    /// On return, at `root` `x` holds the result; at every other node it holds the partial
+    /// result over its subtree of the spanning tree. Every member of the subcube must call
+    /// `gop` with the same `root`, `dim` and vector length.
+    ///
+    /// ```no_run
+    /// use hypercube::ipsc::Op;
+    /// # fn main() -> hypercube::Result<()> {
+    /// let node = hypercube::init()?;
+    /// let mut x = [node.mynode() as f64, 1.0];
+    /// node.gop(&mut x, Op::Sum, 0, node.cubedim())?;
+    /// if node.mynode() == 0 {
+    ///     let p = node.numnodes() as f64;
+    ///     assert_eq!(x, [p * (p - 1.0) / 2.0, p]);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// - [`Error::GopNonParticipant`] (`GOP: CALLED BY NON PARTICIPANT`) when this node is
+    ///   not in the `dim`-subcube of `root`; nothing was sent.
+    /// - [`Error::GopLongMessage`] / [`Error::GopShortMessage`] (`GOP: LONG MESSAGE`,
+    ///   `GOP: SHORT MESSAGE`) when a child's vector had another length; the call still
+    ///   completed (combining the overlapping elements) so that no other node hangs.
+    /// - [`Error::IpscArgument`] / [`Error::InvalidNode`] for a `dim` or `root` outside
+    ///   the cube.
+    #[doc(alias = "GOP")]
+    pub fn gop<T: Element>(&self, x: &mut [T], op: Op, root: NodeId, dim: u32) -> Result<()> {
+        self.gop_with(x, |a, b| op.apply(a, b), root, dim)
+    }
+
+    /// [`Node::gop`] with a caller's operation `f(mine, theirs)`, which must be associative
+    /// and commutative (the tree decides the grouping). Seed §3: "it is easy to modify the
+    /// source code to include other operations".
+    ///
+    /// ```no_run
+    /// # fn main() -> hypercube::Result<()> {
+    /// let node = hypercube::init()?;
+    /// let mut bits = [1u64 << node.mynode()];
+    /// node.gop_with(&mut bits, |a, b| a | b, 0, node.cubedim())?; // bitwise OR
+    /// # Ok(()) }
+    /// ```
+    #[doc(alias = "GOP")]
+    pub fn gop_with<T, F>(&self, x: &mut [T], f: F, root: NodeId, dim: u32) -> Result<()>
+    where
+        T: Element,
+        F: Fn(T, T) -> T,
+    {
+        check_dim(self, "GOP", dim)?;
+        check_node(self, "GOP root", root)?;
+        let me = self.mynode();
+        let diff = me ^ root;
+        if u64::from(diff) >> dim != 0 {
+            return Err(Error::GopNonParticipant { me, root, dim });
+        }
+        let tag = self.collective_tag(dim);
+        // Children: links above highbit(diff), largest first (the listing's order).
+        let lowest_child_link = if diff == 0 { 1 } else { high_bit(diff) << 1 };
+        let mut children: Vec<(NodeId, RecvRequest)> = Vec::new();
+        let mut link = if dim == 0 { 0u64 } else { 1u64 << (dim - 1) };
+        while link >= u64::from(lowest_child_link) {
+            let child = me ^ link as u32;
+            children.push((child, self.irecv_internal(Some(child), tag)?));
+            link >>= 1;
+        }
+        let mut mismatch: Option<Error> = None;
+        for (child, req) in children {
+            let m = req.wait()?;
+            let data = m.data();
+            let received = data.len() / T::BYTES.max(1);
+            if data.len() != x.len() * T::BYTES && mismatch.is_none() {
+                mismatch = Some(if data.len() > x.len() * T::BYTES {
+                    Error::GopLongMessage {
+                        from: child,
+                        expected: x.len(),
+                        received,
+                    }
+                } else {
+                    Error::GopShortMessage {
+                        from: child,
+                        expected: x.len(),
+                        received,
+                    }
+                });
+            }
+            for (xi, chunk) in x.iter_mut().zip(data.chunks_exact(T::BYTES.max(1))) {
+                *xi = f(*xi, T::get(chunk));
+            }
+        }
+        if diff != 0 {
+            let parent = me ^ high_bit(diff);
+            self.send_internal(parent, tag, encode(x).into())?;
+        }
+        match mismatch {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
