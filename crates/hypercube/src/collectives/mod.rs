@@ -1,1 +1,102 @@
-//! The basic communication operations of Grama et al., chapter 4 (work in progress).
+//! The basic communication operations of Grama et al., *Introduction to Parallel
+//! Computing*, chapter 4, on the whole cube or on any subcube.
+//!
+//! Every operation is a method of [`Subcube`], a handle that names the subcube of
+//! dimension `dim` containing the calling node (the nodes that differ from it only in the
+//! low `dim` bits). [`Node::cube`] names the whole cube:
+//!
+//! ```no_run
+//! use hypercube::collectives::{Algorithm, Op};
+//! # fn f(node: &hypercube::Node) -> hypercube::Result<()> {
+//! let sum = node.cube().allreduce(&[1.0f64, 2.0], Op::Sum)?;           // whole cube
+//! let pair = node.subcube(1).allgather(bytes::Bytes::from_static(b"x"))?; // pairs
+//! let ring = node.cube().with(Algorithm::Ring).allgather(bytes::Bytes::from_static(b"y"))?;
+//! # Ok(()) }
+//! ```
+//!
+//! Every member of the subcube must make the same collective calls in the same order with
+//! matching arguments (the same root, the same lengths where the operation says so). Ranks
+//! inside results and block lists are **relative** ranks `0 .. 2^dim` (physical node =
+//! subcube base + relative rank); roots are physical node numbers and must lie in the
+//! subcube ([`crate::Error::InvalidNode`] otherwise).
+//!
+//! Each operation lives in its own folder, each algorithm in its own file citing the
+//! book's algorithm and equation; [`select`] chooses among them (see `docs/collectives.md`).
+
+mod ctx;
+mod element;
+pub mod select;
+
+mod allgather;
+mod allreduce;
+mod alltoall;
+mod barrier;
+mod broadcast;
+mod gather;
+mod reduce;
+mod reduce_scatter;
+mod scan;
+mod scatter;
+mod shift;
+
+pub use element::{Element, Op};
+pub use select::{Algorithm, Operation};
+pub use shift::ShiftOrder;
+
+use crate::node::Node;
+use crate::NodeId;
+
+/// The subcube of dimension `dim` that contains a node: the group a collective runs on,
+/// with an optional per-call choice of algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct Subcube<'a> {
+    node: &'a Node,
+    dim: u32,
+    alg: Algorithm,
+}
+
+impl Node {
+    /// The subcube of dimension `dim` containing this node (`dim` ≤ [`Node::cubedim`];
+    /// checked when an operation is called).
+    pub fn subcube(&self, dim: u32) -> Subcube<'_> {
+        Subcube {
+            node: self,
+            dim,
+            alg: Algorithm::Auto,
+        }
+    }
+
+    /// The whole cube as a [`Subcube`].
+    pub fn cube(&self) -> Subcube<'_> {
+        self.subcube(self.cubedim())
+    }
+}
+
+impl<'a> Subcube<'a> {
+    /// Use `alg` for the next calls made through this handle instead of the automatic
+    /// choice (and instead of a `HYPERCUBE_ALG_<OP>` job setting). An algorithm that does
+    /// not implement the operation is an [`crate::Error::InvalidArgument`].
+    pub fn with(self, alg: Algorithm) -> Subcube<'a> {
+        Subcube { alg, ..self }
+    }
+
+    /// The subcube's dimension.
+    pub fn dim(&self) -> u32 {
+        self.dim
+    }
+
+    /// The number of nodes, 2^dim.
+    pub fn size(&self) -> u32 {
+        1u32.checked_shl(self.dim).unwrap_or(0)
+    }
+
+    /// This node's relative rank in the subcube.
+    pub fn rank(&self) -> u32 {
+        self.node.mynode() & (self.size().wrapping_sub(1))
+    }
+
+    /// The lowest physical node of the subcube.
+    pub fn base(&self) -> NodeId {
+        self.node.mynode() & !(self.size().wrapping_sub(1))
+    }
+}

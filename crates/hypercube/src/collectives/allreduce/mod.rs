@@ -1,0 +1,36 @@
+//! All-reduce (`MPI_Allreduce`, Grama §4.3 and §4.7.3).
+
+mod hypercube;
+mod reduce_scatter_allgather;
+mod ring;
+
+use super::ctx::Ctx;
+use super::element::{Element, Op};
+use super::select::{choose, Algorithm, Operation};
+use super::Subcube;
+use crate::error::Result;
+
+impl Subcube<'_> {
+    /// All-reduce: every member passes a vector of the same length and returns the
+    /// element-wise reduction `x_0 ⊕ x_1 ⊕ … ⊕ x_{p-1}` (relative rank order). §4.3
+    /// (eq. 4.5), reduce-scatter + allgather (eq. 4.14) or, for a commutative ⊕, the ring.
+    #[doc(alias = "MPI_Allreduce")]
+    pub fn allreduce<T: Element>(&self, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
+        let m = std::mem::size_of_val(data);
+        let alg = choose(
+            Operation::Allreduce,
+            self.alg,
+            self.dim,
+            m,
+            op.is_commutative(),
+        )?;
+        let c = Ctx::new(self.node, self.dim)?;
+        match alg {
+            Algorithm::ReduceScatterAllgather => {
+                reduce_scatter_allgather::allreduce(&c, data.to_vec(), op)
+            }
+            Algorithm::Ring => ring::allreduce(&c, data.to_vec(), op),
+            _ => hypercube::allreduce(&c, data.to_vec(), op),
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! Long-message all-reduce — Grama §4.7.3, eq. 4.14: all-to-all reduction of p blocks
+//! (Alg. 4.8) then all-to-all broadcast of the reduced blocks (Alg. 4.7):
+//! `T = 2 (t_s log p + t_w (p-1) m/p) ≈ 2 (t_s log p + t_w m)`.
+
+use crate::collectives::allgather::hypercube::allgather;
+use crate::collectives::ctx::{bounds, concat, Ctx, Layout};
+use crate::collectives::element::{decode, encode, Element, Op};
+use crate::collectives::reduce_scatter::hypercube::reduce_scatter;
+use crate::error::Result;
+
+/// Element-wise reduction of every node's `data`, on every node.
+pub(crate) fn allreduce<T: Element>(c: &Ctx<'_>, data: Vec<T>, op: Op<'_, T>) -> Result<Vec<T>> {
+    let n = data.len();
+    let p = c.p();
+    let block = reduce_scatter(c, data, op)?;
+    let sizes: Vec<usize> = (0..p).map(|j| bounds(n, p, j).len() * T::SIZE).collect();
+    let all = allgather(c, encode(&block), Layout::Given(&sizes))?;
+    decode(&concat(&all), Some(n), "allreduce")
+}

@@ -1,0 +1,51 @@
+//! All-to-all personalized communication in log p store-and-forward exchanges — Grama
+//! §4.5.3 (Figure 4.20): at step i every node sends, as one message, the p/2 packets it
+//! holds whose destination differs from it in bit i. Model time eq. 4.9:
+//! `T = (t_s + t_w m p/2) log p`.
+
+use bytes::Bytes;
+
+use crate::collectives::ctx::{pack, unpack, Ctx, Layout};
+use crate::error::Result;
+
+/// `blocks[t]` goes to relative rank t; returns the block from each relative rank.
+pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
+    let p = c.p();
+    // Packets (source, destination, data), kept sorted by (source, destination). Before
+    // step i a node L holds the packets whose destination agrees with L below bit i and
+    // whose source agrees with L from bit i up.
+    let mut held: Vec<(u32, u32, Bytes)> = (0..p)
+        .map(|t| (c.me, t, blocks[t as usize].clone()))
+        .collect();
+    for i in 0..c.k {
+        let bit = 1u32 << i;
+        let low = bit - 1;
+        let partner = c.me ^ bit;
+        let (send, keep): (Vec<_>, Vec<_>) = held
+            .into_iter()
+            .partition(|(_, t, _)| t & bit != c.me & bit);
+        let out: Vec<Bytes> = send.into_iter().map(|(_, _, b)| b).collect();
+        let mut keys: Vec<(u32, u32)> = Vec::with_capacity(p as usize / 2);
+        for lo in 0..bit {
+            let s = (partner & !low) | lo;
+            for hi in 0..(p >> i) {
+                let t = (c.me & low) | (hi << i);
+                if t & bit == c.me & bit {
+                    keys.push((s, t));
+                }
+            }
+        }
+        keys.sort_unstable();
+        let got = c.sendrecv(partner, pack(&out, Layout::Equal), partner)?;
+        let ids = vec![0u32; keys.len()];
+        let got = unpack(got, &ids, Layout::Equal, "alltoall")?;
+        held = keep;
+        held.extend(keys.into_iter().zip(got).map(|((s, t), b)| (s, t, b)));
+        held.sort_unstable_by_key(|(s, t, _)| (*s, *t));
+    }
+    let mut out = vec![Bytes::new(); p as usize];
+    for (s, _, b) in held {
+        out[s as usize] = b;
+    }
+    Ok(out)
+}

@@ -1,0 +1,206 @@
+//! The context of one collective call: the subcube in relative ranks, the call's reserved
+//! tag, point-to-point helpers, and the packing of several blocks into one message.
+
+use bytes::{Bytes, BytesMut};
+
+use crate::error::{Error, Result};
+use crate::node::Node;
+use crate::NodeId;
+
+/// One call of a collective on the subcube of dimension `k` that contains this node.
+/// Ranks are relative: `0 .. 2^k`, physical node = `base | rel`.
+pub(crate) struct Ctx<'a> {
+    node: &'a Node,
+    /// Subcube dimension.
+    pub k: u32,
+    /// Lowest physical node of the subcube.
+    pub base: NodeId,
+    /// This node's relative rank.
+    pub me: u32,
+    tag: u32,
+}
+
+impl<'a> Ctx<'a> {
+    /// Validate the dimension (every participant must call this once per call, after any
+    /// other argument check that every participant makes identically).
+    pub fn new(node: &'a Node, k: u32) -> Result<Ctx<'a>> {
+        check_dim(node, k)?;
+        let mask = (1u32 << k) - 1;
+        Ok(Ctx {
+            node,
+            k,
+            base: node.mynode() & !mask,
+            me: node.mynode() & mask,
+            tag: node.collective_tag(k),
+        })
+    }
+
+    /// Number of nodes in the subcube.
+    pub fn p(&self) -> u32 {
+        1 << self.k
+    }
+
+    fn phys(&self, rel: u32) -> NodeId {
+        self.base | rel
+    }
+
+    /// Send and wait until handed over.
+    pub fn send(&self, rel: u32, data: Bytes) -> Result<()> {
+        self.node.send_internal(self.phys(rel), self.tag, data)
+    }
+
+    /// Receive the next message of this call from `rel`.
+    pub fn recv(&self, rel: u32) -> Result<Bytes> {
+        Ok(self
+            .node
+            .recv_internal(Some(self.phys(rel)), self.tag)?
+            .into_data())
+    }
+
+    /// Start a send.
+    pub fn isend(&self, rel: u32, data: Bytes) -> Result<crate::node::SendRequest> {
+        self.node.isend_internal(self.phys(rel), self.tag, data)
+    }
+
+    /// Post a receive for the next message of this call from `rel`.
+    pub fn irecv(&self, rel: u32) -> Result<crate::node::RecvRequest> {
+        self.node.irecv_internal(Some(self.phys(rel)), self.tag)
+    }
+
+    /// Send to `to` and receive from `from` at the same time (both directions of a link
+    /// are used at once, as in the book's exchange steps).
+    pub fn sendrecv(&self, to: u32, data: Bytes, from: u32) -> Result<Bytes> {
+        let r = self.node.irecv_internal(Some(self.phys(from)), self.tag)?;
+        let s = self.node.isend_internal(self.phys(to), self.tag, data)?;
+        let m = r.wait()?;
+        s.wait()?;
+        Ok(m.into_data())
+    }
+}
+
+/// `dim` must not exceed the cube's dimension.
+pub(crate) fn check_dim(node: &Node, k: u32) -> Result<()> {
+    if k > node.cubedim() {
+        return Err(Error::InvalidArgument(format!(
+            "subcube dimension {k} is larger than the cube's dimension {}",
+            node.cubedim()
+        )));
+    }
+    Ok(())
+}
+
+/// The relative rank of a physical `root`, which must lie in the subcube of dimension `k`
+/// that contains `node`.
+pub(crate) fn rel_root(node: &Node, k: u32, root: NodeId) -> Result<u32> {
+    check_dim(node, k)?;
+    let mask = (1u32 << k) - 1;
+    let base = node.mynode() & !mask;
+    if root & !mask != base {
+        return Err(Error::InvalidNode {
+            node: root as i64,
+            what: format!("subcube of dimension {k} containing node {}", node.mynode()),
+            first: base,
+            last: base | mask,
+        });
+    }
+    Ok(root & mask)
+}
+
+/// The near-equal split of `len` items into `p` parts: part `j` is `bounds(len, p, j)`.
+pub(crate) fn bounds(len: usize, p: u32, j: u32) -> std::ops::Range<usize> {
+    let p = p as usize;
+    let j = j as usize;
+    (j * len / p)..((j + 1) * len / p)
+}
+
+/// How the blocks of one message are delimited.
+#[derive(Clone, Copy)]
+pub(crate) enum Layout<'a> {
+    /// All blocks have the same length: the message length divided by their count.
+    Equal,
+    /// Block of relative rank `j` has `sizes[j]` bytes, known to everyone.
+    Given(&'a [usize]),
+    /// Lengths travel in the message: a little-endian u64 per block, then the data.
+    Framed,
+}
+
+/// Concatenate blocks into one message (a single block travels without a copy).
+pub(crate) fn pack(blocks: &[Bytes], layout: Layout<'_>) -> Bytes {
+    if blocks.len() == 1 && !matches!(layout, Layout::Framed) {
+        return blocks[0].clone();
+    }
+    let total: usize = blocks.iter().map(Bytes::len).sum();
+    let mut b = BytesMut::with_capacity(total + 8 * blocks.len());
+    if let Layout::Framed = layout {
+        for x in blocks {
+            b.extend_from_slice(&(x.len() as u64).to_le_bytes());
+        }
+    }
+    for x in blocks {
+        b.extend_from_slice(x);
+    }
+    b.freeze()
+}
+
+/// Split a message into the blocks of relative ranks `ids` (without copying).
+pub(crate) fn unpack(
+    msg: Bytes,
+    ids: &[u32],
+    layout: Layout<'_>,
+    what: &str,
+) -> Result<Vec<Bytes>> {
+    let n = ids.len();
+    let bad = |why: String| Error::InvalidArgument(format!("{what}: {why}"));
+    let sizes: Vec<usize> = match layout {
+        Layout::Equal => {
+            if n == 0 || msg.len() % n != 0 {
+                return Err(bad(format!(
+                    "a message of {} bytes does not split into {n} equal blocks; every \
+                     participant must pass blocks of the same length (or use the v-variant)",
+                    msg.len()
+                )));
+            }
+            vec![msg.len() / n; n]
+        }
+        Layout::Given(s) => ids.iter().map(|&j| s[j as usize]).collect(),
+        Layout::Framed => {
+            if msg.len() < 8 * n {
+                return Err(bad(format!(
+                    "a framed message of {} bytes is too short",
+                    msg.len()
+                )));
+            }
+            (0..n)
+                .map(|i| {
+                    let mut w = [0u8; 8];
+                    w.copy_from_slice(&msg[8 * i..8 * i + 8]);
+                    u64::from_le_bytes(w) as usize
+                })
+                .collect()
+        }
+    };
+    let mut off = if let Layout::Framed = layout {
+        8 * n
+    } else {
+        0
+    };
+    if off.checked_add(sizes.iter().sum::<usize>()) != Some(msg.len()) {
+        return Err(bad(format!(
+            "received {} bytes but the blocks add up to {}; every participant must pass the \
+             same lengths",
+            msg.len(),
+            off + sizes.iter().sum::<usize>()
+        )));
+    }
+    let mut out = Vec::with_capacity(n);
+    for s in sizes {
+        out.push(msg.slice(off..off + s));
+        off += s;
+    }
+    Ok(out)
+}
+
+/// Join blocks into one buffer.
+pub(crate) fn concat(blocks: &[Bytes]) -> Bytes {
+    pack(blocks, Layout::Equal)
+}

@@ -1,0 +1,164 @@
+//! Element types and reduction operators for the reducing collectives.
+
+use bytes::{Bytes, BytesMut};
+
+use crate::error::{Error, Result};
+
+/// A primitive numeric type that travels as little-endian bytes: `f64 f32 i8..i64 u8..u64`.
+/// Integer `Sum` and `Prod` wrap on overflow (they never panic).
+pub trait Element: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
+    /// Bytes per element on the wire.
+    const SIZE: usize;
+    /// Append the little-endian bytes of `self`.
+    fn put_le(self, out: &mut BytesMut);
+    /// Read one element from exactly `SIZE` little-endian bytes.
+    fn get_le(bytes: &[u8]) -> Self;
+    /// `a + b` (wrapping for integers).
+    fn sum(a: Self, b: Self) -> Self;
+    /// `a * b` (wrapping for integers).
+    fn prod(a: Self, b: Self) -> Self;
+}
+
+macro_rules! int_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn put_le(self, out: &mut BytesMut) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn get_le(bytes: &[u8]) -> Self {
+                let mut b = [0u8; std::mem::size_of::<$t>()];
+                b.copy_from_slice(bytes);
+                <$t>::from_le_bytes(b)
+            }
+            fn sum(a: Self, b: Self) -> Self {
+                a.wrapping_add(b)
+            }
+            fn prod(a: Self, b: Self) -> Self {
+                a.wrapping_mul(b)
+            }
+        }
+    )*};
+}
+int_element!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn put_le(self, out: &mut BytesMut) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn get_le(bytes: &[u8]) -> Self {
+                let mut b = [0u8; std::mem::size_of::<$t>()];
+                b.copy_from_slice(bytes);
+                <$t>::from_le_bytes(b)
+            }
+            fn sum(a: Self, b: Self) -> Self {
+                a + b
+            }
+            fn prod(a: Self, b: Self) -> Self {
+                a * b
+            }
+        }
+    )*};
+}
+float_element!(f32, f64);
+
+/// Encode elements as little-endian bytes.
+pub(crate) fn encode<T: Element>(xs: &[T]) -> Bytes {
+    let mut b = BytesMut::with_capacity(xs.len() * T::SIZE);
+    for &x in xs {
+        x.put_le(&mut b);
+    }
+    b.freeze()
+}
+
+/// Decode little-endian bytes; `expected` elements if given (a clear error otherwise).
+pub(crate) fn decode<T: Element>(b: &[u8], expected: Option<usize>, what: &str) -> Result<Vec<T>> {
+    if b.len() % T::SIZE != 0 || expected.is_some_and(|n| n * T::SIZE != b.len()) {
+        return Err(Error::InvalidArgument(format!(
+            "{what}: received {} bytes where {} elements of {} bytes were expected; every \
+             participant must pass the same number of elements",
+            b.len(),
+            expected.map_or_else(|| "whole".to_string(), |n| n.to_string()),
+            T::SIZE
+        )));
+    }
+    Ok(b.chunks_exact(T::SIZE).map(T::get_le).collect())
+}
+
+/// An associative reduction operator ⊕. Results combine contributions in rank order
+/// (`x_0 ⊕ x_1 ⊕ … ⊕ x_{p-1}`), so a non-commutative [`Op::Fn`] is handled correctly by
+/// every algorithm that accepts it; the ring and mesh reductions reorder terms and accept
+/// only commutative operators.
+#[derive(Clone, Copy)]
+pub enum Op<'a, T> {
+    /// Element-wise sum (wrapping for integers).
+    Sum,
+    /// Element-wise product (wrapping for integers).
+    Prod,
+    /// Element-wise maximum.
+    Max,
+    /// Element-wise minimum.
+    Min,
+    /// A user operator, associative but possibly not commutative: `f(a, b)` with `a` from
+    /// the lower ranks.
+    Fn(&'a dyn Fn(T, T) -> T),
+    /// A user operator that is associative and commutative.
+    Commutative(&'a dyn Fn(T, T) -> T),
+}
+
+impl<T> std::fmt::Debug for Op<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Op::Sum => "Sum",
+            Op::Prod => "Prod",
+            Op::Max => "Max",
+            Op::Min => "Min",
+            Op::Fn(_) => "Fn",
+            Op::Commutative(_) => "Commutative",
+        })
+    }
+}
+
+impl<T: Element> Op<'_, T> {
+    /// `a ⊕ b`.
+    pub fn apply(&self, a: T, b: T) -> T {
+        match self {
+            Op::Sum => T::sum(a, b),
+            Op::Prod => T::prod(a, b),
+            Op::Max => {
+                if b > a {
+                    b
+                } else {
+                    a
+                }
+            }
+            Op::Min => {
+                if b < a {
+                    b
+                } else {
+                    a
+                }
+            }
+            Op::Fn(f) | Op::Commutative(f) => f(a, b),
+        }
+    }
+
+    /// May the terms be reordered?
+    pub fn is_commutative(&self) -> bool {
+        !matches!(self, Op::Fn(_))
+    }
+
+    /// `acc := acc ⊕ other` if `other_is_higher`, else `acc := other ⊕ acc` (rank order).
+    pub(crate) fn combine(&self, acc: &mut [T], other: &[T], other_is_higher: bool) {
+        for (a, &b) in acc.iter_mut().zip(other) {
+            *a = if other_is_higher {
+                self.apply(*a, b)
+            } else {
+                self.apply(b, *a)
+            };
+        }
+    }
+}

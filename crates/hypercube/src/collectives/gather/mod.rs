@@ -1,0 +1,32 @@
+//! Gather and gatherv (`MPI_Gather`, `MPI_Gatherv`, Grama §4.4).
+
+pub(crate) mod hypercube;
+
+use bytes::Bytes;
+
+use super::ctx::{rel_root, Ctx, Layout};
+use super::select::{choose, Operation};
+use super::Subcube;
+use crate::error::Result;
+use crate::NodeId;
+
+impl Subcube<'_> {
+    /// Gather: every member passes a block of one common length; `root` returns all blocks
+    /// by relative rank (`Some`), the others `None`. §4.4, eq. 4.6.
+    #[doc(alias = "MPI_Gather")]
+    pub fn gather(&self, root: NodeId, block: Bytes) -> Result<Option<Vec<Bytes>>> {
+        let r = rel_root(self.node, self.dim, root)?;
+        choose(Operation::Gather, self.alg, self.dim, block.len(), true)?;
+        let c = Ctx::new(self.node, self.dim)?;
+        hypercube::gather(&c, r, block, Layout::Equal)
+    }
+
+    /// Gatherv: like [`Subcube::gather`] with blocks of any lengths.
+    #[doc(alias = "MPI_Gatherv")]
+    pub fn gatherv(&self, root: NodeId, block: Bytes) -> Result<Option<Vec<Bytes>>> {
+        let r = rel_root(self.node, self.dim, root)?;
+        choose(Operation::Gather, self.alg, self.dim, block.len(), true)?;
+        let c = Ctx::new(self.node, self.dim)?;
+        hypercube::gather(&c, r, block, Layout::Framed)
+    }
+}

@@ -1,0 +1,41 @@
+//! All-to-one reduction (`MPI_Reduce`, Grama §4.1 and §4.7.2).
+
+mod hypercube;
+mod reduce_scatter_gather;
+
+use super::ctx::{rel_root, Ctx};
+use super::element::{Element, Op};
+use super::select::{choose, Algorithm, Operation};
+use super::Subcube;
+use crate::error::Result;
+use crate::NodeId;
+
+impl Subcube<'_> {
+    /// All-to-one reduction: every member passes a vector of the same length; `root`
+    /// returns `Some(x_0 ⊕ … ⊕ x_{p-1})` (relative rank order), the others `None`.
+    /// Alg. 4.3 (eq. 4.1) or reduce-scatter + gather for long vectors.
+    #[doc(alias = "MPI_Reduce")]
+    pub fn reduce<T: Element>(
+        &self,
+        root: NodeId,
+        data: &[T],
+        op: Op<'_, T>,
+    ) -> Result<Option<Vec<T>>> {
+        let r = rel_root(self.node, self.dim, root)?;
+        let m = std::mem::size_of_val(data);
+        let alg = choose(
+            Operation::Reduce,
+            self.alg,
+            self.dim,
+            m,
+            op.is_commutative(),
+        )?;
+        let c = Ctx::new(self.node, self.dim)?;
+        match alg {
+            Algorithm::ReduceScatterGather => {
+                reduce_scatter_gather::reduce(&c, r, data.to_vec(), op)
+            }
+            _ => hypercube::reduce(&c, r, data.to_vec(), op),
+        }
+    }
+}

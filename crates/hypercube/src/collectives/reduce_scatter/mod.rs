@@ -1,0 +1,32 @@
+//! All-to-all reduction (`MPI_Reduce_scatter`, Grama §4.2, Alg. 4.5 and 4.8).
+
+pub(crate) mod hypercube;
+pub(crate) mod ring;
+
+use super::ctx::Ctx;
+use super::element::{Element, Op};
+use super::select::{choose, Algorithm, Operation};
+use super::Subcube;
+use crate::error::Result;
+
+impl Subcube<'_> {
+    /// All-to-all reduction: every member passes a vector of n elements (the same n
+    /// everywhere); member j returns block j of the element-wise reduction, where block j
+    /// is elements `j*n/p .. (j+1)*n/p`. Alg. 4.8 or, for a commutative ⊕, ring Alg. 4.5.
+    #[doc(alias = "MPI_Reduce_scatter")]
+    pub fn reduce_scatter<T: Element>(&self, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
+        let m = std::mem::size_of_val(data);
+        let alg = choose(
+            Operation::ReduceScatter,
+            self.alg,
+            self.dim,
+            m,
+            op.is_commutative(),
+        )?;
+        let c = Ctx::new(self.node, self.dim)?;
+        match alg {
+            Algorithm::Ring => ring::reduce_scatter(&c, data.to_vec(), op),
+            _ => hypercube::reduce_scatter(&c, data.to_vec(), op),
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! All-to-all reduction on the Gray-code ring — Grama Alg. 4.5 (p-1 steps; at step i send
+//! the partial result for the block i places ahead to the left, receive one from the right).
+//! The terms are combined in ring order, so ⊕ must be commutative. Model time (eq. 4.2 with
+//! m/p per block): `T = (t_s + t_w m/p)(p-1)`.
+
+use crate::collectives::ctx::{bounds, Ctx};
+use crate::collectives::element::{decode, encode, Element, Op};
+use crate::error::Result;
+use crate::topology::{ginv, gray};
+
+/// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
+pub(crate) fn reduce_scatter<T: Element>(
+    c: &Ctx<'_>,
+    data: Vec<T>,
+    op: Op<'_, T>,
+) -> Result<Vec<T>> {
+    let n = data.len();
+    let p = c.p();
+    let pos = ginv(c.me);
+    let left = gray((pos + p - 1) % p);
+    let right = gray((pos + 1) % p);
+    let mut recv: Option<Vec<T>> = None;
+    for i in 1..p {
+        let j = gray((pos + i) % p);
+        let mut temp = data[bounds(n, p, j)].to_vec();
+        if let Some(r) = &recv {
+            op.combine(&mut temp, r, true);
+        }
+        let from_block = gray((pos + 1 + i) % p);
+        let got = c.sendrecv(left, encode(&temp), right)?;
+        recv = Some(decode(
+            &got,
+            Some(bounds(n, p, from_block).len()),
+            "reduce_scatter",
+        )?);
+    }
+    let mut result = data[bounds(n, p, c.me)].to_vec();
+    if let Some(r) = &recv {
+        op.combine(&mut result, r, true);
+    }
+    Ok(result)
+}

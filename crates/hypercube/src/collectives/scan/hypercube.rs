@@ -1,0 +1,37 @@
+//! Prefix sums on the hypercube — Grama Alg. 4.9 (the all-reduce pattern, adding to the
+//! result only what comes from lower ranks); model time as eq. 4.5:
+//! `T = (t_s + t_w m) log p`. Incoming partial sums from lower ranks are the left operand,
+//! so a non-commutative ⊕ is combined in rank order.
+
+use crate::collectives::ctx::Ctx;
+use crate::collectives::element::{decode, encode, Element, Op};
+use crate::error::Result;
+
+/// Inclusive (`x_0 ⊕ … ⊕ x_me`) or exclusive (`x_0 ⊕ … ⊕ x_{me-1}`, `None` at rank 0).
+pub(crate) fn scan<T: Element>(
+    c: &Ctx<'_>,
+    data: Vec<T>,
+    op: Op<'_, T>,
+    inclusive: bool,
+) -> Result<Option<Vec<T>>> {
+    let mut result = inclusive.then(|| data.clone());
+    let mut msg = data;
+    for i in 0..c.k {
+        let partner = c.me ^ (1 << i);
+        let got = c.sendrecv(partner, encode(&msg), partner)?;
+        let got: Vec<T> = decode(&got, Some(msg.len()), "scan")?;
+        if partner < c.me {
+            op.combine(&mut msg, &got, false);
+            result = Some(match result {
+                Some(mut r) => {
+                    op.combine(&mut r, &got, false);
+                    r
+                }
+                None => got,
+            });
+        } else {
+            op.combine(&mut msg, &got, true);
+        }
+    }
+    Ok(result)
+}

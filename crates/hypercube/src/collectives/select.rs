@@ -1,0 +1,250 @@
+//! Which algorithm runs: a per-call override ([`crate::collectives::Subcube::with`]), else a
+//! per-job setting `HYPERCUBE_ALG_<OP>=<name>` (e.g. `HYPERCUBE_ALG_ALLREDUCE=ring`), else
+//! the algorithm with the least model time (Grama's expressions, [`model_time`]) under this
+//! machine's cost parameters: `t_s` = `HYPERCUBE_MODEL_TS_US` (default 30 µs, the blocking
+//! ping-pong floor here) and `t_w` = `HYPERCUBE_MODEL_TW_NS` per byte (default 0.4 ns, about
+//! 2.5 GB/s loopback TCP). Ties go to the hypercube algorithm. Every input to the choice is
+//! the same on every member, so all members choose alike.
+
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+use crate::transport::local::CostModel;
+
+/// An algorithm for a collective operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// Choose by message size and dimension (the default).
+    Auto,
+    /// The log p-step hypercube algorithm of the operation (binomial tree: Alg. 4.1–4.3,
+    /// §4.4; recursive doubling/halving: Alg. 4.7–4.9, eq. 4.5).
+    Hypercube,
+    /// p-1 steps on the Gray-code ring (Alg. 4.4, 4.5; §4.5.1).
+    Ring,
+    /// Rows then columns of the embedded 2-D mesh (Alg. 4.6; §4.5.2).
+    Mesh,
+    /// Long broadcast: scatter then all-to-all broadcast (§4.7.1, eq. 4.13).
+    ScatterAllgather,
+    /// Long reduction: all-to-all reduction then gather (§4.7.2, Problem 4.17).
+    ReduceScatterGather,
+    /// Long all-reduce: all-to-all reduction then all-to-all broadcast (§4.7.3, eq. 4.14).
+    ReduceScatterAllgather,
+    /// All-to-all personalized in log p store-and-forward exchanges (§4.5.3, eq. 4.9).
+    StoreForward,
+    /// All-to-all personalized by pairwise XOR exchange (Alg. 4.10, eq. 4.10).
+    Pairwise,
+    /// Circular shift sent directly along e-cube routes (§4.6.2, eq. 4.12).
+    Ecube,
+    /// Circular shift as power-of-two shifts on the Gray-code ring (§4.6.2, eq. 4.11).
+    GrayRing,
+}
+
+impl FromStr for Algorithm {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Algorithm> {
+        Ok(
+            match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+                "auto" => Algorithm::Auto,
+                "hypercube" => Algorithm::Hypercube,
+                "ring" => Algorithm::Ring,
+                "mesh" => Algorithm::Mesh,
+                "scatter-allgather" => Algorithm::ScatterAllgather,
+                "reduce-scatter-gather" => Algorithm::ReduceScatterGather,
+                "reduce-scatter-allgather" => Algorithm::ReduceScatterAllgather,
+                "store-forward" => Algorithm::StoreForward,
+                "pairwise" => Algorithm::Pairwise,
+                "ecube" => Algorithm::Ecube,
+                "gray-ring" => Algorithm::GrayRing,
+                other => {
+                    return Err(Error::Config(format!(
+                    "unknown collective algorithm {other:?}; use one of auto, hypercube, ring, \
+                     mesh, scatter-allgather, reduce-scatter-gather, reduce-scatter-allgather, \
+                     store-forward, pairwise, ecube, gray-ring"
+                )))
+                }
+            },
+        )
+    }
+}
+
+/// A collective operation (for selection and job settings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Operation {
+    /// One-to-all broadcast (`MPI_Bcast`).
+    Bcast,
+    /// All-to-one reduction (`MPI_Reduce`).
+    Reduce,
+    /// All-to-all broadcast (`MPI_Allgather`, `MPI_Allgatherv`).
+    Allgather,
+    /// All-to-all reduction (`MPI_Reduce_scatter`).
+    ReduceScatter,
+    /// All-reduce (`MPI_Allreduce`).
+    Allreduce,
+    /// Prefix sums (`MPI_Scan`, `MPI_Exscan`).
+    Scan,
+    /// Scatter (`MPI_Scatter`).
+    Scatter,
+    /// Gather (`MPI_Gather`, `MPI_Gatherv`).
+    Gather,
+    /// All-to-all personalized (`MPI_Alltoall`, `MPI_Alltoallv`).
+    Alltoall,
+    /// Circular q-shift.
+    Shift,
+    /// Barrier (`MPI_Barrier`).
+    Barrier,
+}
+
+impl Operation {
+    /// The suffix of the job setting `HYPERCUBE_ALG_<OP>`.
+    pub fn env_name(self) -> &'static str {
+        match self {
+            Operation::Bcast => "BCAST",
+            Operation::Reduce => "REDUCE",
+            Operation::Allgather => "ALLGATHER",
+            Operation::ReduceScatter => "REDUCE_SCATTER",
+            Operation::Allreduce => "ALLREDUCE",
+            Operation::Scan => "SCAN",
+            Operation::Scatter => "SCATTER",
+            Operation::Gather => "GATHER",
+            Operation::Alltoall => "ALLTOALL",
+            Operation::Shift => "SHIFT",
+            Operation::Barrier => "BARRIER",
+        }
+    }
+
+    /// The algorithms that implement the operation; the first is the default on ties.
+    pub fn algorithms(self) -> &'static [Algorithm] {
+        use Algorithm::*;
+        match self {
+            Operation::Bcast => &[Hypercube, ScatterAllgather],
+            Operation::Reduce => &[Hypercube, ReduceScatterGather],
+            Operation::Allgather => &[Hypercube, Ring, Mesh],
+            Operation::ReduceScatter => &[Hypercube, Ring],
+            Operation::Allreduce => &[Hypercube, ReduceScatterAllgather, Ring],
+            Operation::Scan | Operation::Scatter | Operation::Gather | Operation::Barrier => {
+                &[Hypercube]
+            }
+            Operation::Alltoall => &[StoreForward, Pairwise, Ring, Mesh],
+            Operation::Shift => &[Ecube, GrayRing],
+        }
+    }
+}
+
+/// The 2-D mesh a subcube of dimension `k` is viewed as: `(rows, cols)` =
+/// `(2^floor(k/2), 2^ceil(k/2))`.
+pub fn mesh_shape(k: u32) -> (u32, u32) {
+    (1 << (k / 2), 1 << k.div_ceil(2))
+}
+
+/// Grama's model time of `alg` for `op` on `2^k` nodes: `m_bytes` is the book's m (per-node
+/// message for broadcast, reduction, all-reduce, prefix sums and shift; per-node block for
+/// all-to-all broadcast, scatter, gather and all-to-all personalized; the whole per-node
+/// vector for all-to-all reduction). `None` if `alg` does not implement `op`. Shift uses
+/// its worst case (eq. 4.11's bound).
+pub fn model_time(
+    op: Operation,
+    alg: Algorithm,
+    k: u32,
+    m_bytes: usize,
+    c: CostModel,
+) -> Option<f64> {
+    use Algorithm::*;
+    let (ts, tw, m) = (c.t_s, c.t_w, m_bytes as f64);
+    let p = (1u64 << k) as f64;
+    let lg = k as f64;
+    let (r, cols) = mesh_shape(k);
+    let mesh_steps = (r + cols) as f64 - 2.0;
+    Some(match (op, alg) {
+        (
+            Operation::Bcast | Operation::Reduce | Operation::Allreduce | Operation::Scan,
+            Hypercube,
+        ) => (ts + tw * m) * lg,
+        (Operation::Bcast, ScatterAllgather)
+        | (Operation::Reduce, ReduceScatterGather)
+        | (Operation::Allreduce, ReduceScatterAllgather) => {
+            2.0 * (ts * lg + tw * m * (p - 1.0) / p)
+        }
+        (Operation::Allreduce, Ring) => 2.0 * (p - 1.0) * (ts + tw * m / p),
+        (Operation::Allgather | Operation::Scatter | Operation::Gather, Hypercube) => {
+            ts * lg + tw * m * (p - 1.0)
+        }
+        (Operation::Allgather, Ring) => (ts + tw * m) * (p - 1.0),
+        (Operation::Allgather, Mesh) => ts * mesh_steps + tw * m * (p - 1.0),
+        (Operation::ReduceScatter, Hypercube) => ts * lg + tw * (m / p) * (p - 1.0),
+        (Operation::ReduceScatter, Ring) => (ts + tw * m / p) * (p - 1.0),
+        (Operation::Alltoall, StoreForward) => (ts + tw * m * p / 2.0) * lg,
+        (Operation::Alltoall, Pairwise) => (ts + tw * m) * (p - 1.0),
+        (Operation::Alltoall, Ring) => (ts + tw * m * p / 2.0) * (p - 1.0),
+        (Operation::Alltoall, Mesh) => (ts + tw * m * p / 2.0) * mesh_steps,
+        (Operation::Shift, Ecube) => ts + tw * m,
+        (Operation::Shift, GrayRing) => (ts + tw * m) * (2.0 * lg - 1.0).max(lg),
+        (Operation::Barrier, Hypercube) => ts * lg,
+        _ => return None,
+    })
+}
+
+/// This machine's cost parameters in seconds (see the module docs).
+pub fn machine_model() -> CostModel {
+    let get = |name: &str, default: f64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or(default)
+    };
+    CostModel {
+        t_s: get("HYPERCUBE_MODEL_TS_US", 30.0) * 1e-6,
+        t_w: get("HYPERCUBE_MODEL_TW_NS", 0.4) * 1e-9,
+    }
+}
+
+/// The algorithm that runs: `requested` unless `Auto`, else the job setting, else the least
+/// model time. `commutative` is false for a reduction whose operator may not be reordered;
+/// the ring and mesh reductions are then excluded (an explicit request is an error).
+pub fn choose(
+    op: Operation,
+    requested: Algorithm,
+    k: u32,
+    m_bytes: usize,
+    commutative: bool,
+) -> Result<Algorithm> {
+    let mut alg = requested;
+    if alg == Algorithm::Auto {
+        if let Ok(v) = std::env::var(format!("HYPERCUBE_ALG_{}", op.env_name())) {
+            alg = v.parse()?;
+        }
+    }
+    let reorders = |a: Algorithm| {
+        matches!(op, Operation::ReduceScatter | Operation::Allreduce)
+            && matches!(a, Algorithm::Ring | Algorithm::Mesh)
+    };
+    if alg != Algorithm::Auto {
+        if !op.algorithms().contains(&alg) {
+            return Err(Error::InvalidArgument(format!(
+                "algorithm {alg:?} does not implement {op:?}; it has {:?}",
+                op.algorithms()
+            )));
+        }
+        if !commutative && reorders(alg) {
+            return Err(Error::InvalidArgument(format!(
+                "algorithm {alg:?} for {op:?} reorders the terms and needs a commutative \
+                 operator; use Op::Commutative or another algorithm"
+            )));
+        }
+        return Ok(alg);
+    }
+    let model = machine_model();
+    let mut best = (f64::INFINITY, op.algorithms()[0]);
+    for &a in op.algorithms() {
+        if !commutative && reorders(a) {
+            continue;
+        }
+        if let Some(t) = model_time(op, a, k, m_bytes, model) {
+            if t < best.0 {
+                best = (t, a);
+            }
+        }
+    }
+    Ok(best.1)
+}

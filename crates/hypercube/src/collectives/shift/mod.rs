@@ -1,0 +1,63 @@
+//! Circular q-shift (Grama §4.6; `MPI_Sendrecv` on a periodic `MPI_Cart_shift`).
+
+mod ecube;
+pub(crate) mod gray_ring;
+
+use bytes::Bytes;
+
+use super::ctx::Ctx;
+use super::select::{choose, Algorithm, Operation};
+use super::Subcube;
+use crate::error::{Error, Result};
+use crate::topology::{ginv, gray};
+
+/// The order of the subcube's nodes a circular shift follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShiftOrder {
+    /// Relative rank order: rank x sends to rank x + q (mod p).
+    Rank,
+    /// The Gray-code ring (the book's linear-array-to-hypercube mapping, §4.6.2): ring
+    /// position j (node `gray(j)`) sends to position j + q (mod p).
+    Ring,
+}
+
+impl ShiftOrder {
+    /// The index of relative rank `x` in this order.
+    pub(crate) fn index(self, x: u32) -> u32 {
+        match self {
+            ShiftOrder::Rank => x,
+            ShiftOrder::Ring => ginv(x),
+        }
+    }
+
+    /// The relative rank at index `i`.
+    pub(crate) fn node(self, i: u32) -> u32 {
+        match self {
+            ShiftOrder::Rank => i,
+            ShiftOrder::Ring => gray(i),
+        }
+    }
+}
+
+impl Subcube<'_> {
+    /// Circular q-shift: every member passes `data` (all of one length m); the data of the
+    /// node at index x in `order` goes to index x + q (mod p); returns what arrived.
+    /// Negative q shifts the other way. Direct e-cube sends (eq. 4.12) or, in
+    /// [`ShiftOrder::Ring`] only, power-of-two shifts on the ring (eq. 4.11).
+    pub fn shift(&self, data: Bytes, q: i64, order: ShiftOrder) -> Result<Bytes> {
+        super::ctx::check_dim(self.node, self.dim)?;
+        let p = self.size() as i64;
+        let qn = q.rem_euclid(p) as u32;
+        let alg = choose(Operation::Shift, self.alg, self.dim, data.len(), true)?;
+        if alg == Algorithm::GrayRing && order != ShiftOrder::Ring {
+            return Err(Error::InvalidArgument(
+                "shift: the GrayRing algorithm shifts along the ring order only".into(),
+            ));
+        }
+        let c = Ctx::new(self.node, self.dim)?;
+        match alg {
+            Algorithm::GrayRing => gray_ring::shift(&c, data, qn),
+            _ => ecube::shift(&c, data, qn, order),
+        }
+    }
+}
