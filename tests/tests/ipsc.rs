@@ -4,7 +4,17 @@
 
 use hypercube_tests::run_job;
 
-const CHECKS: &[&str] = &["broadcast", "gop", "gcat", "long", "sparse", "mesh", "errors"];
+const CHECKS: &[&str] = &[
+    "broadcast",
+    "gop",
+    "gcat",
+    "long",
+    "sparse",
+    "mesh",
+    "errors",
+    "interference",
+    "compat",
+];
 
 fn suite(d: u32) {
     let out = run_job(d, env!("CARGO_BIN_EXE_ipsc_suite"), &[]);
