@@ -57,8 +57,15 @@ impl CostModel {
 const POLL: Duration = Duration::from_millis(50);
 
 struct Slot {
-    mailbox: Mutex<Mailbox>,
+    state: Mutex<State>,
     cv: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    mailbox: Mailbox,
+    /// Counted in `Cube::blocked`: waiting, and nothing was delivered since it began.
+    waiting: bool,
 }
 
 struct Cube {
@@ -71,23 +78,23 @@ struct Cube {
     first_failed: AtomicU64,
     /// Nodes that have not finished yet.
     live: AtomicUsize,
-    /// Nodes blocked in a wait.
+    /// Nodes waiting with nothing delivered to them since they began waiting.
     blocked: AtomicUsize,
     /// Count of sends and finishes: "progress" for the deadlock check.
     progress: AtomicU64,
 }
 
 impl Cube {
-    fn lock(&self, rank: NodeId) -> MutexGuard<'_, Mailbox> {
+    fn lock(&self, rank: NodeId) -> MutexGuard<'_, State> {
         self.slots[rank as usize]
-            .mailbox
+            .state
             .lock()
             .unwrap_or_else(|p| p.into_inner())
     }
 
     fn wake_all(&self) {
         for s in &self.slots {
-            let _g = s.mailbox.lock().unwrap_or_else(|p| p.into_inner());
+            let _g = s.state.lock().unwrap_or_else(|p| p.into_inner());
             s.cv.notify_all();
         }
     }
@@ -147,7 +154,7 @@ impl LocalTransport {
     }
 
     /// Block on our own mailbox until `ready` yields a value, a peer fails, the deadline
-    /// passes or every live node is blocked with no progress (deadlock).
+    /// passes or every live node waits with nothing delivered to it (deadlock).
     fn wait_for<R>(
         &self,
         timeout: Option<Duration>,
@@ -156,47 +163,62 @@ impl LocalTransport {
     ) -> Result<R> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let slot = &self.cube.slots[self.rank as usize];
-        let mut mb = self.cube.lock(self.rank);
+        let mut st = self.cube.lock(self.rank);
         let mut seen = u64::MAX;
-        loop {
-            if let Some(r) = ready(&mut mb)? {
-                return Ok(r);
+        let mut strikes = 0;
+        let result = loop {
+            match ready(&mut st.mailbox) {
+                Ok(None) => {}
+                other => break other,
             }
             if self.cube.failed.load(Ordering::SeqCst) {
-                return Err(self.gone(&format!(
+                break Err(self.gone(&format!(
                     "a node thread panicked while this node waited for {what}"
                 )));
+            }
+            if !st.waiting {
+                st.waiting = true;
+                self.cube.blocked.fetch_add(1, Ordering::SeqCst);
             }
             let progress = self.cube.progress.load(Ordering::SeqCst);
             let live = self.cube.live.load(Ordering::SeqCst);
             let blocked = self.cube.blocked.load(Ordering::SeqCst);
-            // Every live node (this one included) waits and nothing was sent for a whole
-            // poll interval: nobody can ever send what we wait for.
-            if blocked + 1 >= live && progress == seen {
-                return Err(self.gone(&format!(
-                    "deadlock: every live node waits and none can send ({what})"
-                )));
+            // Every live node waits, and none has had a message delivered since it looked
+            // at its mailbox (twice in a row, with no send in between): nobody can ever
+            // send what they wait for.
+            if blocked >= live && progress == seen {
+                strikes += 1;
+                if strikes >= 2 {
+                    break Err(self.gone(&format!(
+                        "deadlock: every live node waits and none can send ({what})"
+                    )));
+                }
+            } else {
+                strikes = 0;
             }
             seen = progress;
             let mut wait = POLL;
             if let Some(d) = deadline {
                 let now = Instant::now();
                 if now >= d {
-                    return Err(Error::Timeout {
+                    break Err(Error::Timeout {
                         what: what.to_string(),
                         timeout_ms: timeout.map_or(0, |t| t.as_millis() as u64),
                     });
                 }
                 wait = wait.min(d - now);
             }
-            self.cube.blocked.fetch_add(1, Ordering::SeqCst);
-            mb = slot
+            st = slot
                 .cv
-                .wait_timeout(mb, wait)
+                .wait_timeout(st, wait)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+        };
+        if st.waiting {
+            st.waiting = false;
             self.cube.blocked.fetch_sub(1, Ordering::SeqCst);
         }
+        result.and_then(|r| r.ok_or_else(|| Error::InvalidRequest("nothing to wait for".into())))
     }
 
     fn finish(&self) {
@@ -243,9 +265,13 @@ impl Transport for LocalTransport {
             None => data,
         };
         {
-            let mut mb = self.cube.lock(dest);
+            let mut st = self.cube.lock(dest);
             // The mailbox records the user-visible length; the stamp rides behind it.
-            let _ = mb.arrive(self.rank, tag, len, Body::Ready(body));
+            let _ = st.mailbox.arrive(self.rank, tag, len, Body::Ready(body));
+            if st.waiting {
+                st.waiting = false;
+                self.cube.blocked.fetch_sub(1, Ordering::SeqCst);
+            }
             self.cube.progress.fetch_add(1, Ordering::SeqCst);
             self.cube.slots[dest as usize].cv.notify_all();
         }
@@ -261,16 +287,16 @@ impl Transport for LocalTransport {
     }
 
     fn post_recv(&self, sel: Select) -> Result<RecvToken> {
-        Ok(self.cube.lock(self.rank).post(sel).0)
+        Ok(self.cube.lock(self.rank).mailbox.post(sel).0)
     }
 
     fn test_recv(&self, token: RecvToken) -> Result<Option<Message>> {
         let taken = {
-            let mut mb = self.cube.lock(self.rank);
-            if !mb.knows(token) {
+            let mut st = self.cube.lock(self.rank);
+            if !st.mailbox.knows(token) {
                 return Err(Error::InvalidRequest(format!("unknown receive {token}")));
             }
-            mb.take(token)
+            st.mailbox.take(token)
         };
         Ok(taken.map(|t| self.deliver(t.message)))
     }
@@ -286,7 +312,7 @@ impl Transport for LocalTransport {
     }
 
     fn cancel_recv(&self, token: RecvToken) -> bool {
-        self.cube.lock(self.rank).cancel(token)
+        self.cube.lock(self.rank).mailbox.cancel(token)
     }
 
     fn probe(
@@ -296,7 +322,7 @@ impl Transport for LocalTransport {
         timeout: Option<Duration>,
     ) -> Result<Option<Status>> {
         if !block {
-            return Ok(self.cube.lock(self.rank).probe(sel));
+            return Ok(self.cube.lock(self.rank).mailbox.probe(sel));
         }
         self.wait_for(timeout, "a message to probe", |mb| {
             Ok(mb.probe(sel).map(Some))
@@ -306,6 +332,7 @@ impl Transport for LocalTransport {
     fn claim(&self, status: &Status) -> Result<RecvToken> {
         self.cube
             .lock(self.rank)
+            .mailbox
             .claim(status.id)
             .map(|(t, _)| t)
             .ok_or_else(|| Error::InvalidRequest("the probed message was already taken".into()))
@@ -355,7 +382,7 @@ fn run<T: Send>(dim: u32, model: Option<CostModel>, f: impl Fn(Node) -> T + Sync
         dim,
         slots: (0..p)
             .map(|_| Slot {
-                mailbox: Mutex::new(Mailbox::default()),
+                state: Mutex::new(State::default()),
                 cv: Condvar::new(),
             })
             .collect(),

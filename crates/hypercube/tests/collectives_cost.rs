@@ -1,0 +1,325 @@
+//! The cost model as a test oracle: under the in-process transport's virtual clock
+//! (`t_s + t_w·m` per message, m in bytes, single port, cut-through), the time at which the
+//! last node finishes each algorithm must equal Grama's expression for it — eq. 4.1–4.14 —
+//! for several p, m, t_s, t_w. Where the book states a bound, the test says so.
+
+use bytes::Bytes;
+use hypercube::collectives::{Algorithm, Op, ShiftOrder};
+use hypercube::transport::local::{run_local_timed, CostModel};
+use hypercube::Node;
+
+const MODELS: [CostModel; 3] = [
+    CostModel {
+        t_s: 100.0,
+        t_w: 1.0,
+    },
+    CostModel { t_s: 1.0, t_w: 0.5 },
+    CostModel { t_s: 7.0, t_w: 0.0 },
+];
+
+/// Largest final clock over the nodes of a 2^d cube running `f`.
+fn time(d: u32, model: CostModel, f: impl Fn(&Node) + Sync) -> f64 {
+    run_local_timed(d, model, |node| f(&node))
+        .into_iter()
+        .map(|(_, t)| t)
+        .fold(0.0, f64::max)
+}
+
+fn close(got: f64, want: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= 1e-9 * want.max(1.0),
+        "{what}: virtual time {got}, model {want}"
+    );
+}
+
+/// Calls `check(d, p, m, model)` for d = 1..=5 and m a multiple of p (so m/p is whole).
+fn each(check: impl Fn(u32, f64, usize, CostModel)) {
+    for d in 1..=5u32 {
+        let p = 1usize << d;
+        for model in MODELS {
+            for m in [p, 16 * p] {
+                check(d, p as f64, m, model);
+            }
+        }
+    }
+}
+
+fn lg(p: f64) -> f64 {
+    p.log2()
+}
+
+#[test]
+fn eq_4_1_broadcast_and_reduction() {
+    each(|d, p, m, c| {
+        let (ts, tw, mf) = (c.t_s, c.t_w, m as f64);
+        for root in [0u32, (1 << d) - 1] {
+            let t = time(d, c, |n| {
+                let data = Bytes::from(vec![1u8; m]);
+                n.cube()
+                    .with(Algorithm::Hypercube)
+                    .bcast(root, data, m)
+                    .unwrap();
+            });
+            close(t, (ts + tw * mf) * lg(p), "eq 4.1 bcast");
+            let t = time(d, c, |n| {
+                n.cube()
+                    .with(Algorithm::Hypercube)
+                    .reduce(root, &vec![1u8; m], Op::Sum)
+                    .unwrap();
+            });
+            close(t, (ts + tw * mf) * lg(p), "eq 4.1 reduce");
+        }
+    });
+}
+
+#[test]
+fn eq_4_2_4_3_4_4_all_to_all_broadcast() {
+    each(|d, p, m, c| {
+        let (ts, tw, mf) = (c.t_s, c.t_w, m as f64);
+        let run = |alg| {
+            time(d, c, |n| {
+                drop(
+                    n.cube()
+                        .with(alg)
+                        .allgather(Bytes::from(vec![0u8; m]))
+                        .unwrap(),
+                )
+            })
+        };
+        close(
+            run(Algorithm::Ring),
+            (ts + tw * mf) * (p - 1.0),
+            "eq 4.2 ring",
+        );
+        // eq. 4.3 for a √p × √p mesh: 2 t_s (√p − 1) + t_w m (p − 1); for odd d the mesh is
+        // r × c and the t_s term is t_s (r + c − 2).
+        let (r, cols) = ((1u32 << (d / 2)) as f64, (1u32 << d.div_ceil(2)) as f64);
+        let mesh = ts * (r + cols - 2.0) + tw * mf * (p - 1.0);
+        if d % 2 == 0 {
+            close(
+                mesh,
+                2.0 * ts * (p.sqrt() - 1.0) + tw * mf * (p - 1.0),
+                "eq 4.3 itself",
+            );
+        }
+        close(run(Algorithm::Mesh), mesh, "eq 4.3 mesh");
+        close(
+            run(Algorithm::Hypercube),
+            ts * lg(p) + tw * mf * (p - 1.0),
+            "eq 4.4",
+        );
+    });
+}
+
+#[test]
+fn all_to_all_reduction_is_the_dual_of_eq_4_4_and_4_2() {
+    // m is the per-node vector; each of the p blocks has m/p bytes.
+    each(|d, p, m, c| {
+        let (ts, tw, mf) = (c.t_s, c.t_w, m as f64);
+        let run = |alg| {
+            time(d, c, |n| {
+                drop(
+                    n.cube()
+                        .with(alg)
+                        .reduce_scatter(&vec![1u8; m], Op::Sum)
+                        .unwrap(),
+                )
+            })
+        };
+        close(
+            run(Algorithm::Hypercube),
+            ts * lg(p) + tw * (mf / p) * (p - 1.0),
+            "Alg 4.8",
+        );
+        close(
+            run(Algorithm::Ring),
+            (ts + tw * mf / p) * (p - 1.0),
+            "Alg 4.5",
+        );
+    });
+}
+
+#[test]
+fn eq_4_5_all_reduce_prefix_sums_barrier() {
+    each(|d, p, m, c| {
+        let (ts, tw, mf) = (c.t_s, c.t_w, m as f64);
+        let t = time(d, c, |n| {
+            drop(
+                n.cube()
+                    .with(Algorithm::Hypercube)
+                    .allreduce(&vec![1u8; m], Op::Sum)
+                    .unwrap(),
+            )
+        });
+        close(t, (ts + tw * mf) * lg(p), "eq 4.5 allreduce");
+        let t = time(d, c, |n| {
+            drop(n.cube().scan(&vec![1u8; m], Op::Sum).unwrap())
+        });
+        close(t, (ts + tw * mf) * lg(p), "Alg 4.9 scan");
+        let t = time(d, c, |n| {
+            drop(n.cube().exscan(&vec![1u8; m], Op::Sum).unwrap())
+        });
+        close(t, (ts + tw * mf) * lg(p), "Alg 4.9 exscan");
+        let t = time(d, c, |n| n.cube().barrier().unwrap());
+        close(t, ts * lg(p), "barrier");
+    });
+}
+
+#[test]
+fn eq_4_6_scatter_and_gather() {
+    each(|d, p, m, c| {
+        let (ts, tw, mf) = (c.t_s, c.t_w, m as f64);
+        for root in [0u32, 1] {
+            let t = time(d, c, |n| {
+                let blocks: Vec<Bytes> = (0..1 << d).map(|_| Bytes::from(vec![0u8; m])).collect();
+                let mine = if n.mynode() == root { &blocks[..] } else { &[] };
+                n.cube().scatter(root, mine).unwrap();
+            });
+            close(t, ts * lg(p) + tw * mf * (p - 1.0), "eq 4.6 scatter");
+            let t = time(d, c, |n| {
+                drop(n.cube().gather(root, Bytes::from(vec![0u8; m])).unwrap())
+            });
+            close(t, ts * lg(p) + tw * mf * (p - 1.0), "eq 4.6 gather");
+        }
+    });
+}
+
+#[test]
+fn eq_4_7_to_4_10_all_to_all_personalized() {
+    each(|d, p, m, c| {
+        let (ts, tw, mf) = (c.t_s, c.t_w, m as f64);
+        let run = |alg| {
+            time(d, c, |n| {
+                let blocks: Vec<Bytes> = (0..1 << d).map(|_| Bytes::from(vec![0u8; m])).collect();
+                n.cube().with(alg).alltoall(&blocks).unwrap();
+            })
+        };
+        close(
+            run(Algorithm::Ring),
+            (ts + tw * mf * p / 2.0) * (p - 1.0),
+            "eq 4.7 ring",
+        );
+        // eq. 4.8 for a square mesh: (2 t_s + t_w m p)(√p − 1); r × c in general.
+        let (r, cols) = ((1u32 << (d / 2)) as f64, (1u32 << d.div_ceil(2)) as f64);
+        let mesh = (ts + tw * mf * p / 2.0) * (r + cols - 2.0);
+        if d % 2 == 0 {
+            close(
+                mesh,
+                (2.0 * ts + tw * mf * p) * (p.sqrt() - 1.0),
+                "eq 4.8 itself",
+            );
+        }
+        close(run(Algorithm::Mesh), mesh, "eq 4.8 mesh");
+        close(
+            run(Algorithm::StoreForward),
+            (ts + tw * mf * p / 2.0) * lg(p),
+            "eq 4.9",
+        );
+        close(
+            run(Algorithm::Pairwise),
+            (ts + tw * mf) * (p - 1.0),
+            "eq 4.10",
+        );
+    });
+}
+
+#[test]
+fn eq_4_11_and_4_12_circular_shift() {
+    each(|d, p, m, c| {
+        let unit = c.t_s + c.t_w * m as f64;
+        for q in 1..(1i64 << d) {
+            let t = time(d, c, |n| {
+                drop(
+                    n.cube()
+                        .with(Algorithm::Ecube)
+                        .shift(Bytes::from(vec![0u8; m]), q, ShiftOrder::Rank)
+                        .unwrap(),
+                )
+            });
+            close(t, unit, "eq 4.12");
+            let t = time(d, c, |n| {
+                drop(
+                    n.cube()
+                        .with(Algorithm::GrayRing)
+                        .shift(Bytes::from(vec![0u8; m]), q, ShiftOrder::Ring)
+                        .unwrap(),
+                )
+            });
+            // Exactly one step per unit shift of a 1-shift and two per higher power of two,
+            // in the cheaper direction; eq. 4.11 is the upper bound (2 log p − 1) and, using
+            // both directions, log p.
+            let steps = |x: u64| (x & 1) + 2 * (x >> 1).count_ones() as u64;
+            let qq = q as u64;
+            let best = steps(qq).min(steps((1 << d) - qq)) as f64;
+            close(t, unit * best, "Gray-ring shift steps");
+            assert!(
+                t <= unit * (2.0 * lg(p) - 1.0).max(1.0) + 1e-9,
+                "eq 4.11 bound"
+            );
+            assert!(t <= unit * lg(p) + 1e-9, "eq 4.11 with both directions");
+        }
+    });
+}
+
+#[test]
+fn eq_4_13_and_4_14_long_messages() {
+    each(|d, p, m, c| {
+        let (ts, tw, mf) = (c.t_s, c.t_w, m as f64);
+        let exact = 2.0 * (ts * lg(p) + tw * (p - 1.0) * mf / p);
+        for root in [0u32, (1 << d) - 1] {
+            let t = time(d, c, |n| {
+                n.cube()
+                    .with(Algorithm::ScatterAllgather)
+                    .bcast(root, Bytes::from(vec![0u8; m]), m)
+                    .unwrap();
+            });
+            close(t, exact, "eq 4.13 bcast");
+            let t = time(d, c, |n| {
+                drop(
+                    n.cube()
+                        .with(Algorithm::ReduceScatterGather)
+                        .reduce(root, &vec![1u8; m], Op::Sum)
+                        .unwrap(),
+                )
+            });
+            close(t, exact, "Problem 4.17 reduce");
+        }
+        let t = time(d, c, |n| {
+            drop(
+                n.cube()
+                    .with(Algorithm::ReduceScatterAllgather)
+                    .allreduce(&vec![1u8; m], Op::Sum)
+                    .unwrap(),
+            )
+        });
+        close(t, exact, "eq 4.14 allreduce");
+        // The book's ≈ 2 (t_s log p + t_w m) is an upper bound of the exact expression.
+        assert!(t <= 2.0 * (ts * lg(p) + tw * mf) + 1e-9);
+        let t = time(d, c, |n| {
+            drop(
+                n.cube()
+                    .with(Algorithm::Ring)
+                    .allreduce(&vec![1u8; m], Op::Sum)
+                    .unwrap(),
+            )
+        });
+        close(t, 2.0 * (p - 1.0) * (ts + tw * mf / p), "ring allreduce");
+    });
+}
+
+#[test]
+fn subcubes_cost_what_a_cube_of_their_dimension_costs() {
+    let c = MODELS[0];
+    let m = 64;
+    let t = time(4, c, |n| {
+        n.subcube(2)
+            .with(Algorithm::Hypercube)
+            .allgather(Bytes::from(vec![0u8; m]))
+            .unwrap();
+    });
+    close(
+        t,
+        c.t_s * 2.0 + c.t_w * m as f64 * 3.0,
+        "eq 4.4 on 2-subcubes of a 4-cube",
+    );
+}
