@@ -287,7 +287,7 @@ fn bad_arguments_are_errors_not_panics() {
         let me = node.mynode();
         // A root outside the caller's subcube.
         let sub: Subcube<'_> = node.subcube(1);
-        let outside = (me ^ 2) as u32;
+        let outside = me ^ 2;
         assert!(matches!(
             sub.bcast(outside, Bytes::new(), 0),
             Err(Error::InvalidNode { .. })
@@ -349,7 +349,7 @@ fn every_element_type() {
         assert_eq!(c.allreduce(&[r as u16], Op::Min).unwrap(), vec![0]);
         assert_eq!(c.allreduce(&[r as i32], Op::Sum).unwrap(), vec![6]);
         assert_eq!(c.allreduce(&[r], Op::Sum).unwrap(), vec![6u32]);
-        assert_eq!(c.allreduce(&[r as i64 * -1], Op::Min).unwrap(), vec![-3]);
+        assert_eq!(c.allreduce(&[-(r as i64)], Op::Min).unwrap(), vec![-3]);
         assert_eq!(
             c.allreduce(&[u64::MAX], Op::Sum).unwrap(),
             vec![u64::MAX - 3]
