@@ -45,7 +45,11 @@ fn gop_subtree(me: NodeId, root: NodeId, dim: u32) -> Vec<NodeId> {
 /// ascending.
 fn gcat_subtree_diffs(me: NodeId, root: NodeId, dim: u32) -> Vec<u32> {
     let dm = me ^ root;
-    let low = if dm == 0 { 1u64 << dim } else { u64::from(dm & dm.wrapping_neg()) };
+    let low = if dm == 0 {
+        1u64 << dim
+    } else {
+        u64::from(dm & dm.wrapping_neg())
+    };
     (0..1u32 << dim)
         .filter(|&dn| u64::from(dn) & !(low - 1) == u64::from(dm))
         .collect()
@@ -65,7 +69,10 @@ fn broadcast(node: &Node) -> Result<()> {
                     node.gsend(want.clone(), dim)?;
                 } else {
                     let got = node.grecv(dim)?;
-                    ensure!(got[..] == want[..], "dim {dim} root {root} len {len}: wrong data");
+                    ensure!(
+                        got[..] == want[..],
+                        "dim {dim} root {root} len {len}: wrong data"
+                    );
                 }
             }
             let want = pattern(root, 99, 16);
@@ -84,7 +91,10 @@ fn broadcast(node: &Node) -> Result<()> {
         if me == root {
             node.gsend(want.clone(), d)?;
         } else if d > 0 {
-            ensure!(node.grecv(d)?[..] == want[..], "large broadcast: wrong data");
+            ensure!(
+                node.grecv(d)?[..] == want[..],
+                "large broadcast: wrong data"
+            );
         }
     }
     Ok(())
@@ -116,7 +126,10 @@ fn gop(node: &Node) -> Result<()> {
             let mut pr = [me as u64 + 1];
             node.gop(&mut pr, Op::Product, root, dim)?;
             let want: u64 = subset.iter().map(|&n| n + 1).product();
-            ensure!(pr == [want], "u64 product dim {dim} root {root}: {pr:?} != {want}");
+            ensure!(
+                pr == [want],
+                "u64 product dim {dim} root {root}: {pr:?} != {want}"
+            );
             let mut f = [me as f32];
             node.gop(&mut f, Op::Min, root, dim)?;
             ensure!(f == [mn as f32], "f32 min");
@@ -137,7 +150,10 @@ fn gop(node: &Node) -> Result<()> {
     let mut big = vec![1.0f64; 100_000];
     node.gop(&mut big, Op::Sum, 0, d)?;
     if me == 0 {
-        ensure!(big.iter().all(|&v| v == node.numnodes() as f64), "large gop");
+        ensure!(
+            big.iter().all(|&v| v == node.numnodes() as f64),
+            "large gop"
+        );
     }
     Ok(())
 }
@@ -151,9 +167,14 @@ fn gcat(node: &Node) -> Result<()> {
                 .into_iter()
                 .flat_map(|dn| gcat_piece(dn ^ root, dim))
                 .collect();
-            ensure!(got[..] == want[..], "gcat dim {dim} root {root}: wrong result");
+            ensure!(
+                got[..] == want[..],
+                "gcat dim {dim} root {root}: wrong result"
+            );
             // The buffer form, with room for exactly the result at the root.
-            let total: usize = (0..1u32 << dim).map(|dn| gcat_piece(dn ^ root, dim).len()).sum();
+            let total: usize = (0..1u32 << dim)
+                .map(|dn| gcat_piece(dn ^ root, dim).len())
+                .sum();
             let mut buf = vec![0u8; total.max(64)];
             let piece = gcat_piece(me, dim);
             buf[..piece.len()].copy_from_slice(&piece);
@@ -164,7 +185,9 @@ fn gcat(node: &Node) -> Result<()> {
     // Root 0: ascending node order; large contributions.
     let all = node.gcat(pattern(me, 5, 70_000), 0, d)?;
     if me == 0 {
-        let want: Vec<u8> = (0..node.numnodes()).flat_map(|n| pattern(n, 5, 70_000)).collect();
+        let want: Vec<u8> = (0..node.numnodes())
+            .flat_map(|n| pattern(n, 5, 70_000))
+            .collect();
         ensure!(all[..] == want[..], "large gcat in ascending order");
     }
     Ok(())
@@ -186,18 +209,30 @@ fn long(node: &Node) -> Result<()> {
         let want = pattern(from, i as u32, len);
         if i % 2 == 0 {
             let m = node.lrecv(Some(from), ty)?;
-            ensure!(m.source() == from && m.data()[..] == want[..], "lrecv len {len}");
+            ensure!(
+                m.source() == from && m.data()[..] == want[..],
+                "lrecv len {len}"
+            );
         } else {
             let mut buf = vec![0u8; len];
             let st = node.lrecv_into(None, ty, &mut buf)?;
-            ensure!(st.source() == from && st.len() == len as u64 && buf == want, "lrecv_into len {len}");
+            ensure!(
+                st.source() == from && st.len() == len as u64 && buf == want,
+                "lrecv_into len {len}"
+            );
         }
     }
     // Two long messages of one type from one source arrive in order; other chunk sizes.
     node.lsend_chunked(to, MsgType(60), pattern(me, 1, 10_000), 1000)?;
     node.lsend_chunked(to, MsgType(60), pattern(me, 2, 999), 7)?;
-    ensure!(node.lrecv(Some(from), MsgType(60))?.data()[..] == pattern(from, 1, 10_000)[..], "first");
-    ensure!(node.lrecv(None, MsgType(60))?.data()[..] == pattern(from, 2, 999)[..], "second");
+    ensure!(
+        node.lrecv(Some(from), MsgType(60))?.data()[..] == pattern(from, 1, 10_000)[..],
+        "first"
+    );
+    ensure!(
+        node.lrecv(None, MsgType(60))?.data()[..] == pattern(from, 2, 999)[..],
+        "second"
+    );
     Ok(())
 }
 
@@ -210,7 +245,12 @@ fn sparse_sets(root: NodeId, p: u32) -> Vec<Vec<NodeId>> {
         others.clone(),
         some,
         vec![root ^ (p - 1)],
-        others.iter().rev().copied().chain(others.iter().copied()).collect(), // duplicates
+        others
+            .iter()
+            .rev()
+            .copied()
+            .chain(others.iter().copied())
+            .collect(), // duplicates
     ]
 }
 
@@ -229,7 +269,10 @@ fn sparse(node: &Node) -> Result<()> {
                 ensure!(targets == list_before, "the list was modified");
             } else if targets.contains(&me) {
                 if k % 2 == 0 {
-                    ensure!(node.spgrecv(ty)?[..] == want[..], "spgrecv root {root} set {k}");
+                    ensure!(
+                        node.spgrecv(ty)?[..] == want[..],
+                        "spgrecv root {root} set {k}"
+                    );
                 } else {
                     let mut buf = vec![0u8; len];
                     let n = node.spgrecv_into(ty, &mut buf)?;
@@ -246,7 +289,11 @@ fn mesh(node: &Node) -> Result<()> {
     for ndims in 1..=3u32 {
         for periodic in [false, true] {
             let shape = mesh_shape_for(d, ndims);
-            let b = if periodic { Boundary::Periodic } else { Boundary::Closed };
+            let b = if periodic {
+                Boundary::Periodic
+            } else {
+                Boundary::Closed
+            };
             let pos = node
                 .mesh(&shape, &vec![b; ndims as usize])?
                 .context("every node is in a mesh that fills the cube")?;
@@ -254,11 +301,15 @@ fn mesh(node: &Node) -> Result<()> {
             let ty = MsgType(300 + ndims * 2 + periodic as u32);
             for axis in 0..ndims as usize {
                 if let Some(s) = pos.succ[axis] {
-                    ensure!(s == me || hamming(s, me) == 1, "successor {s} not a cube neighbor");
+                    ensure!(
+                        s == me || hamming(s, me) == 1,
+                        "successor {s} not a cube neighbor"
+                    );
                     node.send_value(s, ty, &me)?;
                 }
                 if let Some(pr) = pos.pred[axis] {
-                    let (v, _) = node.recv_value::<u32>(Select::from_node(pr, TypeSel::Is(ty.0)))?;
+                    let (v, _) =
+                        node.recv_value::<u32>(Select::from_node(pr, TypeSel::Is(ty.0)))?;
                     ensure!(v == pr, "mesh message from {pr} said {v}");
                 }
             }
@@ -267,7 +318,10 @@ fn mesh(node: &Node) -> Result<()> {
     // A mesh that uses only part of the cube: 3 x 1 in a cube of d >= 2.
     if d >= 2 {
         let pos = node.mesh(&[3], &[Boundary::Closed])?;
-        ensure!(pos.is_some() == (me == 0 || me == 1 || me == 3), "3-mesh membership of {me}: {pos:?}");
+        ensure!(
+            pos.is_some() == (me == 0 || me == 1 || me == 3),
+            "3-mesh membership of {me}: {pos:?}"
+        );
     }
     Ok(())
 }
@@ -276,29 +330,47 @@ fn mesh(node: &Node) -> Result<()> {
 fn errors(node: &Node) -> Result<()> {
     let (me, d, p) = (node.mynode(), node.cubedim(), node.numnodes());
     fn starts(e: &Error, seed: &str) -> Result<()> {
-        ensure!(e.to_string().starts_with(seed), "error text {e} does not start with {seed}");
+        ensure!(
+            e.to_string().starts_with(seed),
+            "error text {e} does not start with {seed}"
+        );
         Ok(())
     }
     // Non-participants: refused before any communication.
     if d >= 1 {
         let other = me ^ (1 << (d - 1));
         match node.gcat(vec![1u8], other, d - 1) {
-            Err(e @ Error::GcatNonParticipant { .. }) => starts(&e, "GCAT: CALLED BY NON PARTICIPANT")?,
+            Err(e @ Error::GcatNonParticipant { .. }) => {
+                starts(&e, "GCAT: CALLED BY NON PARTICIPANT")?
+            }
             r => bail!("gcat by a non participant: {r:?}"),
         }
         match node.gop(&mut [1.0f64], Op::Sum, other, d - 1) {
-            Err(e @ Error::GopNonParticipant { .. }) => starts(&e, "GOP: CALLED BY NON PARTICIPANT")?,
+            Err(e @ Error::GopNonParticipant { .. }) => {
+                starts(&e, "GOP: CALLED BY NON PARTICIPANT")?
+            }
             r => bail!("gop by a non participant: {r:?}"),
         }
     }
     // GCAT: BUFFER LENGTH EXCEEDED at every node with children; the result is in the error.
-    let want: Vec<u8> = gcat_subtree_diffs(me, 0, d).into_iter().map(|n| n as u8).collect();
+    let want: Vec<u8> = gcat_subtree_diffs(me, 0, d)
+        .into_iter()
+        .map(|n| n as u8)
+        .collect();
     let mut buf = [me as u8; 1];
     match node.gcat_into(&mut buf, 1, 0, d) {
-        Ok(n) => ensure!(want.len() == 1 && n == 1 && buf[0] == me as u8, "gcat_into at {me}"),
+        Ok(n) => ensure!(
+            want.len() == 1 && n == 1 && buf[0] == me as u8,
+            "gcat_into at {me}"
+        ),
         Err(e @ Error::GcatBufferExceeded { .. }) => {
             starts(&e, "GCAT: BUFFER LENGTH EXCEEDED")?;
-            if let Error::GcatBufferExceeded { needed, capacity, data } = e {
+            if let Error::GcatBufferExceeded {
+                needed,
+                capacity,
+                data,
+            } = e
+            {
                 ensure!(capacity == 1 && needed == want.len() as u64, "sizes");
                 ensure!(data.bytes()[..] == want[..], "recovered gcat data");
                 ensure!(buf[0] == me as u8, "buffer changed");
@@ -315,14 +387,21 @@ fn errors(node: &Node) -> Result<()> {
             let mut x = vec![1.0f64; n];
             let r = node.gop(&mut x, Op::Sum, 0, d);
             match (me == parent, extra, r) {
-                (true, 1, Err(e @ Error::GopLongMessage { .. })) => starts(&e, "GOP: LONG MESSAGE")?,
-                (true, -1, Err(e @ Error::GopShortMessage { .. })) => starts(&e, "GOP: SHORT MESSAGE")?,
+                (true, 1, Err(e @ Error::GopLongMessage { .. })) => {
+                    starts(&e, "GOP: LONG MESSAGE")?
+                }
+                (true, -1, Err(e @ Error::GopShortMessage { .. })) => {
+                    starts(&e, "GOP: SHORT MESSAGE")?
+                }
                 (false, _, Ok(())) => {}
                 (_, _, r) => bail!("gop with a {extra:+} element at {me}: {r:?}"),
             }
             if me == 0 {
                 let last = if extra == 1 { p } else { p - 1 };
-                ensure!(x[0] == p as f64 && x[3] == last as f64, "gop result after mismatch: {x:?}");
+                ensure!(
+                    x[0] == p as f64 && x[3] == last as f64,
+                    "gop result after mismatch: {x:?}"
+                );
             }
         }
     }
@@ -362,29 +441,73 @@ fn errors(node: &Node) -> Result<()> {
     node.lsend(to, MsgType(77), pattern(me, 77, 50_000))?;
     for _ in 0..2 {
         match node.lrecv_into(Some(from), MsgType(77), &mut [0u8; 1000]) {
-            Err(e @ Error::LrecvwTruncated { needed: 50_000, .. }) => starts(&e, "LRECVW: TRUNCATED MESSAGE")?,
+            Err(e @ Error::LrecvwTruncated { needed: 50_000, .. }) => {
+                starts(&e, "LRECVW: TRUNCATED MESSAGE")?
+            }
             r => bail!("lrecv_into with a small buffer: {r:?}"),
         }
     }
     let mut big = vec![0u8; 60_000];
     let st = node.lrecv_into(None, MsgType(77), &mut big)?;
-    ensure!(st.len() == 50_000 && big[..50_000] == pattern(from, 77, 50_000)[..], "long message after truncation");
+    ensure!(
+        st.len() == 50_000 && big[..50_000] == pattern(from, 77, 50_000)[..],
+        "long message after truncation"
+    );
     let m = node.recv(Select::from_node(from, TypeSel::Is(77)))?;
-    ensure!(&m.data()[..] == b"user", "user message of the long message's type");
+    ensure!(
+        &m.data()[..] == b"user",
+        "user message of the long message's type"
+    );
     // MESH: TOO LARGE.
     match node.mesh(&[1 << (d + 1)], &[Boundary::Closed]) {
         Err(e @ Error::Topology(_)) => starts(&e, "MESH: TOO LARGE")?,
         r => bail!("a too large mesh: {r:?}"),
     }
     // Bad arguments are refused before anything is sent.
-    ensure!(matches!(node.gsend(vec![], d + 1), Err(Error::IpscArgument { .. })), "gsend dim");
-    ensure!(matches!(node.grecv(d + 1), Err(Error::IpscArgument { .. })), "grecv dim");
-    ensure!(matches!(node.gop(&mut [0u8], Op::Sum, p, d), Err(Error::InvalidNode { .. })), "gop root");
-    ensure!(matches!(node.gcat(vec![], p, d), Err(Error::InvalidNode { .. })), "gcat root");
-    ensure!(matches!(node.lsend(0, MsgType(1 << 26), vec![]), Err(Error::IpscArgument { .. })), "lsend type");
-    ensure!(matches!(node.lsend(p, MsgType(1), vec![]), Err(Error::InvalidNode { .. })), "lsend dest");
-    ensure!(matches!(node.spgsend(MsgType(1), vec![], &[p]), Err(Error::InvalidNode { .. })), "spgsend target");
-    ensure!(matches!(node.grecv(0), Err(Error::IpscArgument { .. })), "grecv dim 0");
+    ensure!(
+        matches!(node.gsend(vec![], d + 1), Err(Error::IpscArgument { .. })),
+        "gsend dim"
+    );
+    ensure!(
+        matches!(node.grecv(d + 1), Err(Error::IpscArgument { .. })),
+        "grecv dim"
+    );
+    ensure!(
+        matches!(
+            node.gop(&mut [0u8], Op::Sum, p, d),
+            Err(Error::InvalidNode { .. })
+        ),
+        "gop root"
+    );
+    ensure!(
+        matches!(node.gcat(vec![], p, d), Err(Error::InvalidNode { .. })),
+        "gcat root"
+    );
+    ensure!(
+        matches!(
+            node.lsend(0, MsgType(1 << 26), vec![]),
+            Err(Error::IpscArgument { .. })
+        ),
+        "lsend type"
+    );
+    ensure!(
+        matches!(
+            node.lsend(p, MsgType(1), vec![]),
+            Err(Error::InvalidNode { .. })
+        ),
+        "lsend dest"
+    );
+    ensure!(
+        matches!(
+            node.spgsend(MsgType(1), vec![], &[p]),
+            Err(Error::InvalidNode { .. })
+        ),
+        "spgsend target"
+    );
+    ensure!(
+        matches!(node.grecv(0), Err(Error::IpscArgument { .. })),
+        "grecv dim 0"
+    );
     Ok(())
 }
 
@@ -415,7 +538,10 @@ fn interference(node: &Node) -> Result<()> {
     } else {
         let mut c = 0;
         compat::grecvw(node, ty, &mut b, 8, &mut c, dim)?;
-        ensure!(c == 8 && f64::from_le_bytes(b) == 7.5, "broadcast after gop and gcat");
+        ensure!(
+            c == 8 && f64::from_le_bytes(b) == 7.5,
+            "broadcast after gop and gcat"
+        );
     }
     let mut m = [me as i64];
     compat::gop(node, ty, &mut m, 1, 'M', (p - 1) as i32, dim, &mut [0])?;
@@ -429,10 +555,16 @@ fn interference(node: &Node) -> Result<()> {
     }
     // The user's messages are still there, in order, untouched.
     let own = node.recv(Select::from_node(me, TypeSel::Is(ty as u32)))?;
-    ensure!(own.data()[..] == *format!("self {me}").as_bytes(), "own user message");
+    ensure!(
+        own.data()[..] == *format!("self {me}").as_bytes(),
+        "own user message"
+    );
     if d >= 1 {
         let other = node.recv(Select::from_node(nb, TypeSel::Is(ty as u32)))?;
-        ensure!(other.data()[..] == *format!("from {nb}").as_bytes(), "neighbor's user message");
+        ensure!(
+            other.data()[..] == *format!("from {nb}").as_bytes(),
+            "neighbor's user message"
+        );
     }
     ensure!(node.iprobe(TypeSel::Any)?.is_none(), "a stray user message");
     Ok(())
@@ -442,27 +574,67 @@ fn interference(node: &Node) -> Result<()> {
 fn compat_api(node: &Node) -> Result<()> {
     let (me, d, p) = (node.mynode(), node.cubedim(), node.numnodes());
     for j in 0..128 {
-        ensure!(compat::gray(j) as u32 == hypercube::topology::gray(j as u32), "gray");
+        ensure!(
+            compat::gray(j) as u32 == hypercube::topology::gray(j as u32),
+            "gray"
+        );
         ensure!(compat::ginv(compat::gray(j)) == j, "ginv");
     }
-    ensure!(compat::xor(13, 4) == 9 && compat::between(0, 2, 6) && !compat::between(0, 1, 6), "xor/between");
+    ensure!(
+        compat::xor(13, 4) == 9 && compat::between(0, 2, 6) && !compat::between(0, 1, 6),
+        "xor/between"
+    );
     let mut list = [7, 3, 4, 1, 6];
     let mut first = -1;
     compat::split(node, 5, &mut list, &mut first)?;
     if me == 0 {
-        ensure!(first == 2 && list == [7, 3, 1, 4, 6], "split {list:?} {first}");
+        ensure!(
+            first == 2 && list == [7, 3, 1, 4, 6],
+            "split {list:?} {first}"
+        );
     }
-    ensure!(compat::split(node, 0, &mut list, &mut first).is_err(), "split of nothing");
+    ensure!(
+        compat::split(node, 0, &mut list, &mut first).is_err(),
+        "split of nothing"
+    );
     // MESH: a 2-D mesh over the cube.
     let shape = mesh_shape_for(d, 2);
     let lindim = [shape[0] as i32, shape[1] as i32];
     let (mut coords, mut pred, mut succ, mut work) = ([0; 2], [0; 2], [0; 2], [0; 2]);
-    compat::mesh(node, me as i32, 2, &lindim, &[1, 0], &mut coords, &mut pred, &mut succ, &mut work)?;
-    let pos = node.mesh(&shape, &[Boundary::Periodic, Boundary::Closed])?.context("in mesh")?;
-    ensure!(coords[0] == pos.coords[0] as i32 && succ[1] == pos.succ[1].map_or(-1, |v| v as i32), "mesh");
+    compat::mesh(
+        node,
+        me as i32,
+        2,
+        &lindim,
+        &[1, 0],
+        &mut coords,
+        &mut pred,
+        &mut succ,
+        &mut work,
+    )?;
+    let pos = node
+        .mesh(&shape, &[Boundary::Periodic, Boundary::Closed])?
+        .context("in mesh")?;
+    ensure!(
+        coords[0] == pos.coords[0] as i32 && succ[1] == pos.succ[1].map_or(-1, |v| v as i32),
+        "mesh"
+    );
     ensure!(work == lindim, "mesh work");
-    let too_large = compat::mesh(node, 0, 1, &[2 * p as i32], &[0], &mut coords, &mut pred, &mut succ, &mut work);
-    ensure!(matches!(too_large, Err(Error::Topology(_))), "MESH: TOO LARGE");
+    let too_large = compat::mesh(
+        node,
+        0,
+        1,
+        &[2 * p as i32],
+        &[0],
+        &mut coords,
+        &mut pred,
+        &mut succ,
+        &mut work,
+    );
+    ensure!(
+        matches!(too_large, Err(Error::Topology(_))),
+        "MESH: TOO LARGE"
+    );
     // GSENDW / GRECVW on every subcube dimension, root 0 of each subcube.
     for dim in 0..=d as i32 {
         let data = pattern(dim as u32, 1, 20);
@@ -475,12 +647,20 @@ fn compat_api(node: &Node) -> Result<()> {
         }
     }
     // GOP with each operation character.
-    for (op, want) in [('+', (p * (p - 1) / 2) as f64), ('*', 0.0), ('M', (p - 1) as f64), ('m', 0.0)] {
+    for (op, want) in [
+        ('+', (p * (p - 1) / 2) as f64),
+        ('*', 0.0),
+        ('M', (p - 1) as f64),
+        ('m', 0.0),
+    ] {
         let mut x = [me as f64, 0.0];
         compat::gop(node, 5, &mut x, 1, op, 0, d as i32, &mut [0.0])?;
         ensure!(me != 0 || x[0] == want, "gop {op}: {x:?}");
     }
-    ensure!(compat::gop(node, 5, &mut [0.0f64], 1, '?', 0, d as i32, &mut [0.0]).is_err(), "op '?'");
+    ensure!(
+        compat::gop(node, 5, &mut [0.0f64], 1, '?', 0, d as i32, &mut [0.0]).is_err(),
+        "op '?'"
+    );
     // LSENDW / LRECVW.
     let (to, from) = ((me + 1) % p, (me + p - 1) % p);
     let data = pattern(me, 2, 40_000);
@@ -488,9 +668,15 @@ fn compat_api(node: &Node) -> Result<()> {
     let mut buf = vec![0u8; 50_000];
     let (mut cnt4, mut src, mut pid) = (0i64, -1, -1);
     let r = compat::lrecvw(node, 6, &mut buf, 100, &mut cnt4, &mut src, &mut pid);
-    ensure!(matches!(r, Err(Error::LrecvwTruncated { .. })) && cnt4 == 40_000, "lrecvw truncated");
+    ensure!(
+        matches!(r, Err(Error::LrecvwTruncated { .. })) && cnt4 == 40_000,
+        "lrecvw truncated"
+    );
     compat::lrecvw(node, 6, &mut buf, 50_000, &mut cnt4, &mut src, &mut pid)?;
-    ensure!(cnt4 == 40_000 && src == from as i32 && buf[..40_000] == pattern(from, 2, 40_000)[..], "lrecvw");
+    ensure!(
+        cnt4 == 40_000 && src == from as i32 && buf[..40_000] == pattern(from, 2, 40_000)[..],
+        "lrecvw"
+    );
     // SPGSNW / SPGRCW: node 0 to the odd nodes; the list is not destroyed.
     let odd: Vec<i32> = (0..p as i32).filter(|n| n % 2 == 1).collect();
     if me == 0 {
@@ -506,19 +692,35 @@ fn compat_api(node: &Node) -> Result<()> {
     let mut buf = vec![0u8; p as usize];
     buf[0] = me as u8;
     let mut cnt = 0;
-    compat::gcat(node, 9, &mut buf, p as i32, 1, &mut cnt, (p - 1) as i32, d as i32)?;
+    compat::gcat(
+        node,
+        9,
+        &mut buf,
+        p as i32,
+        1,
+        &mut cnt,
+        (p - 1) as i32,
+        d as i32,
+    )?;
     if me == p - 1 {
         let want: Vec<u8> = (0..p).map(|k| (k ^ (p - 1)) as u8).collect();
-        ensure!(cnt == p as i32 && buf == want, "gcat order for root {}: {buf:?}", p - 1);
+        ensure!(
+            cnt == p as i32 && buf == want,
+            "gcat order for root {}: {buf:?}",
+            p - 1
+        );
     }
     Ok(())
 }
+
+/// One named check of the suite.
+type Check = fn(&Node) -> Result<()>;
 
 fn main() -> Result<()> {
     let node = hypercube::init()?;
     let only: Vec<String> = std::env::args().skip(1).collect();
     let want = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
-    let checks: [(&str, fn(&Node) -> Result<()>); 9] = [
+    let checks: [(&str, Check); 9] = [
         ("broadcast", broadcast),
         ("gop", gop),
         ("gcat", gcat),

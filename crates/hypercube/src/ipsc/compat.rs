@@ -144,7 +144,14 @@ pub fn gsendw(ci: &Node, type_: i32, buf: &[u8], len: i32, dim: i32) -> Result<(
 /// `GRECVW: MESSAGE TRUNCATED` when the message is longer than `len`: `cnt` is still set
 /// to its length, `buf` is unchanged, and the whole message is in the error.
 #[doc(alias = "GRECVW")]
-pub fn grecvw(ci: &Node, type_: i32, buf: &mut [u8], len: i32, cnt: &mut i32, dim: i32) -> Result<()> {
+pub fn grecvw(
+    ci: &Node,
+    type_: i32,
+    buf: &mut [u8],
+    len: i32,
+    cnt: &mut i32,
+    dim: i32,
+) -> Result<()> {
     nonneg("GRECVW", "TYPE", type_)?;
     let len = length("GRECVW", "LEN", i64::from(len), buf.len())?;
     match ci.grecv_into(&mut buf[..len], nonneg("GRECVW", "DIM", dim)?) {
@@ -183,7 +190,12 @@ pub fn gop<T: Element>(
         routine: "GOP",
         detail: format!("OP = {op:?} is not an operation; pass '+', '*', 'M' or 'm'"),
     })?;
-    ci.gop(&mut x[..n], op, nonneg("GOP", "ROOT", root)?, nonneg("GOP", "DIM", dim)?)
+    ci.gop(
+        &mut x[..n],
+        op,
+        nonneg("GOP", "ROOT", root)?,
+        nonneg("GOP", "DIM", dim)?,
+    )
 }
 
 /// GCAT (§4): concatenate every member's `buf[..msglen]` at `root`; the result is left in
@@ -276,7 +288,14 @@ pub fn lrecvw(
 /// SPGSNW (§7): send `buf[..len]` to the `number` nodes of `list` through SPLIT's fan-out
 /// tree. Unlike the seed, `list` is not destroyed and `buf` needs no room for it.
 #[doc(alias = "SPGSNW")]
-pub fn spgsnw(ci: &Node, type_: i32, buf: &[u8], len: i32, list: &[i32], number: i32) -> Result<()> {
+pub fn spgsnw(
+    ci: &Node,
+    type_: i32,
+    buf: &[u8],
+    len: i32,
+    list: &[i32],
+    number: i32,
+) -> Result<()> {
     let ty = nonneg("SPGSNW", "TYPE", type_)?;
     let len = length("SPGSNW", "LEN", i64::from(len), buf.len())?;
     let number = length("SPGSNW", "NUMBER", i64::from(number), list.len())?;
@@ -334,8 +353,20 @@ pub fn mesh(
     succ: &mut [i32],
     work: &mut [i32],
 ) -> Result<()> {
-    let shortest = [lindim.len(), perbc.len(), coords.len(), pred.len(), succ.len(), work.len()];
-    let n = length("MESH", "DIM", i64::from(dim), shortest.into_iter().min().unwrap_or(0))?;
+    let shortest = [
+        lindim.len(),
+        perbc.len(),
+        coords.len(),
+        pred.len(),
+        succ.len(),
+        work.len(),
+    ];
+    let n = length(
+        "MESH",
+        "DIM",
+        i64::from(dim),
+        shortest.into_iter().min().unwrap_or(0),
+    )?;
     let shape = lindim[..n]
         .iter()
         .map(|&v| nonneg("MESH", "a LINDIM entry", v))

@@ -97,7 +97,13 @@ impl Node {
     /// on (the other nodes are not affected) and the whole result is returned inside the
     /// error; `buf` is left unchanged. `msglen > buf.len()` is [`Error::IpscArgument`].
     #[doc(alias = "GCAT")]
-    pub fn gcat_into(&self, buf: &mut [u8], msglen: usize, root: NodeId, dim: u32) -> Result<usize> {
+    pub fn gcat_into(
+        &self,
+        buf: &mut [u8],
+        msglen: usize,
+        root: NodeId,
+        dim: u32,
+    ) -> Result<usize> {
         if msglen > buf.len() {
             return Err(Error::IpscArgument {
                 routine: "GCAT",

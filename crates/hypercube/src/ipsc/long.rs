@@ -201,7 +201,12 @@ impl Node {
     /// long receive. Unlike the seed, a message of exactly a multiple of the chunk size
     /// needs no extra byte of room.
     #[doc(alias = "LRECVW")]
-    pub fn lrecv_into(&self, source: Option<NodeId>, ty: MsgType, buf: &mut [u8]) -> Result<Status> {
+    pub fn lrecv_into(
+        &self,
+        source: Option<NodeId>,
+        ty: MsgType,
+        buf: &mut [u8],
+    ) -> Result<Status> {
         let h = self.take_long_header(source, ty)?;
         if h.total > buf.len() as u64 {
             self.put_back_long_header(h);

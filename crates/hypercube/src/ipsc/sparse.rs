@@ -87,14 +87,18 @@ impl Node {
         let from = m.source();
         let bad = |why: String| Error::Protocol {
             peer: from,
-            detail: format!("malformed SPGRCW message from node {from} (type {}): {why}", ty.0),
+            detail: format!(
+                "malformed SPGRCW message from node {from} (type {}): {why}",
+                ty.0
+            ),
         };
         let raw = m.into_data();
         let word = |i: usize| -> Option<u32> {
             let b = raw.get(4 * i..4 * i + 4)?;
             Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         };
-        let count = word(0).ok_or_else(|| bad("shorter than its 4-byte list count".into()))? as usize;
+        let count =
+            word(0).ok_or_else(|| bad("shorter than its 4-byte list count".into()))? as usize;
         let mut list = Vec::with_capacity(count.min(raw.len() / 4));
         for i in 0..count {
             let t = word(1 + i).ok_or_else(|| bad(format!("list of {count} targets cut short")))?;
