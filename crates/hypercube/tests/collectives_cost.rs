@@ -323,3 +323,29 @@ fn subcubes_cost_what_a_cube_of_their_dimension_costs() {
         "eq 4.4 on 2-subcubes of a 4-cube",
     );
 }
+
+#[test]
+fn automatic_choice_follows_the_model() {
+    use hypercube::collectives::select::{choose, Operation};
+    let a = |op, k, m, comm| choose(op, Algorithm::Auto, k, m, comm).unwrap();
+    // Short messages: the log p algorithms; long ones: the split-message ones (eq. 4.14).
+    assert_eq!(a(Operation::Allreduce, 3, 8, true), Algorithm::Hypercube);
+    assert_eq!(
+        a(Operation::Allreduce, 3, 4 << 20, true),
+        Algorithm::ReduceScatterAllgather
+    );
+    assert_eq!(a(Operation::Alltoall, 3, 8, true), Algorithm::StoreForward);
+    assert_eq!(
+        a(Operation::Alltoall, 3, 1 << 20, true),
+        Algorithm::Pairwise
+    );
+    // A non-commutative operator never gets a reordering algorithm.
+    assert_ne!(a(Operation::Allreduce, 6, 1 << 20, false), Algorithm::Ring);
+    // An explicit request wins, and a wrong one is an error.
+    assert_eq!(
+        choose(Operation::Allgather, Algorithm::Mesh, 3, 8, true).unwrap(),
+        Algorithm::Mesh
+    );
+    assert!(choose(Operation::Allgather, Algorithm::Pairwise, 3, 8, true).is_err());
+    assert!(choose(Operation::Allreduce, Algorithm::Ring, 3, 8, false).is_err());
+}

@@ -1,9 +1,9 @@
 //! Which algorithm runs: a per-call override ([`crate::collectives::Subcube::with`]), else a
 //! per-job setting `HYPERCUBE_ALG_<OP>=<name>` (e.g. `HYPERCUBE_ALG_ALLREDUCE=ring`), else
 //! the algorithm with the least model time (Grama's expressions, [`model_time`]) under this
-//! machine's cost parameters: `t_s` = `HYPERCUBE_MODEL_TS_US` (default 30 µs, the blocking
-//! ping-pong floor here) and `t_w` = `HYPERCUBE_MODEL_TW_NS` per byte (default 0.4 ns, about
-//! 2.5 GB/s loopback TCP). Ties go to the hypercube algorithm. Every input to the choice is
+//! machine's cost parameters: `t_s` = `HYPERCUBE_MODEL_TS_US` (default 150 µs) and `t_w` =
+//! `HYPERCUBE_MODEL_TW_NS` per byte (default 1.2 ns), fitted to the `coll_bench` example at
+//! p = 8 on the 2-core development VM (see `docs/collectives.md`). Ties go to the hypercube algorithm. Every input to the choice is
 //! the same on every member, so all members choose alike.
 
 use std::str::FromStr;
@@ -194,8 +194,8 @@ pub fn machine_model() -> CostModel {
             .unwrap_or(default)
     };
     CostModel {
-        t_s: get("HYPERCUBE_MODEL_TS_US", 30.0) * 1e-6,
-        t_w: get("HYPERCUBE_MODEL_TW_NS", 0.4) * 1e-9,
+        t_s: get("HYPERCUBE_MODEL_TS_US", 150.0) * 1e-6,
+        t_w: get("HYPERCUBE_MODEL_TW_NS", 1.2) * 1e-9,
     }
 }
 
