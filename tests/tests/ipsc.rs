@@ -4,6 +4,11 @@
 
 use hypercube_tests::run_job;
 
+/// The node program's checks, reused over the in-process transport for larger cubes.
+#[allow(dead_code)]
+#[path = "../src/bin/ipsc_suite.rs"]
+mod suite;
+
 const CHECKS: &[&str] = &[
     "broadcast",
     "gop",
@@ -115,5 +120,17 @@ fn normalize_matches_sequential() {
         for (k, root) in roots.into_iter().enumerate() {
             normalize(d, root, 3 + k, k == 1);
         }
+    }
+}
+
+/// The same checks on a 5-cube of threads (the in-process transport): 32 nodes in one
+/// process, which also exercises the per-node keying of LRECVW's kept-aside headers.
+#[test]
+fn ipsc_in_process_d5() {
+    let results = hypercube::transport::local::run_local(5, |node| {
+        suite::run_checks(&node, &[]).map_err(|e| format!("node {}: {e:#}", node.mynode()))
+    });
+    for r in results {
+        r.expect("in-process check failed");
     }
 }

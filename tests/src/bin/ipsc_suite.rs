@@ -125,7 +125,7 @@ fn gop(node: &Node) -> Result<()> {
             ensure!(m == [mn as u32], "u32 min dim {dim} root {root}");
             let mut pr = [me as u64 + 1];
             node.gop(&mut pr, Op::Product, root, dim)?;
-            let want: u64 = subset.iter().map(|&n| n + 1).product();
+            let want = subset.iter().fold(1u64, |a, &n| a.wrapping_mul(n + 1)); // GOP wraps
             ensure!(
                 pr == [want],
                 "u64 product dim {dim} root {root}: {pr:?} != {want}"
@@ -716,9 +716,8 @@ fn compat_api(node: &Node) -> Result<()> {
 /// One named check of the suite.
 type Check = fn(&Node) -> Result<()>;
 
-fn main() -> Result<()> {
-    let node = hypercube::init()?;
-    let only: Vec<String> = std::env::args().skip(1).collect();
+/// Run the checks named in `only` (all when empty), printing `OK <check>` for each.
+pub(crate) fn run_checks(node: &Node, only: &[String]) -> Result<()> {
     let want = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
     let checks: [(&str, Check); 9] = [
         ("broadcast", broadcast),
@@ -733,8 +732,14 @@ fn main() -> Result<()> {
     ];
     for (name, f) in checks {
         if want(name) {
-            check(name, f(&node))?;
+            check(name, f(node))?;
         }
     }
     Ok(())
+}
+
+fn main() -> Result<()> {
+    let node = hypercube::init()?;
+    let only: Vec<String> = std::env::args().skip(1).collect();
+    run_checks(&node, &only)
 }
