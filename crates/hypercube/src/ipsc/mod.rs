@@ -35,7 +35,7 @@
 //! The point-to-point utilities whose receivers do not take part in every call (long
 //! messages, the sparse send) are keyed by the caller's type instead, mapped into their own
 //! reserved tag range, so they never consume user messages either; types for them must be
-//! below [`MAX_RESERVED_USER_TYPE`] + 1.
+//! at most [`MAX_RESERVED_USER_TYPE`] (2^26 − 1).
 //!
 //! ## Errors
 //!
