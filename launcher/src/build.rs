@@ -16,7 +16,13 @@ pub fn build_example(name: &str, release: bool) -> Result<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
     cmd.current_dir(workspace_root())
-        .args(["build", "--workspace", "--example", name, "--message-format=json-render-diagnostics"])
+        .args([
+            "build",
+            "--workspace",
+            "--example",
+            name,
+            "--message-format=json-render-diagnostics",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     if release {
@@ -28,7 +34,9 @@ pub fn build_example(name: &str, release: bool) -> Result<PathBuf> {
     }
     let text = String::from_utf8_lossy(&out.stdout);
     for line in text.lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
         if v["reason"] != "compiler-artifact" || v["target"]["name"] != name {
             continue;
         }

@@ -145,7 +145,9 @@ impl Job {
             target,
             prefix: !cli.no_prefix && file.prefix.unwrap_or(true),
             boot_timeout: Duration::from_millis(
-                cli.boot_timeout_ms.or(file.boot_timeout_ms).unwrap_or(30_000),
+                cli.boot_timeout_ms
+                    .or(file.boot_timeout_ms)
+                    .unwrap_or(30_000),
             ),
             timeout: (timeout_s > 0).then(|| Duration::from_secs(timeout_s)),
             release,

@@ -112,12 +112,21 @@ async fn forward<R: tokio::io::AsyncRead + Unpin>(
         let _g = lock.lock().unwrap_or_else(|p| p.into_inner());
         let res = if to_stderr {
             let mut e = std::io::stderr().lock();
-            (if prefix { write!(e, "[{rank}] ") } else { Ok(()) }).and_then(|_| e.write_all(&line))
+            (if prefix {
+                write!(e, "[{rank}] ")
+            } else {
+                Ok(())
+            })
+            .and_then(|_| e.write_all(&line))
         } else {
             let mut o = std::io::stdout().lock();
-            (if prefix { write!(o, "[{rank}] ") } else { Ok(()) })
-                .and_then(|_| o.write_all(&line))
-                .and_then(|_| o.flush())
+            (if prefix {
+                write!(o, "[{rank}] ")
+            } else {
+                Ok(())
+            })
+            .and_then(|_| o.write_all(&line))
+            .and_then(|_| o.flush())
         };
         if res.is_err() {
             break;
@@ -175,10 +184,22 @@ async fn run(job: Job) -> Result<ExitCode> {
             }
         };
         if let Some(o) = child.stdout.take() {
-            io_tasks.push(tokio::spawn(forward(rank, job.prefix, o, false, out_lock.clone())));
+            io_tasks.push(tokio::spawn(forward(
+                rank,
+                job.prefix,
+                o,
+                false,
+                out_lock.clone(),
+            )));
         }
         if let Some(e) = child.stderr.take() {
-            io_tasks.push(tokio::spawn(forward(rank, job.prefix, e, true, out_lock.clone())));
+            io_tasks.push(tokio::spawn(forward(
+                rank,
+                job.prefix,
+                e,
+                true,
+                out_lock.clone(),
+            )));
         }
         pids.push(child.id());
         children.push(child);
@@ -247,7 +268,7 @@ async fn run(job: Job) -> Result<ExitCode> {
                     all_ready = true;
                     tracing::debug!("the cube is wired after {:?}", start.elapsed());
                 }
-                rendezvous::Event::Closed(_) => {}
+                rendezvous::Event::Closed => {}
             },
             Ok(w) = &mut wr_rx, if writers.is_none() => writers = Some(w),
             _ = tokio::time::sleep_until(boot_deadline), if !all_ready && joined.iter().any(|j| *j) => {
@@ -269,7 +290,9 @@ async fn run(job: Job) -> Result<ExitCode> {
     if let Some(why) = &failure {
         // Tell the ranks, give them a moment to say so, then kill whatever is left.
         if let Some(ws) = writers.as_mut() {
-            let msg = control::frame(&ToNode::Abort { reason: why.clone() })?;
+            let msg = control::frame(&ToNode::Abort {
+                reason: why.clone(),
+            })?;
             for w in ws.iter_mut() {
                 let _ = tokio::time::timeout(Duration::from_millis(100), w.write_all(&msg)).await;
             }
@@ -298,7 +321,11 @@ async fn run(job: Job) -> Result<ExitCode> {
     match failure {
         Some(why) => {
             eprintln!("hcrun: {why}; stopped the job");
-            Ok(ExitCode::from(if why.starts_with("interrupted") { 130 } else { 1 }))
+            Ok(ExitCode::from(if why.starts_with("interrupted") {
+                130
+            } else {
+                1
+            }))
         }
         None => Ok(ExitCode::SUCCESS),
     }

@@ -20,7 +20,7 @@ pub enum Event {
     /// Every rank is ready and has been told to go.
     AllReady,
     /// A rank's control connection closed after go (normal at exit).
-    Closed(u32),
+    Closed,
 }
 
 async fn read_msg<T: serde::de::DeserializeOwned>(r: &mut OwnedReadHalf) -> Result<T> {
@@ -111,7 +111,7 @@ pub async fn run(
             // Hold the connection until the node closes it.
             let mut sink = [0u8; 64];
             while matches!(r.read(&mut sink).await, Ok(k) if k > 0) {}
-            let _ = events.send(Event::Closed(rank as u32));
+            let _ = events.send(Event::Closed);
         });
     }
     drop(ready_tx);

@@ -38,7 +38,7 @@ pub fn hcrun() -> PathBuf {
                 let j = l[i..].find('"')? + i;
                 Some(PathBuf::from(&l[i..j]))
             })
-            .last()
+            .next_back()
             .expect("cargo reported no hcrun executable")
     })
     .clone()
@@ -166,10 +166,10 @@ pub fn run_job(dim: u32, program: &str, args: &[&str]) -> JobOutput {
     let mut prog = vec![program];
     prog.extend_from_slice(args);
     run_hcrun(
-        &["--dim", &d, "--timeout-s", "120"],
+        &["--dim", &d, "--timeout-s", "60"],
         &prog,
         &[],
-        Duration::from_secs(150),
+        Duration::from_secs(90),
     )
 }
 

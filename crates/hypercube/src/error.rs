@@ -29,7 +29,9 @@ pub enum Error {
     },
 
     /// A node number outside the cube (or outside the subcube an operation is limited to).
-    #[error("invalid node {node}: the {what} has nodes {first}..={last}; pass a node in that range")]
+    #[error(
+        "invalid node {node}: the {what} has nodes {first}..={last}; pass a node in that range"
+    )]
     InvalidNode {
         /// The offending node number.
         node: i64,
@@ -64,6 +66,20 @@ pub enum Error {
         peer: NodeId,
         /// What the operating system or the protocol said.
         detail: String,
+    },
+
+    /// The node a receive waits for has finished (returned from its program or called
+    /// finalize), so the message can never come.
+    #[error(
+        "node {peer} has finished (it left its program or called finalize) while this node waits \
+         for {what} from it; that message will never come — check that every receive has a \
+         matching send, and that rank's output for an error"
+    )]
+    PeerFinished {
+        /// The finished node (for an any-source receive: the last node to finish).
+        peer: NodeId,
+        /// What this node was waiting for.
+        what: String,
     },
 
     /// A peer sent bytes that do not follow the protocol.
@@ -304,6 +320,10 @@ impl Error {
                 detail: detail.clone(),
             },
             Error::Shutdown(s) => Error::Shutdown(s.clone()),
+            Error::PeerFinished { peer, what } => Error::PeerFinished {
+                peer: *peer,
+                what: what.clone(),
+            },
             other => Error::Shutdown(other.to_string()),
         }
     }

@@ -95,7 +95,13 @@ fn watch_control(t: &Arc<TcpTransport>, mut ctl: std::net::TcpStream, rank: u32)
                 return;
             }
             engine.abort(Error::Shutdown(why.clone()));
-            eprintln!("node {rank}: the job is being stopped: {why}");
+            tracing::debug!("exiting: {why}");
+            // The launcher may be gone (and our stderr with it): never panic on the write.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "node {rank}: the job is being stopped: {why}"
+            );
             std::process::exit(1);
         });
 }

@@ -163,7 +163,13 @@ impl Mailbox {
 
     /// Is the receive complete? Then take its message.
     pub fn take(&mut self, token: RecvToken) -> Option<Taken> {
-        let ready = matches!(self.bound.get(&token), Some(Envelope { body: Body::Ready(_), .. }));
+        let ready = matches!(
+            self.bound.get(&token),
+            Some(Envelope {
+                body: Body::Ready(_),
+                ..
+            })
+        );
         if !ready {
             return None;
         }
@@ -182,6 +188,14 @@ impl Mailbox {
         }
     }
 
+    /// The selector of a posted receive that no message has bound yet.
+    pub fn unbound_select(&self, token: RecvToken) -> Option<Select> {
+        self.posted
+            .iter()
+            .find(|(t, _)| *t == token)
+            .map(|(_, s)| *s)
+    }
+
     /// Is `token` a known receive (posted or bound)?
     pub fn knows(&self, token: RecvToken) -> bool {
         self.bound.contains_key(&token) || self.posted.iter().any(|(t, _)| *t == token)
@@ -196,10 +210,14 @@ impl Mailbox {
             ));
         };
         let Some(env) = self.bound.get_mut(&token) else {
-            return Err(format!("payload for a cancelled message {msg_id} from node {source}"));
+            return Err(format!(
+                "payload for a cancelled message {msg_id} from node {source}"
+            ));
         };
         let Body::Pending { buf: Some(buf), .. } = &mut env.body else {
-            return Err(format!("payload for a complete message {msg_id} from node {source}"));
+            return Err(format!(
+                "payload for a complete message {msg_id} from node {source}"
+            ));
         };
         if buf.len() as u64 + chunk.len() as u64 > env.len {
             return Err(format!(

@@ -133,7 +133,9 @@ impl RecvRequest {
     #[doc(alias = "msgdone")]
     pub fn test(&mut self) -> Result<Option<Message>> {
         if self.done {
-            return Err(Error::InvalidRequest("the receive already completed".into()));
+            return Err(Error::InvalidRequest(
+                "the receive already completed".into(),
+            ));
         }
         let m = self.t.test_recv(self.token)?;
         self.done = m.is_some();
@@ -208,7 +210,12 @@ impl Node {
 
     /// Start a send with a reserved tag.
     #[allow(dead_code)]
-    pub(crate) fn isend_internal(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<SendRequest> {
+    pub(crate) fn isend_internal(
+        &self,
+        dest: NodeId,
+        tag: u32,
+        data: Bytes,
+    ) -> Result<SendRequest> {
         self.isend_raw(dest, tag, data)
     }
 
@@ -283,9 +290,10 @@ impl Node {
     pub fn recv_into(&self, sel: impl Into<Select>, buf: &mut [u8]) -> Result<Status> {
         let sel = check_sel(sel.into())?;
         loop {
-            let st = self.inner.t.probe(&sel, true, None)?.ok_or_else(|| {
-                Error::InvalidRequest("blocking probe returned nothing".into())
-            })?;
+            let st =
+                self.inner.t.probe(&sel, true, None)?.ok_or_else(|| {
+                    Error::InvalidRequest("blocking probe returned nothing".into())
+                })?;
             if st.len > buf.len() as u64 {
                 return Err(Error::Truncated {
                     needed: st.len,
@@ -339,7 +347,12 @@ impl Node {
     }
 
     /// Send a serde value (encoded with the crate's codec).
-    pub fn send_value<T: Serialize + ?Sized>(&self, dest: NodeId, ty: MsgType, value: &T) -> Result<()> {
+    pub fn send_value<T: Serialize + ?Sized>(
+        &self,
+        dest: NodeId,
+        ty: MsgType,
+        value: &T,
+    ) -> Result<()> {
         let bytes = crate::wire::codec::encode(value)?;
         self.send(dest, ty, bytes)
     }
@@ -365,7 +378,12 @@ impl Node {
     /// Stop the whole job: print `reason` and exit this process with status 1; the launcher
     /// then stops every other rank.
     pub fn abort(&self, reason: &str) -> ! {
-        eprintln!("node {} aborts the job: {reason}", self.mynode());
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "node {} aborts the job: {reason}",
+            self.mynode()
+        );
         std::process::exit(1)
     }
 }

@@ -41,15 +41,14 @@ fn fold<T: Copy>(xs: &[Vec<T>], f: impl Fn(T, T) -> T) -> Vec<T> {
     acc
 }
 
-struct Scope<'a> {
-    sc: Subcube<'a>,
+struct Scope {
     name: &'static str,
     p: usize,
     me: usize,
     base: u32,
 }
 
-impl Scope<'_> {
+impl Scope {
     fn seed(&self, r: usize) -> u64 {
         (self.base as u64 + r as u64) * 7 + self.p as u64
     }
@@ -69,7 +68,6 @@ fn main() -> Result<()> {
 
 fn run(node: &Node, sc: Subcube<'_>, name: &'static str) -> Result<()> {
     let s = Scope {
-        sc,
         name,
         p: sc.size() as usize,
         me: sc.rank() as usize,

@@ -70,7 +70,10 @@ pub enum ToNode {
 
 /// The proof a node gives in its `Hello`.
 pub fn proof(secret: &[u8], job: u64, rank: u32) -> [u8; 32] {
-    super::handshake::mac(secret, &[b"control", &job.to_le_bytes(), &rank.to_le_bytes()])
+    super::handshake::mac(
+        secret,
+        &[b"control", &job.to_le_bytes(), &rank.to_le_bytes()],
+    )
 }
 
 /// Check a proof in constant time.

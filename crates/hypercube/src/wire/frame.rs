@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! offset size field
-//!  0     1    kind        1 Eager, 2 Rts, 3 Cts, 4 Data, 5 Credit, 6 Close
+//!  0     1    kind        1 Eager, 2 Rts, 3 Cts, 4 Data, 5 Credit, 6 Close, 7 Fin
 //!  1     1    flags       0 (reserved)
 //!  2     2    reserved    0
 //!  4     4    src         origin node of the message (not the previous hop)
@@ -38,6 +38,9 @@ pub(crate) enum Kind {
     Credit = 5,
     /// Clean close of the link: nothing more will be sent on it.
     Close = 6,
+    /// The source node has finished (entered finalize): it will send no more messages.
+    /// Routed like a message, so it arrives after everything the source sent before.
+    Fin = 7,
 }
 
 impl Kind {
@@ -49,6 +52,7 @@ impl Kind {
             4 => Kind::Data,
             5 => Kind::Credit,
             6 => Kind::Close,
+            7 => Kind::Fin,
             _ => return None,
         })
     }
@@ -129,7 +133,7 @@ impl Header {
         let payload_ok = match h.kind {
             Kind::Eager => h.total_len == h.frame_len as u64,
             Kind::Data => h.frame_len as u64 <= h.total_len,
-            Kind::Rts | Kind::Cts | Kind::Credit | Kind::Close => h.frame_len == 0,
+            Kind::Rts | Kind::Cts | Kind::Credit | Kind::Close | Kind::Fin => h.frame_len == 0,
         };
         if !payload_ok {
             return Err(format!(

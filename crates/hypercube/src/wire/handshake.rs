@@ -55,7 +55,8 @@ pub(crate) fn dial(
     hello[8..16].copy_from_slice(&job.to_le_bytes());
     hello[16..20].copy_from_slice(&me.to_le_bytes());
     hello[24..40].copy_from_slice(&nd);
-    s.write_all(&hello).map_err(|e| format!("sending hello: {e}"))?;
+    s.write_all(&hello)
+        .map_err(|e| format!("sending hello: {e}"))?;
     let mut reply = [0u8; 56];
     s.read_exact(&mut reply)
         .map_err(|e| format!("reading the reply (wrong job or secret?): {e}"))?;
@@ -69,16 +70,29 @@ pub(crate) fn dial(
     let na = &reply[8..24];
     let want = mac(
         secret,
-        &[b"accept", &job.to_le_bytes(), &nd, &ra.to_le_bytes(), &me.to_le_bytes()],
+        &[
+            b"accept",
+            &job.to_le_bytes(),
+            &nd,
+            &ra.to_le_bytes(),
+            &me.to_le_bytes(),
+        ],
     );
     if !same(&want, &reply[24..56]) {
         return Err(format!("node {ra} failed to prove the job secret"));
     }
     let proof = mac(
         secret,
-        &[b"dial", &job.to_le_bytes(), na, &me.to_le_bytes(), &ra.to_le_bytes()],
+        &[
+            b"dial",
+            &job.to_le_bytes(),
+            na,
+            &me.to_le_bytes(),
+            &ra.to_le_bytes(),
+        ],
     );
-    s.write_all(&proof).map_err(|e| format!("sending proof: {e}"))?;
+    s.write_all(&proof)
+        .map_err(|e| format!("sending proof: {e}"))?;
     let mut ok = [0u8; 1];
     s.read_exact(&mut ok)
         .map_err(|e| format!("node {ra} rejected our proof: {e}"))?;
@@ -113,7 +127,9 @@ pub(crate) fn accept(
     }
     let rd = u32::from_le_bytes([hello[16], hello[17], hello[18], hello[19]]);
     if !allowed(rd) {
-        return Err(format!("node {rd} is not a neighbor expected to dial node {me}"));
+        return Err(format!(
+            "node {rd} is not a neighbor expected to dial node {me}"
+        ));
     }
     let nd = &hello[24..40];
     let na = nonce();
@@ -123,19 +139,34 @@ pub(crate) fn accept(
     reply[8..24].copy_from_slice(&na);
     let m = mac(
         secret,
-        &[b"accept", &job.to_le_bytes(), nd, &me.to_le_bytes(), &rd.to_le_bytes()],
+        &[
+            b"accept",
+            &job.to_le_bytes(),
+            nd,
+            &me.to_le_bytes(),
+            &rd.to_le_bytes(),
+        ],
     );
     reply[24..56].copy_from_slice(&m);
-    s.write_all(&reply).map_err(|e| format!("sending reply: {e}"))?;
+    s.write_all(&reply)
+        .map_err(|e| format!("sending reply: {e}"))?;
     let mut proof = [0u8; 32];
     s.read_exact(&mut proof)
         .map_err(|e| format!("reading proof: {e}"))?;
     let want = mac(
         secret,
-        &[b"dial", &job.to_le_bytes(), &na, &rd.to_le_bytes(), &me.to_le_bytes()],
+        &[
+            b"dial",
+            &job.to_le_bytes(),
+            &na,
+            &rd.to_le_bytes(),
+            &me.to_le_bytes(),
+        ],
     );
     if !same(&want, &proof) {
-        return Err(format!("a connection claiming to be node {rd} failed to prove the job secret"));
+        return Err(format!(
+            "a connection claiming to be node {rd} failed to prove the job secret"
+        ));
     }
     s.write_all(&[1]).map_err(|e| format!("sending ok: {e}"))?;
     Ok(rd)

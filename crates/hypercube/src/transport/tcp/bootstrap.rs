@@ -51,7 +51,9 @@ impl BootConfig {
         let control = control_s
             .parse()
             .map_err(|_| bad(control::ENV_CONTROL, &control_s))?;
-        let rank: u32 = rank_s.parse().map_err(|_| bad(control::ENV_RANK, &rank_s))?;
+        let rank: u32 = rank_s
+            .parse()
+            .map_err(|_| bad(control::ENV_RANK, &rank_s))?;
         let dim: u32 = dim_s.parse().map_err(|_| bad(control::ENV_DIM, &dim_s))?;
         if dim > 16 || rank >= (1 << dim) {
             return Err(Error::Config(format!(
@@ -127,7 +129,10 @@ pub(crate) fn connect(cfg: &BootConfig) -> Result<(TcpTransport, TcpStream)> {
 
     // Hello on the control channel.
     let mut ctl = loop {
-        match TcpStream::connect_timeout(&cfg.control, left(deadline, "connecting to the launcher", cfg)?) {
+        match TcpStream::connect_timeout(
+            &cfg.control,
+            left(deadline, "connecting to the launcher", cfg)?,
+        ) {
             Ok(s) => break s,
             Err(e) if Instant::now() < deadline => {
                 tracing::debug!("connecting to the launcher: {e}; retrying");

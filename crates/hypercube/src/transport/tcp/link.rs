@@ -81,7 +81,9 @@ impl LinkOut {
             drop(slices);
             let mut left = n;
             while left > 0 {
-                let Some(f) = self.queue.front_mut() else { break };
+                let Some(f) = self.queue.front_mut() else {
+                    break;
+                };
                 let rest = f.len() - f.written;
                 if left >= rest {
                     left -= rest;

@@ -59,6 +59,8 @@ pub(crate) struct State {
     peer_closed: Vec<bool>,
     /// Per link: EOF or error seen; not polled any more.
     link_done: Vec<bool>,
+    /// Per node: it has finished and will send nothing more.
+    finished: Vec<bool>,
 }
 
 /// The engine behind a TCP node.
@@ -251,7 +253,44 @@ impl Engine {
                 let c = &mut st.credits[h.src as usize];
                 *c = c.saturating_add(h.total_len).min(self.tuning.eager_window);
             }
+            Kind::Fin => st.finished[h.src as usize] = true,
             Kind::Close => {}
+        }
+    }
+
+    /// A receive that can never complete because the nodes it could come from finished.
+    fn hopeless(&self, st: &State, token: RecvToken) -> Option<Error> {
+        let sel = st.mailbox.unbound_select(token)?;
+        self.hopeless_sel(st, &sel)
+    }
+
+    /// Can a message matching `sel` still come?
+    fn hopeless_sel(&self, st: &State, sel: &Select) -> Option<Error> {
+        if sel.ty == crate::message::TypeSel::Is(FINALIZE_TAG) {
+            return None;
+        }
+        let what = match sel.ty {
+            crate::message::TypeSel::Any => "a message of any type".to_string(),
+            crate::message::TypeSel::Is(t) if t > crate::message::MAX_USER_TYPE => {
+                "a message of a utility or collective".to_string()
+            }
+            crate::message::TypeSel::Is(t) => format!("a message of type {t}"),
+        };
+        match sel.source {
+            Some(s) if s != self.me && st.finished[s as usize] => {
+                Some(Error::PeerFinished { peer: s, what })
+            }
+            Some(_) => None,
+            None => {
+                let all = (0..self.num_nodes).all(|n| n == self.me || st.finished[n as usize]);
+                (all && self.num_nodes > 1).then(|| Error::PeerFinished {
+                    peer: (0..self.num_nodes)
+                        .rev()
+                        .find(|n| *n != self.me)
+                        .unwrap_or(0),
+                    what,
+                })
+            }
         }
     }
 
@@ -439,6 +478,7 @@ impl TcpTransport {
             closing: false,
             peer_closed: vec![false; dim as usize],
             link_done: vec![false; dim as usize],
+            finished: vec![false; num_nodes as usize],
         };
         let engine = Arc::new(Engine {
             me,
@@ -573,9 +613,24 @@ impl Transport for TcpTransport {
     }
 
     fn wait_send(&self, token: SendToken) -> Result<()> {
+        let mut gone = None;
         self.engine.wait_for("a send to complete", None, |_, st| {
-            (!st.pending.contains_key(&token)).then_some(())
-        })
+            match st.pending.get(&token) {
+                None => Some(()),
+                Some(p) if st.finished[p.dest as usize] => {
+                    gone = Some(p.dest);
+                    Some(())
+                }
+                Some(_) => None,
+            }
+        })?;
+        match gone {
+            None => Ok(()),
+            Some(peer) => Err(Error::PeerFinished {
+                peer,
+                what: "a receive matching a large send".into(),
+            }),
+        }
     }
 
     fn post_recv(&self, sel: Select) -> Result<RecvToken> {
@@ -597,7 +652,9 @@ impl Transport for TcpTransport {
             return Ok(Some(m));
         }
         if !st.mailbox.knows(token) {
-            return Err(Error::InvalidRequest(format!("receive {token} is not pending")));
+            return Err(Error::InvalidRequest(format!(
+                "receive {token} is not pending"
+            )));
         }
         if let Some(f) = &st.failure {
             return Err(f.duplicate());
@@ -609,11 +666,29 @@ impl Transport for TcpTransport {
         {
             let st = self.engine.lock();
             if !st.mailbox.knows(token) {
-                return Err(Error::InvalidRequest(format!("receive {token} is not pending")));
+                return Err(Error::InvalidRequest(format!(
+                    "receive {token} is not pending"
+                )));
             }
         }
-        self.engine
-            .wait_for("a message", timeout, |e, st| e.take(st, token))
+        let mut gave_up = None;
+        let r = self.engine.wait_for("a message", timeout, |e, st| {
+            if let Some(m) = e.take(st, token) {
+                return Some(Some(m));
+            }
+            gave_up = e.hopeless(st, token);
+            gave_up.as_ref().map(|_| None)
+        })?;
+        match (r, gave_up) {
+            (Some(m), _) => Ok(m),
+            (None, Some(err)) => {
+                self.engine.lock().mailbox.cancel(token);
+                Err(err)
+            }
+            (None, None) => Err(Error::InvalidRequest(
+                "receive ended without a message".into(),
+            )),
+        }
     }
 
     fn cancel_recv(&self, token: RecvToken) -> bool {
@@ -631,8 +706,19 @@ impl Transport for TcpTransport {
             e.poll_inputs();
             return Ok(e.lock().mailbox.probe(sel));
         }
-        e.wait_for("a message (probe)", timeout, |_, st| st.mailbox.probe(sel))
-            .map(Some)
+        let mut gave_up = None;
+        let r = e.wait_for("a message (probe)", timeout, |e, st| {
+            if let Some(s) = st.mailbox.probe(sel) {
+                return Some(Some(s));
+            }
+            gave_up = e.hopeless_sel(st, sel);
+            gave_up.as_ref().map(|_| None)
+        })?;
+        match (r, gave_up) {
+            (Some(s), _) => Ok(Some(s)),
+            (None, Some(err)) => Err(err),
+            (None, None) => Ok(None),
+        }
     }
 
     fn claim(&self, status: &Status) -> Result<RecvToken> {
@@ -653,6 +739,14 @@ impl Transport for TcpTransport {
         }
         let e = &*self.engine;
         let result = (|| -> Result<()> {
+            // 0. Tell every node we are done: a receive waiting for us fails instead of hanging.
+            {
+                let mut st = e.lock();
+                for n in (0..e.num_nodes).filter(|n| *n != e.me) {
+                    let h = Header::control(Kind::Fin, e.me, n, 0, 0);
+                    e.send_frame(&mut st, h, Bytes::new(), None);
+                }
+            }
             // 1. Barrier by recursive doubling over the links: afterwards no node needs
             //    another to forward anything a program will receive.
             for k in 0..e.dim {
@@ -675,10 +769,14 @@ impl Transport for TcpTransport {
                     st.out[k].closed = true;
                 }
             }
-            e.wait_for("the neighbors' goodbyes", Some(Duration::from_secs(30)), |_, st| {
-                (st.peer_closed.iter().all(|c| *c) && st.out.iter().all(|o| o.queue.is_empty()))
-                    .then_some(())
-            })?;
+            e.wait_for(
+                "the neighbors' goodbyes",
+                Some(Duration::from_secs(30)),
+                |_, st| {
+                    (st.peer_closed.iter().all(|c| *c) && st.out.iter().all(|o| o.queue.is_empty()))
+                        .then_some(())
+                },
+            )?;
             Ok(())
         })();
         {

@@ -1,0 +1,229 @@
+//! The launcher's behaviour: examples, failures, foreign connections, config files.
+
+use std::time::Duration;
+
+use hypercube_tests::{alive, run_hcrun, run_job};
+
+fn pids(out: &hypercube_tests::JobOutput) -> Vec<u32> {
+    out.stdout
+        .lines()
+        .filter_map(|l| l.split("PID ").nth(1)?.trim().parse().ok())
+        .collect()
+}
+
+fn failing_rank_stops_job(how: &str, cause: &str) {
+    let out = run_hcrun(
+        &["--dim", "3"],
+        &[env!("CARGO_BIN_EXE_fail"), "5", how],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(!out.status.success(), "the job should fail");
+    assert!(
+        out.stderr.contains("rank 5 failed") && out.stderr.contains(cause),
+        "hcrun must name the rank and the cause:\n{}",
+        out.stderr
+    );
+    // The rank fails 200 ms after start; everything must be over well within 2 s after.
+    assert!(
+        out.elapsed < Duration::from_secs(5),
+        "took {:?}",
+        out.elapsed
+    );
+    let ps = pids(&out);
+    assert_eq!(ps.len(), 8, "every rank prints its pid:\n{}", out.stdout);
+    std::thread::sleep(Duration::from_millis(100));
+    for p in ps {
+        assert!(!alive(p), "process {p} was left behind");
+    }
+}
+
+#[test]
+fn failing_rank_exit_code() {
+    failing_rank_stops_job("exit", "exit status 3");
+}
+
+#[test]
+fn failing_rank_panic() {
+    failing_rank_stops_job("panic", "panic");
+}
+
+#[test]
+fn failing_rank_signal() {
+    failing_rank_stops_job("abort", "SIGABRT");
+}
+
+#[test]
+fn foreign_connection_rejected_job_completes() {
+    let out = run_job(2, env!("CARGO_BIN_EXE_foreign"), &[]);
+    out.assert_ok();
+    assert!(out
+        .rank_lines(0)
+        .contains(&"OK foreign connections rejected"));
+    for r in 0..4 {
+        assert!(
+            out.rank_lines(r).contains(&"OK job carried on"),
+            "{}",
+            out.stdout
+        );
+    }
+    assert!(
+        out.stderr.contains("rejected a link connection"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn example_hello_through_cargo() {
+    let out = run_hcrun(
+        &["--dim", "2", "--example", "hello"],
+        &[],
+        &[],
+        Duration::from_secs(300),
+    );
+    out.assert_ok();
+    for r in 0..4 {
+        assert!(out
+            .rank_lines(r)
+            .iter()
+            .any(|l| l.starts_with(&format!("hello from node {r} of 4"))));
+    }
+    assert!(out
+        .rank_lines(3)
+        .contains(&"node 3 got \"hi\" from node 0 (2 hops away)"));
+}
+
+#[test]
+fn config_file_and_no_prefix() {
+    let dir = std::env::temp_dir().join(format!("hc-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("job.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "dim = 2\nprogram = {:?}\nargs = []\nprefix = false\n",
+            env!("CARGO_BIN_EXE_foreign")
+        ),
+    )
+    .unwrap();
+    let out = run_hcrun(
+        &["--config", cfg.to_str().unwrap()],
+        &[],
+        &[],
+        Duration::from_secs(60),
+    );
+    out.assert_ok();
+    assert_eq!(
+        out.stdout
+            .lines()
+            .filter(|l| *l == "OK job carried on")
+            .count(),
+        4,
+        "{}",
+        out.stdout
+    );
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "dim = \"three\"\n").unwrap();
+    let out = run_hcrun(
+        &["--config", bad.to_str().unwrap()],
+        &[],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(
+        !out.status.success() && out.stderr.contains("config"),
+        "{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn job_timeout_stops_everything() {
+    let out = run_hcrun(
+        &["--dim", "1", "--timeout-s", "1"],
+        &[env!("CARGO_BIN_EXE_fail"), "9", "never"],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert!(!out.status.success());
+    assert!(out.stderr.contains("timeout"), "{}", out.stderr);
+    for p in pids(&out) {
+        assert!(!alive(p), "process {p} was left behind");
+    }
+}
+
+#[test]
+fn killed_launcher_leaves_no_ranks() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(hypercube_tests::hcrun())
+        .args(["--dim", "2", "--", env!("CARGO_BIN_EXE_fail"), "9", "never"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    let mut ps = Vec::new();
+    let mut line = String::new();
+    while ps.len() < 4 && r.read_line(&mut line).unwrap_or(0) > 0 {
+        if let Some(p) = line.split("PID ").nth(1) {
+            ps.push(p.trim().parse::<u32>().unwrap());
+        }
+        line.clear();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while ps.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for p in ps {
+        assert!(!alive(p), "rank process {p} outlived its launcher");
+    }
+}
+
+#[test]
+fn rank_returning_an_error_does_not_hang_the_job() {
+    let out = run_hcrun(
+        &["--dim", "2"],
+        &[env!("CARGO_BIN_EXE_early_exit")],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(!out.status.success(), "the job should fail");
+    assert!(
+        out.stderr.contains("rank 1 gives up on purpose"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.rank_lines(0)
+            .iter()
+            .any(|l| l.starts_with("OK receive failed: node 1 has finished")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.rank_lines(2)
+            .iter()
+            .any(|l| l.starts_with("OK any-type receive failed")),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        out.rank_lines(3)
+            .iter()
+            .any(|l| l.starts_with("OK any-source receive failed")),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("failed: exit status 1"),
+        "{}",
+        out.stderr
+    );
+}

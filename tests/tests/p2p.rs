@@ -1,0 +1,86 @@
+//! Point-to-point across real processes, through the launcher, for d = 0..4.
+
+use hypercube_tests::run_job;
+
+const CHECKS: &[&str] = &[
+    "identity",
+    "all_pairs_forwarding",
+    "type_selection_and_any",
+    "order_per_source_and_type",
+    "nonblocking_and_probe",
+    "truncation_keeps_message",
+    "serde_values",
+    "bad_arguments",
+    "self_send",
+];
+
+fn suite(d: u32) {
+    let out = run_job(d, env!("CARGO_BIN_EXE_p2p"), &[]);
+    out.assert_ok();
+    for r in 0..(1u32 << d) {
+        let lines = out.rank_lines(r);
+        for c in CHECKS {
+            assert!(
+                lines.contains(&format!("OK {c}").as_str()),
+                "rank {r} did not pass {c}:\n{}\n{}",
+                out.stdout,
+                out.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn p2p_d0() {
+    suite(0);
+}
+#[test]
+fn p2p_d1() {
+    suite(1);
+}
+#[test]
+fn p2p_d2() {
+    suite(2);
+}
+#[test]
+fn p2p_d3() {
+    suite(3);
+}
+#[test]
+fn p2p_d4() {
+    suite(4);
+}
+
+#[test]
+fn message_of_64_mib_over_d_hops() {
+    let out = run_job(3, env!("CARGO_BIN_EXE_big"), &[]);
+    out.assert_ok();
+    assert!(
+        out.rank_lines(0).contains(&"OK big 67108864"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn sender_outpacing_receiver_stays_bounded() {
+    // 2000 x 256 KiB = 500 MiB sent while the receiver sleeps; its memory must stay far
+    // below that (eager credit + announced envelopes only).
+    let out = hypercube_tests::run_hcrun(
+        &["--dim", "1"],
+        &[env!("CARGO_BIN_EXE_flow"), "2000", "262144"],
+        &[("HYPERCUBE_MAX_PENDING", "8388608")],
+        std::time::Duration::from_secs(120),
+    );
+    out.assert_ok();
+    let rss: u64 = out
+        .rank_lines(1)
+        .iter()
+        .find_map(|l| l.strip_prefix("RSS_KIB ")?.parse().ok())
+        .expect("receiver printed no RSS");
+    assert!(
+        rss < 100 * 1024,
+        "receiver RSS {rss} KiB while the sender outpaced it"
+    );
+    assert!(out.rank_lines(1).contains(&"RECEIVED 2000"));
+}
