@@ -105,3 +105,8 @@ fn watch_control(t: &Arc<TcpTransport>, mut ctl: std::net::TcpStream, rank: u32)
             std::process::exit(1);
         });
 }
+
+/// The README's node program, compiled and run as a doctest (as a one-node job).
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
