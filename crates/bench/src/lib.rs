@@ -1,1 +1,182 @@
-//! Benchmarks (in progress).
+//! # hypercube-bench
+//!
+//! Benchmarks of the `hypercube` runtime that measure what the OSU Micro-Benchmarks
+//! measure, with the same method and output format as the MPI anchor
+//! (`/work/shared/anchors/mpi_anchor.c`), so that a line of ours and a line of Open MPI's
+//! can be put side by side:
+//!
+//! - `osu` (node program, run through the launcher `hcrun`): point-to-point latency and
+//!   bandwidth, every collective, and the iPSC utilities; `osu --help`.
+//! - `floor` (stand-alone): raw loopback TCP between two processes, no library — the floor
+//!   any message-passing runtime on this machine sits on; `floor --help`.
+//! - `hypercube-bench compare` (or `scripts/compare.sh`): runs ours, the floor and Open MPI
+//!   (`/work/shared/anchors/run-mpi.sh`, TCP and shared memory) for several cube sizes and
+//!   writes `docs/perf/results.csv`, `docs/perf/README.md` and SVG plots.
+//!
+//! This library holds what the programs share: the OSU conventions ([`osu`]), the list of
+//! benchmarks ([`Bench`]), the comparison driver ([`compare`]), the report ([`report`])
+//! and the SVG plots ([`svg`]).
+#![deny(missing_docs)]
+
+pub mod compare;
+pub mod osu;
+pub mod report;
+pub mod svg;
+
+use std::fmt;
+use std::str::FromStr;
+
+/// One benchmark of the `osu` program: its first argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Bench {
+    /// Ping-pong between ranks 0 and 1: half the round trip (µs).
+    Latency,
+    /// 64 messages in flight from rank 0 to 1, then a 4-byte ack (MB/s).
+    Bw,
+    /// One-to-all broadcast from rank 0 (`MPI_Bcast`).
+    Bcast,
+    /// Sum of f32 vectors to rank 0 (`MPI_Reduce`).
+    Reduce,
+    /// Sum of f32 vectors to everyone (`MPI_Allreduce`).
+    Allreduce,
+    /// All-to-all broadcast of SIZE bytes per rank (`MPI_Allgather`).
+    Allgather,
+    /// Reduce-scatter: p·SIZE bytes in, SIZE bytes out per rank (`MPI_Reduce_scatter`).
+    ReduceScatter,
+    /// All-to-all personalized, SIZE bytes per pair (`MPI_Alltoall`).
+    Alltoall,
+    /// SIZE bytes from rank 0 to each rank (`MPI_Scatter`).
+    Scatter,
+    /// SIZE bytes from each rank to rank 0 (`MPI_Gather`).
+    Gather,
+    /// Inclusive prefix sum of f32 vectors (`MPI_Scan`).
+    Scan,
+    /// Barrier (size 0 only).
+    Barrier,
+    /// iPSC GSENDW/GRECVW: global broadcast from node 0 over the spanning tree.
+    Gsendw,
+    /// iPSC GOP: global sum of f32 vectors at node 0.
+    Gop,
+    /// iPSC GCAT: global concatenation of SIZE bytes per node at node 0.
+    Gcat,
+    /// iPSC SPGSNW/SPGRCW: sparse global send from node 0 to every other node.
+    Spgsnw,
+}
+
+impl Bench {
+    /// Every benchmark, in the order of the report.
+    pub const ALL: [Bench; 16] = [
+        Bench::Latency,
+        Bench::Bw,
+        Bench::Bcast,
+        Bench::Reduce,
+        Bench::Allreduce,
+        Bench::Allgather,
+        Bench::ReduceScatter,
+        Bench::Alltoall,
+        Bench::Scatter,
+        Bench::Gather,
+        Bench::Scan,
+        Bench::Barrier,
+        Bench::Gsendw,
+        Bench::Gop,
+        Bench::Gcat,
+        Bench::Spgsnw,
+    ];
+
+    /// The benchmarks that `mpi_anchor` also has (the MPI-comparable set).
+    pub const MPI: [Bench; 12] = [
+        Bench::Latency,
+        Bench::Bw,
+        Bench::Bcast,
+        Bench::Reduce,
+        Bench::Allreduce,
+        Bench::Allgather,
+        Bench::ReduceScatter,
+        Bench::Alltoall,
+        Bench::Scatter,
+        Bench::Gather,
+        Bench::Scan,
+        Bench::Barrier,
+    ];
+
+    /// The name on the command line (and in `mpi_anchor`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Bench::Latency => "latency",
+            Bench::Bw => "bw",
+            Bench::Bcast => "bcast",
+            Bench::Reduce => "reduce",
+            Bench::Allreduce => "allreduce",
+            Bench::Allgather => "allgather",
+            Bench::ReduceScatter => "reduce_scatter",
+            Bench::Alltoall => "alltoall",
+            Bench::Scatter => "scatter",
+            Bench::Gather => "gather",
+            Bench::Scan => "scan",
+            Bench::Barrier => "barrier",
+            Bench::Gsendw => "gsendw",
+            Bench::Gop => "gop",
+            Bench::Gcat => "gcat",
+            Bench::Spgsnw => "spgsnw",
+        }
+    }
+
+    /// True for the point-to-point tests (ranks 0 and 1 only).
+    pub fn is_p2p(self) -> bool {
+        matches!(self, Bench::Latency | Bench::Bw)
+    }
+
+    /// True if `mpi_anchor` has this benchmark.
+    pub fn in_mpi(self) -> bool {
+        Bench::MPI.contains(&self)
+    }
+
+    /// True if larger values are better (bandwidth).
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Bench::Bw)
+    }
+
+    /// The MPI collective (or iPSC routine) this benchmark times, for reports.
+    pub fn what(self) -> &'static str {
+        match self {
+            Bench::Latency => "ping-pong, half round trip",
+            Bench::Bw => "64 in flight + ack",
+            Bench::Bcast => "MPI_Bcast",
+            Bench::Reduce => "MPI_Reduce (f32 sum)",
+            Bench::Allreduce => "MPI_Allreduce (f32 sum)",
+            Bench::Allgather => "MPI_Allgather",
+            Bench::ReduceScatter => "MPI_Reduce_scatter (f32 sum)",
+            Bench::Alltoall => "MPI_Alltoall",
+            Bench::Scatter => "MPI_Scatter",
+            Bench::Gather => "MPI_Gather",
+            Bench::Scan => "MPI_Scan (f32 sum)",
+            Bench::Barrier => "MPI_Barrier",
+            Bench::Gsendw => "iPSC GSENDW/GRECVW",
+            Bench::Gop => "iPSC GOP (f32 sum)",
+            Bench::Gcat => "iPSC GCAT",
+            Bench::Spgsnw => "iPSC SPGSNW/SPGRCW to all",
+        }
+    }
+}
+
+impl fmt::Display for Bench {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Bench {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> anyhow::Result<Bench> {
+        let s = s.trim().to_ascii_lowercase().replace('-', "_");
+        Bench::ALL
+            .iter()
+            .copied()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Bench::ALL.iter().map(|b| b.name()).collect();
+                anyhow::anyhow!("unknown benchmark {s:?}; use one of {}", names.join(", "))
+            })
+    }
+}

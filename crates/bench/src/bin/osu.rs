@@ -1,0 +1,338 @@
+//! `osu`: the OSU Micro-Benchmarks method on the hypercube runtime, with `mpi_anchor`'s
+//! command line and output format. A node program: run it through the launcher,
+//!
+//! ```text
+//! cargo run --release -p launcher -- --dim 3 --no-prefix -- target/release/osu allreduce -m 8:1048576
+//! ```
+//!
+//! Only rank 0 prints.
+
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use bytes::Bytes;
+use clap::Parser;
+use hypercube::collectives::{Algorithm, Op, Subcube};
+use hypercube::{MsgType, Node, Select, TypeSel};
+use hypercube_bench::osu::{self, WINDOW};
+use hypercube_bench::Bench;
+
+/// OSU-style benchmarks of the hypercube runtime (run through hcrun; only rank 0 prints).
+///
+/// Same method and output as mpi_anchor.c: `latency` is half the round trip of a ping-pong
+/// between ranks 0 and 1; `bw` sends 64 messages in flight, then waits for a 4-byte ack
+/// (MB/s = 10^6 bytes/s); a collective reports the per-rank mean time of one call (a
+/// barrier between calls, not timed), averaged over ranks. Reductions sum f32 vectors;
+/// SIZE is the per-rank message in bytes (reduce_scatter: the per-rank result).
+/// The iPSC utilities: gsendw (GSENDW/GRECVW from node 0), gop (GOP sum at node 0), gcat
+/// (GCAT at node 0), spgsnw (SPGSNW from node 0 to all others).
+#[derive(Parser, Debug)]
+#[command(name = "osu", version)]
+struct Args {
+    /// latency | bw | bcast | reduce | allreduce | allgather | reduce_scatter | alltoall |
+    /// scatter | gather | scan | barrier | gsendw | gop | gcat | spgsnw
+    bench: Bench,
+    /// Size range MIN:MAX in bytes, doubling from MIN (as OSU's -m)
+    #[arg(short = 'm', value_name = "MIN:MAX", default_value = "4:1048576", value_parser = osu::parse_range)]
+    range: (u64, u64),
+    /// Iterations (0 = OSU's defaults); sizes above 8 KiB use ITERS/10
+    #[arg(short = 'i', value_name = "ITERS", default_value_t = 0)]
+    iters: u64,
+    /// Warm-up iterations per size (-1 = OSU's defaults: 100 small / 10 large; bw 10 / 2)
+    #[arg(short = 'x', value_name = "WARMUP", default_value_t = -1, allow_negative_numbers = true)]
+    warmup: i64,
+    /// Force a collective algorithm (auto, hypercube, ring, mesh, scatter-allgather,
+    /// reduce-scatter-gather, reduce-scatter-allgather, store-forward, pairwise)
+    #[arg(short = 'a', long = "alg", value_name = "ALG", default_value = "auto")]
+    alg: String,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let alg: Algorithm = args
+        .alg
+        .parse()
+        .map_err(|e| anyhow::anyhow!("-a {}: {e}", args.alg))?;
+    let node = hypercube::init()?;
+    if let Err(e) = run(&node, &args, alg) {
+        node.abort(&format!("osu {}: {e:#}", args.bench));
+    }
+    node.finalize()?;
+    Ok(())
+}
+
+/// Print one line on rank 0 (and flush, as the C anchor does).
+fn say(node: &Node, line: &str) {
+    if node.mynode() == 0 {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+fn run(node: &Node, args: &Args, alg: Algorithm) -> anyhow::Result<()> {
+    let (lo, hi) = args.range;
+    let p = node.numnodes() as usize;
+    let me = node.mynode();
+    let cap = (hi.max(4) as usize)
+        .checked_mul(p)
+        .context("buffer size overflows")?;
+    // Rank-dependent contents, like the anchor's a[k] = k*7 + rank.
+    let a: Bytes = (0..cap)
+        .map(|k| (k.wrapping_mul(7) as u8).wrapping_add(me as u8))
+        .collect::<Vec<u8>>()
+        .into();
+    match args.bench {
+        Bench::Latency | Bench::Bw => {
+            if p < 2 {
+                bail!(
+                    "{} needs at least 2 ranks (run with --dim 1 or more)",
+                    args.bench
+                );
+            }
+            if args.bench == Bench::Latency {
+                latency(node, lo, hi, args, &a)
+            } else {
+                bw(node, lo.max(1), hi, args, &a)
+            }
+        }
+        b => collective(node, b, lo, hi, args, alg, &a),
+    }
+}
+
+fn latency(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyhow::Result<()> {
+    say(node, &osu::title_line("OSU-style hypercube Latency Test"));
+    say(node, &osu::header_line(osu::COL_LATENCY));
+    let me = node.mynode();
+    let ty = MsgType(1);
+    for s in osu::sizes(lo, hi) {
+        let n = osu::iters_for(s, args.iters, 10000, 1000);
+        let skip = osu::warmup_for(s, args.warmup, 100, 10);
+        let msg = a.slice(..s as usize);
+        node.cube().barrier()?;
+        let mut t0 = Instant::now();
+        for i in 0..n + skip {
+            if i == skip {
+                t0 = Instant::now();
+            }
+            if me == 0 {
+                node.send(1, ty, msg.clone())?;
+                node.recv(Select::from_node(1, TypeSel::Is(ty.0)))?;
+            } else if me == 1 {
+                node.recv(Select::from_node(0, TypeSel::Is(ty.0)))?;
+                node.send(0, ty, msg.clone())?;
+            }
+        }
+        let us = t0.elapsed().as_secs_f64() * 1e6 / (2.0 * n as f64);
+        say(node, &osu::row_line(s, us));
+    }
+    Ok(())
+}
+
+fn bw(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyhow::Result<()> {
+    say(node, &osu::title_line("OSU-style hypercube Bandwidth Test"));
+    say(node, &osu::header_line(osu::COL_BANDWIDTH));
+    let me = node.mynode();
+    let (data, ack) = (MsgType(100), MsgType(101));
+    for s in osu::sizes(lo, hi) {
+        let n = osu::iters_for(s, args.iters, 100, 20);
+        let skip = osu::warmup_for(s, args.warmup, 10, 2);
+        let msg = a.slice(..s as usize);
+        node.cube().barrier()?;
+        let mut t0 = Instant::now();
+        for i in 0..n + skip {
+            if i == skip {
+                t0 = Instant::now();
+            }
+            if me == 0 {
+                let reqs = (0..WINDOW)
+                    .map(|_| node.isend(1, data, msg.clone()))
+                    .collect::<hypercube::Result<Vec<_>>>()?;
+                for r in reqs {
+                    r.wait()?;
+                }
+                node.recv(Select::from_node(1, TypeSel::Is(ack.0)))?;
+            } else if me == 1 {
+                let reqs = (0..WINDOW)
+                    .map(|_| node.irecv(Select::from_node(0, TypeSel::Is(data.0))))
+                    .collect::<hypercube::Result<Vec<_>>>()?;
+                for r in reqs {
+                    r.wait()?;
+                }
+                node.send(0, ack, a.slice(..4))?;
+            }
+        }
+        let t = t0.elapsed().as_secs_f64();
+        let mbs = s as f64 / 1e6 * n as f64 * WINDOW as f64 / t;
+        say(node, &osu::row_line(s, mbs));
+    }
+    Ok(())
+}
+
+/// The buffers of one size of a collective: the f32 vector (for reductions), one block,
+/// and p blocks (alltoall, scatter), all views of the rank's data without copies.
+struct Buffers {
+    floats: Vec<f32>,
+    block: Bytes,
+    blocks: Vec<Bytes>,
+}
+
+impl Buffers {
+    fn new(bench: Bench, s: usize, p: usize, a: &Bytes, me: u32) -> Buffers {
+        let count = s / 4;
+        let nf = if bench == Bench::ReduceScatter {
+            count * p
+        } else {
+            count
+        };
+        let floats = (0..nf).map(|k| (k % 7) as f32 + me as f32).collect();
+        let blocks = match bench {
+            Bench::Alltoall | Bench::Scatter => {
+                (0..p).map(|j| a.slice(j * s..(j + 1) * s)).collect()
+            }
+            _ => Vec::new(),
+        };
+        Buffers {
+            floats,
+            block: a.slice(..s),
+            blocks,
+        }
+    }
+}
+
+/// One call of the collective (or iPSC utility) under test.
+fn call(
+    node: &Node,
+    c: Subcube<'_>,
+    bench: Bench,
+    s: usize,
+    buf: &mut Buffers,
+    scratch: &mut [f32],
+) -> anyhow::Result<()> {
+    let me = node.mynode();
+    let d = node.cubedim();
+    match bench {
+        Bench::Bcast => {
+            let data = if me == 0 {
+                buf.block.clone()
+            } else {
+                Bytes::new()
+            };
+            c.bcast(0, data, s)?;
+        }
+        Bench::Reduce => {
+            c.reduce(0, &buf.floats, Op::Sum)?;
+        }
+        Bench::Allreduce => {
+            c.allreduce(&buf.floats, Op::Sum)?;
+        }
+        Bench::Allgather => {
+            c.allgather(buf.block.clone())?;
+        }
+        Bench::ReduceScatter => {
+            c.reduce_scatter(&buf.floats, Op::Sum)?;
+        }
+        Bench::Alltoall => {
+            c.alltoall(&buf.blocks)?;
+        }
+        Bench::Scatter => {
+            let blocks: &[Bytes] = if me == 0 { &buf.blocks } else { &[] };
+            c.scatter(0, blocks)?;
+        }
+        Bench::Gather => {
+            c.gather(0, buf.block.clone())?;
+        }
+        Bench::Scan => {
+            c.scan(&buf.floats, Op::Sum)?;
+        }
+        Bench::Barrier => c.barrier()?,
+        Bench::Gsendw => {
+            if me == 0 {
+                node.gsend(buf.block.clone(), d)?;
+            } else {
+                node.grecv(d)?;
+            }
+        }
+        Bench::Gop => {
+            // GOP works in place; `scratch` was refilled before the timer started.
+            node.gop(scratch, hypercube::ipsc::Op::Sum, 0, d)?;
+        }
+        Bench::Gcat => {
+            node.gcat(buf.block.clone(), 0, d)?;
+        }
+        Bench::Spgsnw => {
+            let ty = MsgType(7);
+            if me == 0 {
+                let targets: Vec<u32> = (1..node.numnodes()).collect();
+                node.spgsend(ty, buf.block.clone(), &targets)?;
+            } else {
+                node.spgrecv(ty)?;
+            }
+        }
+        Bench::Latency | Bench::Bw => unreachable!("point-to-point tests are not collectives"),
+    }
+    Ok(())
+}
+
+fn collective(
+    node: &Node,
+    bench: Bench,
+    lo: u64,
+    hi: u64,
+    args: &Args,
+    alg: Algorithm,
+    a: &Bytes,
+) -> anyhow::Result<()> {
+    let p = node.numnodes() as usize;
+    let me = node.mynode();
+    let forced = if alg == Algorithm::Auto {
+        String::new()
+    } else {
+        format!(" [alg={}]", args.alg)
+    };
+    say(
+        node,
+        &osu::title_line(&format!(
+            "OSU-style hypercube {} Latency Test (np={p}){forced}",
+            bench.name()
+        )),
+    );
+    say(node, &osu::header_line(osu::COL_AVG_LATENCY));
+    let cube = node.cube();
+    let c = cube.with(alg);
+    let (lo, hi) = if bench == Bench::Barrier {
+        (0, 0)
+    } else {
+        (lo, hi)
+    };
+    for s in osu::sizes(lo, hi) {
+        let n = osu::iters_for(s, args.iters, 1000, 100);
+        let skip = osu::warmup_for(s, args.warmup, 100, 10);
+        let mut buf = Buffers::new(bench, s as usize, p, a, me);
+        let mut scratch = buf.floats.clone();
+        let mut total = 0.0f64;
+        for i in 0..n + skip {
+            if bench == Bench::Gop {
+                scratch.copy_from_slice(&buf.floats);
+            }
+            let t0 = Instant::now();
+            call(node, c, bench, s as usize, &mut buf, &mut scratch)
+                .with_context(|| format!("size {s}, iteration {i}"))?;
+            let t = t0.elapsed().as_secs_f64();
+            if i >= skip {
+                total += t;
+            }
+            cube.barrier()?;
+        }
+        let mine = total * 1e6 / n.max(1) as f64;
+        let sum = cube.reduce(0, &[mine], Op::Sum)?;
+        if let Some(sum) = sum {
+            say(node, &osu::row_line(s, sum[0] / p as f64));
+        }
+        if s == 0 {
+            break;
+        }
+    }
+    Ok(())
+}
