@@ -67,6 +67,9 @@ pub struct Tuning {
     pub chunk: usize,
     /// How long a waiting call polls before it parks its thread.
     pub spin: Duration,
+    /// Whether a polling waiter yields its core between polls (needed when ranks
+    /// outnumber cores).
+    pub spin_yield: bool,
 }
 
 impl Default for Tuning {
@@ -77,13 +80,15 @@ impl Default for Tuning {
             max_pending: 1 << 30,
             chunk: 1 << 20,
             spin: Duration::from_micros(100),
+            spin_yield: false,
         }
     }
 }
 
 impl Tuning {
     /// Defaults overridden by `HYPERCUBE_EAGER_LIMIT`, `HYPERCUBE_EAGER_WINDOW`,
-    /// `HYPERCUBE_MAX_PENDING`, `HYPERCUBE_CHUNK` (bytes) and `HYPERCUBE_SPIN_US`.
+    /// `HYPERCUBE_MAX_PENDING`, `HYPERCUBE_CHUNK` (bytes), `HYPERCUBE_SPIN_US` and
+    /// `HYPERCUBE_SPIN_YIELD` (0 or 1).
     pub fn from_env(num_nodes: u32) -> Result<Tuning> {
         let mut t = Tuning::default();
         let cores = std::thread::available_parallelism()
@@ -92,6 +97,7 @@ impl Tuning {
         if num_nodes > cores {
             // Oversubscribed: a spinning rank steals the core its peer needs.
             t.spin = Duration::from_micros(20);
+            t.spin_yield = true;
         }
         let get = |name: &str| -> Result<Option<u64>> {
             match std::env::var(name) {
@@ -115,6 +121,9 @@ impl Tuning {
         }
         if let Some(v) = get("HYPERCUBE_SPIN_US")? {
             t.spin = Duration::from_micros(v);
+        }
+        if let Some(v) = get("HYPERCUBE_SPIN_YIELD")? {
+            t.spin_yield = v != 0;
         }
         Ok(t)
     }

@@ -4,8 +4,9 @@
 //! the progress thread or a caller that is waiting — reads the socket.
 
 use std::collections::VecDeque;
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, IoSlice, Write};
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 
 use bytes::{Bytes, BytesMut};
 
@@ -137,37 +138,44 @@ impl LinkIn {
         for _ in 0..64 {
             // Size the next read: at least 64 KiB, or the rest of a large frame.
             let want = self.next_need(num_nodes)?.max(64 << 10);
+            self.buf.reserve(want);
             let start = self.buf.len();
-            self.buf.resize(start + want, 0);
-            let r = self.stream.read(&mut self.buf[start..]);
-            match r {
-                Ok(0) => {
-                    self.buf.truncate(start);
-                    self.eof = true;
-                    self.parse(num_nodes, &mut frames)?;
-                    if !self.buf.is_empty() {
-                        return Err(ReadError::Protocol(format!(
-                            "connection closed in the middle of a frame ({} bytes left over)",
-                            self.buf.len()
-                        )));
-                    }
-                    return Ok(ReadOutcome::Eof(frames));
+            let spare = self.buf.spare_capacity_mut();
+            let cap = spare.len().min(want.max(64 << 10));
+            // SAFETY: `spare` is writable memory of at least `cap` bytes owned by `buf`;
+            // read(2) writes at most `cap` bytes into it and reports how many.
+            let r = unsafe {
+                libc::read(
+                    self.stream.as_raw_fd(),
+                    spare.as_mut_ptr().cast::<libc::c_void>(),
+                    cap,
+                )
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                match e.kind() {
+                    io::ErrorKind::WouldBlock => break,
+                    io::ErrorKind::Interrupted => continue,
+                    _ => return Err(ReadError::Io(e)),
                 }
-                Ok(n) => {
-                    self.buf.truncate(start + n);
-                    self.parse(num_nodes, &mut frames)?;
-                    if n < want {
-                        break;
-                    }
+            }
+            let n = r as usize;
+            if n == 0 {
+                self.eof = true;
+                self.parse(num_nodes, &mut frames)?;
+                if !self.buf.is_empty() {
+                    return Err(ReadError::Protocol(format!(
+                        "connection closed in the middle of a frame ({} bytes left over)",
+                        self.buf.len()
+                    )));
                 }
-                Err(e) => {
-                    self.buf.truncate(start);
-                    match e.kind() {
-                        io::ErrorKind::WouldBlock => break,
-                        io::ErrorKind::Interrupted => continue,
-                        _ => return Err(ReadError::Io(e)),
-                    }
-                }
+                return Ok(ReadOutcome::Eof(frames));
+            }
+            // SAFETY: read(2) initialized exactly `n <= cap` bytes after `start`.
+            unsafe { self.buf.set_len(start + n) };
+            self.parse(num_nodes, &mut frames)?;
+            if n < cap {
+                break;
             }
         }
         Ok(ReadOutcome::Frames(frames))

@@ -75,7 +75,31 @@ pub(crate) struct Engine {
     wake_tx: UnixStream,
     wake_rx: UnixStream,
     stop: AtomicBool,
+    /// Threads currently spinning in `wait_for` (reading the sockets themselves). While
+    /// there are any, the progress thread leaves the links alone instead of being woken
+    /// by every arriving frame — on a 2-core machine that wake-up steals the core the
+    /// spinning peer needs.
+    spinners: std::sync::atomic::AtomicUsize,
+    /// Threads parked on `cond`. Changed and read only under the state lock, so a
+    /// notification is skipped (saving a futex syscall per message) only when nobody waits.
+    parked: std::sync::atomic::AtomicUsize,
     addrs: Vec<SocketAddr>,
+}
+
+/// Counts a spinning waiter for as long as it lives.
+struct Spinning<'a>(&'a Engine);
+
+impl<'a> Spinning<'a> {
+    fn new(e: &'a Engine) -> Self {
+        e.spinners.fetch_add(1, Ordering::SeqCst);
+        Spinning(e)
+    }
+}
+
+impl Drop for Spinning<'_> {
+    fn drop(&mut self) {
+        self.0.spinners.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A node's TCP transport: the engine plus its background threads.
@@ -148,12 +172,19 @@ impl Engine {
         }
     }
 
+    /// Wake parked waiters. Call with the state lock held (after changing the state).
+    fn notify(&self) {
+        if self.parked.load(Ordering::Relaxed) > 0 {
+            self.cond.notify_all();
+        }
+    }
+
     fn fail(&self, st: &mut State, e: Error) {
         if st.failure.is_none() {
             tracing::error!("{e}");
             st.failure = Some(e);
         }
-        self.cond.notify_all();
+        self.notify();
     }
 
     /// Route a frame towards its destination (or deliver it here).
@@ -172,6 +203,9 @@ impl Engine {
     /// Read one link (the caller holds its input lock) and act on what came.
     fn service_input(&self, inp: &mut LinkIn, link: usize) {
         let res = inp.read(self.num_nodes);
+        if matches!(&res, Ok(ReadOutcome::Frames(f)) if f.is_empty()) {
+            return;
+        }
         let mut st = self.lock();
         let (frames, eof) = match res {
             Ok(ReadOutcome::Frames(f)) => (f, false),
@@ -211,7 +245,7 @@ impl Engine {
             }
         }
         if any || eof {
-            self.cond.notify_all();
+            self.notify();
         }
     }
 
@@ -321,7 +355,7 @@ impl Engine {
         let total = data.len() as u64;
         if data.is_empty() {
             st.pending.remove(&msg_id);
-            self.cond.notify_all();
+            self.notify();
             return;
         }
         let link = self.route(receiver);
@@ -369,7 +403,7 @@ impl Engine {
         let start = Instant::now();
         let spin_until = start + self.tuning.spin;
         let deadline = timeout.map(|t| start + t);
-        let oversubscribed = self.tuning.spin < Duration::from_micros(50);
+        let mut spinning = (!self.tuning.spin.is_zero()).then(|| Spinning::new(self));
         loop {
             {
                 let mut st = self.lock();
@@ -389,17 +423,25 @@ impl Engine {
                     }
                 }
                 if now >= spin_until {
+                    if spinning.take().is_some() {
+                        // Hand the sockets back to the progress thread before parking.
+                        self.wake_progress();
+                    }
                     let mut park = Duration::from_millis(200);
                     if let Some(d) = deadline {
                         park = park.min(d - now);
                     }
+                    self.parked.fetch_add(1, Ordering::Relaxed);
                     let (g, _) = relock(self.cond.wait_timeout(st, park));
+                    self.parked.fetch_sub(1, Ordering::Relaxed);
                     drop(g);
                     continue;
                 }
             }
             self.poll_inputs();
-            if oversubscribed {
+            if self.tuning.spin_yield {
+                // Polite spinning: give the core away if anyone else wants it (the peer we
+                // wait for may be that someone).
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
@@ -491,6 +533,8 @@ impl TcpTransport {
             wake_tx,
             wake_rx,
             stop: AtomicBool::new(false),
+            spinners: Default::default(),
+            parked: Default::default(),
             addrs,
         });
         let e2 = engine.clone();
@@ -556,7 +600,7 @@ impl Transport for TcpTransport {
         if dest == e.me {
             let mut st = e.lock();
             st.mailbox.arrive(dest, tag, len, Body::Ready(data));
-            e.cond.notify_all();
+            e.notify();
             return Ok(SendToken::MAX);
         }
         let cost = len + EAGER_OVERHEAD;

@@ -24,7 +24,11 @@ pub(super) fn run(e: &Engine) {
             revents: 0,
         });
         let mut which = Vec::with_capacity(n);
-        {
+        // A waiter is spinning on the sockets: stay out of its way, but look again soon
+        // (it may return to computing without telling us) — forwarding is then delayed by
+        // at most this timeout.
+        let idle = e.spinners.load(Ordering::SeqCst) > 0;
+        if !idle {
             let st = e.lock();
             for (k, fd) in link_fds.iter().enumerate() {
                 if st.link_done[k] {
@@ -43,7 +47,8 @@ pub(super) fn run(e: &Engine) {
             }
         }
         // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd structs.
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 1000) };
+        let timeout_ms = if idle { 1 } else { 1000 };
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
         if r < 0 {
             let err = std::io::Error::last_os_error();
             if err.kind() == std::io::ErrorKind::Interrupted {
@@ -65,7 +70,7 @@ pub(super) fn run(e: &Engine) {
             if rev & libc::POLLOUT != 0 {
                 let mut st = e.lock();
                 e.flush(&mut st, k);
-                e.cond.notify_all();
+                e.notify();
             }
         }
     }
