@@ -1,1 +1,552 @@
-//! placeholder
+//! The comparison driver: runs our `osu` through the launcher, the Rust `floor` (and the C
+//! `tcp_limit` through `run-floor.sh`, as a cross-check), and Open MPI through
+//! `/work/shared/anchors/run-mpi.sh` (TCP and shared memory), repeatedly, and collects one
+//! [`Record`] per printed row.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+use crate::osu;
+use crate::Bench;
+
+/// The implementations (the `impl` column of `results.csv`).
+pub mod imp {
+    /// Our runtime: `osu` through `hcrun`.
+    pub const OURS: &str = "hypercube";
+    /// Open MPI over loopback TCP (`run-mpi.sh NP tcp`).
+    pub const OMPI_TCP: &str = "ompi-tcp";
+    /// Open MPI over shared memory (`run-mpi.sh NP shm`).
+    pub const OMPI_SHM: &str = "ompi-shm";
+    /// Rust floor, ping-pong with spinning non-blocking reads.
+    pub const FLOOR_SPIN: &str = "floor-spin";
+    /// Rust floor, ping-pong with blocking reads.
+    pub const FLOOR_BLOCK: &str = "floor-block";
+    /// Rust floor, one-way stream.
+    pub const FLOOR_STREAM: &str = "floor-stream";
+    /// C floor (`tcp_limit` via `run-floor.sh`), spinning ping-pong: a cross-check.
+    pub const C_FLOOR_SPIN: &str = "c-floor-spin";
+    /// C floor, blocking ping-pong.
+    pub const C_FLOOR_BLOCK: &str = "c-floor-block";
+    /// C floor, stream.
+    pub const C_FLOOR_STREAM: &str = "c-floor-stream";
+}
+
+/// One measured value: a row of one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// Which implementation ([`imp`]).
+    pub imp: String,
+    /// Number of ranks (2 for the floors).
+    pub np: u32,
+    /// Benchmark name ([`Bench::name`]).
+    pub bench: String,
+    /// Message size in bytes.
+    pub size: u64,
+    /// Repetition number, from 1.
+    pub rep: u32,
+    /// The value printed: µs, or MB/s for `bw`.
+    pub value: f64,
+    /// `us` or `MB/s`.
+    pub unit: String,
+}
+
+/// The CSV header of `results.csv`.
+pub const CSV_HEADER: &str = "impl,np,bench,size,rep,value,unit";
+
+impl Record {
+    /// One CSV line (no newline).
+    pub fn to_csv(&self) -> String {
+        format!(
+            "{},{},{},{},{},{:.3},{}",
+            self.imp, self.np, self.bench, self.size, self.rep, self.value, self.unit
+        )
+    }
+
+    /// Parse one CSV line written by [`Record::to_csv`].
+    pub fn from_csv(line: &str) -> anyhow::Result<Record> {
+        let f: Vec<&str> = line.trim().split(',').collect();
+        if f.len() != 7 {
+            bail!("expected 7 fields in {line:?}");
+        }
+        Ok(Record {
+            imp: f[0].to_string(),
+            np: f[1].parse()?,
+            bench: f[2].to_string(),
+            size: f[3].parse()?,
+            rep: f[4].parse()?,
+            value: f[5].parse()?,
+            unit: f[6].to_string(),
+        })
+    }
+}
+
+/// Read `results.csv`.
+pub fn read_csv(path: &Path) -> anyhow::Result<Vec<Record>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(Record::from_csv)
+        .collect()
+}
+
+/// Write `results.csv`.
+pub fn write_csv(path: &Path, recs: &[Record]) -> anyhow::Result<()> {
+    let mut s = String::from(CSV_HEADER);
+    s.push('\n');
+    for r in recs {
+        s.push_str(&r.to_csv());
+        s.push('\n');
+    }
+    std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Rank counts (powers of two).
+    pub nps: Vec<u32>,
+    /// Repetitions of everything.
+    pub reps: u32,
+    /// Benchmarks (point-to-point ones run at np = 2 only).
+    pub benches: Vec<Bench>,
+    /// Sizes of interest for collectives; each run sweeps from the smallest to the largest.
+    pub sizes: Vec<u64>,
+    /// Sizes of interest for latency, bandwidth and the floors.
+    pub p2p_sizes: Vec<u64>,
+    /// `-i` for collectives (sizes above 8 KiB use a tenth).
+    pub iters: u64,
+    /// `-i` for latency, bandwidth and the floor ping-pongs.
+    pub p2p_iters: u64,
+    /// `-x` everywhere.
+    pub warmup: i64,
+    /// Run Open MPI (TCP) if available.
+    pub mpi_tcp: bool,
+    /// Run Open MPI (shared memory) if available.
+    pub mpi_shm: bool,
+    /// Run the Rust floor (and the C one as a cross-check).
+    pub floor: bool,
+    /// Deadline of one run.
+    pub timeout: Duration,
+}
+
+/// Where the programs are.
+#[derive(Clone, Debug)]
+pub struct Tools {
+    /// The launcher.
+    pub hcrun: PathBuf,
+    /// Our node program.
+    pub osu: PathBuf,
+    /// The Rust floor.
+    pub floor: PathBuf,
+    /// The folder with `run-mpi.sh` and `run-floor.sh`.
+    pub anchors: PathBuf,
+}
+
+impl Tools {
+    /// The programs next to the running executable (`target/release/`), and the anchors
+    /// in `anchors`. Fails with a hint if one is missing.
+    pub fn beside_me(anchors: PathBuf) -> anyhow::Result<Tools> {
+        let me = std::env::current_exe().context("finding this program")?;
+        let dir = me.parent().context("this program has no folder")?;
+        let t = Tools {
+            hcrun: dir.join("hcrun"),
+            osu: dir.join("osu"),
+            floor: dir.join("floor"),
+            anchors,
+        };
+        for p in [&t.hcrun, &t.osu, &t.floor] {
+            if !p.is_file() {
+                bail!(
+                    "{} is missing; build first: cargo build --release -p launcher -p hypercube-bench",
+                    p.display()
+                );
+            }
+        }
+        Ok(t)
+    }
+}
+
+/// What one finished run printed.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// Exit success.
+    pub ok: bool,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Killed at the deadline.
+    pub timed_out: bool,
+}
+
+/// Run a command in its own process group with a deadline; on the deadline the whole
+/// group is killed (mpirun's and hcrun's ranks included).
+pub fn run_cmd(cmd: &mut Command, timeout: Duration) -> anyhow::Result<RunOutput> {
+    use std::os::unix::process::CommandExt;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = cmd.spawn().with_context(|| format!("starting {cmd:?}"))?;
+    let mut out = child.stdout.take().context("no stdout")?;
+    let mut err = child.stderr.take().context("no stderr")?;
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if start.elapsed() > timeout {
+            timed_out = true;
+            // SAFETY: kill(2) on the process group of a child we started; no memory is
+            // involved.
+            unsafe {
+                libc::kill(-(child.id() as i32), libc::SIGKILL);
+            }
+            break child.wait()?;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Ok(RunOutput {
+        ok: status.success() && !timed_out,
+        stdout: t_out.join().unwrap_or_default(),
+        stderr: t_err.join().unwrap_or_default(),
+        elapsed: start.elapsed(),
+        timed_out,
+    })
+}
+
+/// The result of a whole comparison.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Every row of every successful run.
+    pub records: Vec<Record>,
+    /// What was skipped or failed, one sentence each.
+    pub notes: Vec<String>,
+    /// Wall time of the whole comparison.
+    pub elapsed: Duration,
+}
+
+/// `-m` for a list of sizes: from the smallest to the largest.
+fn range_arg(sizes: &[u64]) -> String {
+    let lo = sizes.iter().copied().min().unwrap_or(8);
+    let hi = sizes.iter().copied().max().unwrap_or(lo);
+    format!("{lo}:{hi}")
+}
+
+fn unit_of(bench: &str) -> &'static str {
+    if bench == "bw" || bench == "stream" {
+        "MB/s"
+    } else {
+        "us"
+    }
+}
+
+/// Turn one run's output into records; `None` if it printed no rows.
+fn records_of(text: &str, imp: &str, np: u32, bench: &str, rep: u32) -> Option<Vec<Record>> {
+    let t = osu::parse_table(text);
+    if t.rows.is_empty() {
+        return None;
+    }
+    Some(
+        t.rows
+            .into_iter()
+            .map(|(size, value)| Record {
+                imp: imp.to_string(),
+                np,
+                bench: bench.to_string(),
+                size,
+                rep,
+                value,
+                unit: unit_of(bench).to_string(),
+            })
+            .collect(),
+    )
+}
+
+/// The log₂ of a power of two (the cube dimension for np ranks).
+fn dim_of(np: u32) -> anyhow::Result<u32> {
+    if !np.is_power_of_two() || np > 1 << 16 {
+        bail!("np = {np} is not a power of two up to 65536");
+    }
+    Ok(np.trailing_zeros())
+}
+
+/// Run the whole comparison, printing progress on stderr.
+pub fn run(plan: &Plan, tools: &Tools) -> anyhow::Result<Outcome> {
+    let start = Instant::now();
+    let mut o = Outcome::default();
+    for &np in &plan.nps {
+        dim_of(np)?;
+    }
+    let run_mpi = tools.anchors.join("run-mpi.sh");
+    let run_floor = tools.anchors.join("run-floor.sh");
+    let mut tcp = plan.mpi_tcp;
+    let mut shm = plan.mpi_shm;
+    if (tcp || shm) && !run_mpi.is_file() {
+        o.notes.push(format!(
+            "Open MPI skipped: {} not found (pass --anchors DIR).",
+            run_mpi.display()
+        ));
+        tcp = false;
+        shm = false;
+    }
+    // Probe Open MPI once (run-mpi.sh installs it and builds the anchor on first use).
+    for (flag, transport) in [(&mut tcp, "tcp"), (&mut shm, "shm")] {
+        if !*flag {
+            continue;
+        }
+        eprintln!("compare: probing Open MPI ({transport}) — may install it on first use");
+        let mut cmd = Command::new(&run_mpi);
+        cmd.args([
+            "2", transport, "latency", "-m", "8:8", "-i", "10", "-x", "1",
+        ]);
+        let r = run_cmd(&mut cmd, Duration::from_secs(900))?;
+        if !r.ok || osu::parse_table(&r.stdout).rows.is_empty() {
+            *flag = false;
+            let why = r.stderr.lines().last().unwrap_or("no output").to_string();
+            o.notes.push(format!(
+                "Open MPI {transport} skipped: `run-mpi.sh 2 {transport} latency` failed ({why})."
+            ));
+            eprintln!("compare: Open MPI {transport} unavailable: {why}");
+        }
+    }
+    let floor_c = plan.floor && run_floor.is_file();
+    if plan.floor && !floor_c {
+        o.notes.push(format!(
+            "C floor cross-check skipped: {} not found.",
+            run_floor.display()
+        ));
+    }
+
+    // The list of runs, repetitions outermost so that slow drifts of the machine's load
+    // spread over all implementations alike.
+    struct Job {
+        imp: &'static str,
+        np: u32,
+        bench: String,
+        cmd: Command,
+        rep: u32,
+    }
+    let mut jobs: Vec<Job> = Vec::new();
+    let p2p_range = range_arg(&plan.p2p_sizes);
+    let coll_range = range_arg(&plan.sizes);
+    for rep in 1..=plan.reps {
+        if plan.floor && plan.benches.iter().any(|b| b.is_p2p()) {
+            for (imp, mode, bench) in [
+                (imp::FLOOR_SPIN, "spin", "latency"),
+                (imp::FLOOR_BLOCK, "pingpong", "latency"),
+                (imp::FLOOR_STREAM, "stream", "bw"),
+            ] {
+                let mut cmd = Command::new(&tools.floor);
+                cmd.args([mode, "-m", &p2p_range]);
+                if mode != "stream" {
+                    cmd.args(["-i", &plan.p2p_iters.to_string()]);
+                }
+                jobs.push(Job {
+                    imp,
+                    np: 2,
+                    bench: bench.into(),
+                    cmd,
+                    rep,
+                });
+            }
+            if floor_c {
+                for (imp, mode, bench, size, iters) in [
+                    (imp::C_FLOOR_SPIN, "spin", "latency", 8u64, 20000u64),
+                    (imp::C_FLOOR_BLOCK, "pingpong", "latency", 8, 20000),
+                    (imp::C_FLOOR_STREAM, "stream", "bw", 4194304, 500),
+                ] {
+                    let mut cmd = Command::new(&run_floor);
+                    cmd.args([mode.to_string(), size.to_string(), iters.to_string()]);
+                    jobs.push(Job {
+                        imp,
+                        np: 2,
+                        bench: bench.into(),
+                        cmd,
+                        rep,
+                    });
+                }
+            }
+        }
+        for &np in &plan.nps {
+            for &b in &plan.benches {
+                if b.is_p2p() && np != 2 {
+                    continue;
+                }
+                let (range, iters) = if b.is_p2p() {
+                    (p2p_range.clone(), plan.p2p_iters)
+                } else {
+                    (coll_range.clone(), plan.iters)
+                };
+                let iters = if b == Bench::Bw { plan.iters } else { iters };
+                let bench_args = [
+                    b.name().to_string(),
+                    "-m".into(),
+                    range,
+                    "-i".into(),
+                    iters.to_string(),
+                    "-x".into(),
+                    plan.warmup.to_string(),
+                ];
+                let d = dim_of(np)?;
+                let mut cmd = Command::new(&tools.hcrun);
+                cmd.args([
+                    "--dim".to_string(),
+                    d.to_string(),
+                    "--no-prefix".into(),
+                    "--timeout-s".into(),
+                    plan.timeout.as_secs().max(1).to_string(),
+                    "--".into(),
+                ])
+                .arg(&tools.osu)
+                .args(&bench_args);
+                jobs.push(Job {
+                    imp: imp::OURS,
+                    np,
+                    bench: b.name().into(),
+                    cmd,
+                    rep,
+                });
+                if !b.in_mpi() {
+                    continue;
+                }
+                for (on, imp, transport) in
+                    [(tcp, imp::OMPI_TCP, "tcp"), (shm, imp::OMPI_SHM, "shm")]
+                {
+                    if !on {
+                        continue;
+                    }
+                    let mut cmd = Command::new(&run_mpi);
+                    cmd.args([np.to_string(), transport.to_string()])
+                        .args(&bench_args);
+                    jobs.push(Job {
+                        imp,
+                        np,
+                        bench: b.name().into(),
+                        cmd,
+                        rep,
+                    });
+                }
+            }
+        }
+    }
+
+    let total = jobs.len();
+    for (k, mut j) in jobs.into_iter().enumerate() {
+        let r = run_cmd(&mut j.cmd, plan.timeout + Duration::from_secs(10))?;
+        let recs = if r.ok {
+            if j.imp.starts_with("c-floor") {
+                parse_tcp_limit(&r.stdout, j.imp, &j.bench, j.rep)
+            } else {
+                records_of(&r.stdout, j.imp, j.np, &j.bench, j.rep)
+            }
+        } else {
+            None
+        };
+        let status = match &recs {
+            Some(v) => format!("{} rows", v.len()),
+            None => {
+                let why = if r.timed_out {
+                    format!("timed out after {:.0} s", r.elapsed.as_secs_f64())
+                } else {
+                    let last = r
+                        .stderr
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("no output");
+                    format!("failed: {last}")
+                };
+                o.notes.push(format!(
+                    "{} {} np={} rep {}: {why}",
+                    j.imp, j.bench, j.np, j.rep
+                ));
+                why
+            }
+        };
+        eprintln!(
+            "compare: [{:>3}/{total}] rep {} np={:<2} {:<14} {:<14} {:>6.1} s  {status}",
+            k + 1,
+            j.rep,
+            j.np,
+            j.bench,
+            j.imp,
+            r.elapsed.as_secs_f64()
+        );
+        if let Some(v) = recs {
+            o.records.extend(v);
+        }
+    }
+    o.elapsed = start.elapsed();
+    Ok(o)
+}
+
+/// Parse `tcp_limit`'s one-line output (`spin 8 5.29 us`).
+fn parse_tcp_limit(text: &str, imp: &str, bench: &str, rep: u32) -> Option<Vec<Record>> {
+    let v: Vec<Record> = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() != 4 {
+                return None;
+            }
+            Some(Record {
+                imp: imp.to_string(),
+                np: 2,
+                bench: bench.to_string(),
+                size: f[1].parse().ok()?,
+                rep,
+                value: f[2].parse().ok()?,
+                unit: unit_of(bench).to_string(),
+            })
+        })
+        .collect();
+    (!v.is_empty()).then_some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_round_trip() {
+        let r = Record {
+            imp: imp::OURS.into(),
+            np: 8,
+            bench: "allreduce".into(),
+            size: 8,
+            rep: 2,
+            value: 123.456,
+            unit: "us".into(),
+        };
+        assert_eq!(Record::from_csv(&r.to_csv()).unwrap(), r);
+    }
+
+    #[test]
+    fn tcp_limit_lines() {
+        let v = parse_tcp_limit("spin 8 5.29 us\n", imp::C_FLOOR_SPIN, "latency", 1).unwrap();
+        assert_eq!((v[0].size, v[0].value), (8, 5.29));
+        assert_eq!(range_arg(&[65536, 8, 1048576]), "8:1048576");
+        assert!(dim_of(12).is_err());
+        assert_eq!(dim_of(16).unwrap(), 4);
+    }
+}

@@ -1,1 +1,287 @@
-fn main() {}
+//! `hypercube-bench`: the comparison in one command (`compare`), and the re-rendering of
+//! its report from `results.csv` (`report`). See `hypercube-bench --help`.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use hypercube_bench::compare::{self, Plan, Tools};
+use hypercube_bench::report::{self, RunInfo};
+use hypercube_bench::Bench;
+
+/// hypercube vs. Open MPI vs. the raw-TCP floor, side by side.
+///
+/// `compare` runs our `osu` (through hcrun), the Rust `floor`, and Open MPI through
+/// /work/shared/anchors/run-mpi.sh (TCP and shm), for each np and repetition, then writes
+/// results.csv, README.md (medians, ratios, targets) and one SVG per benchmark into
+/// docs/perf/. Build first (scripts/compare.sh does): cargo build --release -p launcher
+/// -p hypercube-bench.
+#[derive(Parser, Debug)]
+#[command(name = "hypercube-bench", version)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Run the comparison and write the report
+    Compare(CompareArgs),
+    /// Re-render README.md and the plots from an existing results.csv
+    Report {
+        /// Folder with results.csv (and run-info.txt)
+        #[arg(long, default_value_os_t = default_out())]
+        out: PathBuf,
+    },
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    /// Rank counts, powers of two (latency and bw run at np=2 only)
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16")]
+    np: Vec<u32>,
+    /// Repetitions of every run (the report shows medians)
+    #[arg(long, default_value_t = 3)]
+    reps: u32,
+    /// Benchmarks: `all`, `mpi` (those Open MPI has too), or a list such as
+    /// latency,bw,allreduce
+    #[arg(long, default_value = "all")]
+    benches: String,
+    /// Collective sizes of interest in bytes; each run sweeps (doubling) from the smallest
+    /// to the largest
+    #[arg(long, value_delimiter = ',', default_value = "8,65536,1048576")]
+    sizes: Vec<u64>,
+    /// Point-to-point (and floor) sizes of interest; swept the same way
+    #[arg(long, value_delimiter = ',', default_value = "8,65536,1048576,4194304")]
+    p2p_sizes: Vec<u64>,
+    /// -i for collectives and bw (sizes above 8 KiB use a tenth)
+    #[arg(short = 'i', long, default_value_t = 100)]
+    iters: u64,
+    /// -i for latency and the floor ping-pongs (sizes above 8 KiB use a tenth)
+    #[arg(long, default_value_t = 1000)]
+    p2p_iters: u64,
+    /// -x (warm-up iterations per size)
+    #[arg(short = 'x', long, default_value_t = 5)]
+    warmup: i64,
+    /// A quick smoke run: np 2,4; 1 repetition; latency, bw, allreduce, alltoall, barrier;
+    /// sizes 8 and 64 KiB; fewer iterations (overrides those options)
+    #[arg(long)]
+    quick: bool,
+    /// Do not run Open MPI at all
+    #[arg(long)]
+    no_mpi: bool,
+    /// Do not run Open MPI's shared-memory transport
+    #[arg(long)]
+    no_shm: bool,
+    /// Do not run the floors
+    #[arg(long)]
+    no_floor: bool,
+    /// Deadline of one run in seconds (a run past it is killed and reported)
+    #[arg(long, default_value_t = 300)]
+    timeout_s: u64,
+    /// Output folder
+    #[arg(long, default_value_os_t = default_out())]
+    out: PathBuf,
+    /// Folder with run-mpi.sh and run-floor.sh
+    #[arg(long, default_value_os_t = default_anchors())]
+    anchors: PathBuf,
+}
+
+/// The repository root (this crate is crates/bench).
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn default_out() -> PathBuf {
+    repo_root().join("docs/perf")
+}
+
+fn default_anchors() -> PathBuf {
+    let p = repo_root().join("../shared/anchors");
+    p.canonicalize().unwrap_or(p)
+}
+
+fn parse_benches(s: &str) -> anyhow::Result<Vec<Bench>> {
+    match s.trim() {
+        "all" => Ok(Bench::ALL.to_vec()),
+        "mpi" => Ok(Bench::MPI.to_vec()),
+        list => list
+            .split(',')
+            .filter(|x| !x.trim().is_empty())
+            .map(str::parse)
+            .collect(),
+    }
+}
+
+/// The first line of a command's output, or `unknown`.
+fn shell(cmd: &str, args: &[&str]) -> String {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cores} cores ({cpu}), {}", shell("uname", &["-sr"]))
+}
+
+fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
+    let mut plan = Plan {
+        nps: a.np.clone(),
+        reps: a.reps.max(1),
+        benches: parse_benches(&a.benches)?,
+        sizes: a.sizes.clone(),
+        p2p_sizes: a.p2p_sizes.clone(),
+        iters: a.iters,
+        p2p_iters: a.p2p_iters,
+        warmup: a.warmup,
+        mpi_tcp: !a.no_mpi,
+        mpi_shm: !a.no_mpi && !a.no_shm,
+        floor: !a.no_floor,
+        timeout: Duration::from_secs(a.timeout_s.max(1)),
+    };
+    if a.quick {
+        plan.nps = vec![2, 4];
+        plan.reps = 1;
+        plan.benches = vec![
+            Bench::Latency,
+            Bench::Bw,
+            Bench::Allreduce,
+            Bench::Alltoall,
+            Bench::Barrier,
+        ];
+        plan.sizes = vec![8, 65536];
+        plan.p2p_sizes = vec![8, 65536];
+        plan.iters = 20;
+        plan.p2p_iters = 200;
+        plan.warmup = 2;
+    }
+    anyhow::ensure!(
+        !plan.sizes.is_empty() && !plan.p2p_sizes.is_empty(),
+        "--sizes and --p2p-sizes must not be empty"
+    );
+    let tools = Tools::beside_me(a.anchors.clone())?;
+    let commit = shell(
+        "git",
+        &[
+            "-C",
+            &repo_root().to_string_lossy(),
+            "rev-parse",
+            "--short",
+            "HEAD",
+        ],
+    );
+    let started = shell("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
+    let o = compare::run(&plan, &tools)?;
+    std::fs::create_dir_all(&a.out)?;
+    compare::write_csv(&a.out.join("results.csv"), &o.records)?;
+    let list = |v: &[u64]| {
+        v.iter()
+            .map(|s| report::size_text(*s))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let info = RunInfo {
+        lines: vec![
+            ("date".into(), started),
+            ("commit".into(), commit),
+            ("machine".into(), machine()),
+            (
+                "command".into(),
+                format!(
+                    "`{}`",
+                    std::env::args()
+                        .map(|x| if x.contains('/') {
+                            x.rsplit('/').next().unwrap_or_default().to_string()
+                        } else {
+                            x
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+            ),
+            (
+                "plan".into(),
+                format!(
+                    "np {:?}, {} repetition(s), benchmarks {}; collective sweep {} (tables: {}), \
+                     point-to-point sweep {} (tables: {}); -i {} (collectives, bw), -i {} \
+                     (latency, floor), -x {}",
+                    plan.nps,
+                    plan.reps,
+                    plan.benches
+                        .iter()
+                        .map(|b| b.name())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    format_args!(
+                        "{}..{}",
+                        report::size_text(*plan.sizes.iter().min().unwrap_or(&8)),
+                        report::size_text(*plan.sizes.iter().max().unwrap_or(&8))
+                    ),
+                    list(&plan.sizes),
+                    format_args!(
+                        "{}..{}",
+                        report::size_text(*plan.p2p_sizes.iter().min().unwrap_or(&8)),
+                        report::size_text(*plan.p2p_sizes.iter().max().unwrap_or(&8))
+                    ),
+                    list(&plan.p2p_sizes),
+                    plan.iters,
+                    plan.p2p_iters,
+                    plan.warmup
+                ),
+            ),
+            (
+                "run time".into(),
+                format!("{:.1} min", o.elapsed.as_secs_f64() / 60.0),
+            ),
+        ],
+        notes: o.notes.clone(),
+    };
+    std::fs::write(a.out.join("run-info.txt"), info.to_text())?;
+    report::write_all(&a.out, &o.records, &info)?;
+    eprintln!(
+        "compare: {} rows in {:.1} min; wrote {}/README.md, results.csv and plots",
+        o.records.len(),
+        o.elapsed.as_secs_f64() / 60.0,
+        a.out.display()
+    );
+    for n in &o.notes {
+        eprintln!("compare: note: {n}");
+    }
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().cmd {
+        Cmd::Compare(a) => compare_cmd(a),
+        Cmd::Report { out } => {
+            let recs = compare::read_csv(&out.join("results.csv"))?;
+            let info = std::fs::read_to_string(out.join("run-info.txt"))
+                .map(|t| RunInfo::from_text(&t))
+                .unwrap_or_default();
+            report::write_all(&out, &recs, &info).context("writing the report")?;
+            eprintln!("report: wrote {}/README.md and plots", out.display());
+            Ok(())
+        }
+    }
+}

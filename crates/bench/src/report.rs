@@ -1,1 +1,678 @@
-//! placeholder
+//! The report of a comparison: medians over repetitions, ratios ours/peer, the targets of
+//! issue 5 (met or not), `docs/perf/README.md` and one SVG plot per benchmark.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::compare::{imp, Record};
+use crate::svg::{self, Figure, Panel, Series};
+use crate::Bench;
+
+/// Key of one median: (implementation, np, benchmark, size).
+pub type Key = (String, u32, String, u64);
+
+/// Medians over repetitions of every (implementation, np, benchmark, size).
+pub fn medians(recs: &[Record]) -> BTreeMap<Key, f64> {
+    let mut all: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+    for r in recs {
+        all.entry((r.imp.clone(), r.np, r.bench.clone(), r.size))
+            .or_default()
+            .push(r.value);
+    }
+    all.into_iter()
+        .map(|(k, mut v)| {
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            let m = if n % 2 == 1 {
+                v[n / 2]
+            } else {
+                (v[n / 2 - 1] + v[n / 2]) / 2.0
+            };
+            (k, m)
+        })
+        .collect()
+}
+
+/// Sizes shown in the collective tables (when measured).
+pub const KEY_SIZES: [u64; 3] = [8, 65536, 1048576];
+/// Sizes shown in the point-to-point tables (when measured).
+pub const P2P_KEY_SIZES: [u64; 4] = [8, 65536, 1048576, 4194304];
+
+/// Facts about the run that the README states.
+#[derive(Clone, Debug, Default)]
+pub struct RunInfo {
+    /// `key: value` lines (date, machine, command, run time, plan).
+    pub lines: Vec<(String, String)>,
+    /// What was skipped or failed.
+    pub notes: Vec<String>,
+}
+
+impl RunInfo {
+    /// Serialize (`run-info.txt`): `key: value` lines, then `note: ...` lines.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        for (k, v) in &self.lines {
+            let _ = writeln!(s, "{k}: {v}");
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "note: {n}");
+        }
+        s
+    }
+
+    /// Parse what [`RunInfo::to_text`] wrote.
+    pub fn from_text(text: &str) -> RunInfo {
+        let mut r = RunInfo::default();
+        for l in text.lines() {
+            if let Some((k, v)) = l.split_once(": ") {
+                if k == "note" {
+                    r.notes.push(v.to_string());
+                } else {
+                    r.lines.push((k.to_string(), v.to_string()));
+                }
+            }
+        }
+        r
+    }
+}
+
+/// Byte size for tables: `8 B`, `64 KiB`, `1 MiB`.
+pub fn size_text(s: u64) -> String {
+    if s >= 1 << 20 && s % (1 << 20) == 0 {
+        format!("{} MiB", s >> 20)
+    } else if s >= 1 << 10 && s % (1 << 10) == 0 {
+        format!("{} KiB", s >> 10)
+    } else {
+        format!("{s} B")
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v >= 100.0 => format!("{v:.0}"),
+        Some(v) => format!("{v:.1}"),
+        None => "—".into(),
+    }
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
+/// A ratio with a mark: ✓ when it meets `limit` (≤ for times, ≥ for bandwidths).
+fn rtext(r: Option<f64>, limit: f64, higher_better: bool) -> String {
+    match r {
+        Some(r) => {
+            let ok = if higher_better {
+                r >= limit
+            } else {
+                r <= limit
+            };
+            format!("{r:.2}{}", if ok { " ✓" } else { "" })
+        }
+        None => "—".into(),
+    }
+}
+
+/// A ratio as `0.85×`.
+fn xtext(r: Option<f64>) -> String {
+    r.map_or("—".into(), |r| format!("{r:.2}×"))
+}
+
+/// The report's view of the medians.
+struct View<'a> {
+    m: &'a BTreeMap<Key, f64>,
+}
+
+impl View<'_> {
+    fn get(&self, imp: &str, np: u32, bench: &str, size: u64) -> Option<f64> {
+        self.m
+            .get(&(imp.to_string(), np, bench.to_string(), size))
+            .copied()
+    }
+    fn nps(&self, bench: &str) -> Vec<u32> {
+        let s: BTreeSet<u32> = self
+            .m
+            .keys()
+            .filter(|k| k.2 == bench)
+            .map(|k| k.1)
+            .collect();
+        s.into_iter().collect()
+    }
+    fn has(&self, bench: &str) -> bool {
+        self.m.keys().any(|k| k.2 == bench)
+    }
+    fn sizes(&self, bench: &str, keys: &[u64]) -> Vec<u64> {
+        keys.iter()
+            .copied()
+            .filter(|&s| self.m.keys().any(|k| k.2 == bench && k.3 == s))
+            .collect()
+    }
+}
+
+/// One target of the issue and its verdict.
+struct Target {
+    what: String,
+    measured: String,
+    met: Option<bool>,
+}
+
+fn targets(v: &View<'_>) -> Vec<Target> {
+    let mut t = Vec::new();
+    let mut one = |what: &str, r: Option<f64>, limit: f64, higher: bool, shown: String| {
+        t.push(Target {
+            what: what.to_string(),
+            measured: shown,
+            met: r.map(|r| if higher { r >= limit } else { r <= limit }),
+        });
+    };
+    let ours8 = v.get(imp::OURS, 2, "latency", 8);
+    let r = ratio(ours8, v.get(imp::FLOOR_SPIN, 2, "latency", 8));
+    one(
+        "ping-pong 8 B, np=2: ≤ 1.3× spinning floor",
+        r,
+        1.3,
+        false,
+        format!(
+            "{} µs vs {} µs = {}",
+            num(ours8),
+            num(v.get(imp::FLOOR_SPIN, 2, "latency", 8)),
+            xtext(r)
+        ),
+    );
+    let r = ratio(ours8, v.get(imp::OMPI_TCP, 2, "latency", 8));
+    one(
+        "ping-pong 8 B, np=2: ≤ 1.0× Open MPI TCP",
+        r,
+        1.0,
+        false,
+        format!(
+            "{} µs vs {} µs = {}",
+            num(ours8),
+            num(v.get(imp::OMPI_TCP, 2, "latency", 8)),
+            xtext(r)
+        ),
+    );
+    let o = v.get(imp::OURS, 2, "latency", 1 << 20);
+    let p = v.get(imp::OMPI_TCP, 2, "latency", 1 << 20);
+    let r = ratio(o, p);
+    one(
+        "ping-pong 1 MiB, np=2: ≤ 1.0× Open MPI TCP",
+        r,
+        1.0,
+        false,
+        format!("{} µs vs {} µs = {}", num(o), num(p), xtext(r)),
+    );
+    let o = v.get(imp::OURS, 2, "bw", 4 << 20);
+    let f = v.get(imp::FLOOR_STREAM, 2, "bw", 4 << 20);
+    let r = ratio(o, f);
+    one(
+        "bandwidth 4 MiB: ≥ 0.9× stream floor",
+        r,
+        0.9,
+        true,
+        format!("{} vs {} MB/s = {}", num(o), num(f), xtext(r)),
+    );
+    let p = v.get(imp::OMPI_TCP, 2, "bw", 4 << 20);
+    let r = ratio(o, p);
+    one(
+        "bandwidth 4 MiB: ≥ 1.0× Open MPI TCP",
+        r,
+        1.0,
+        true,
+        format!("{} vs {} MB/s = {}", num(o), num(p), xtext(r)),
+    );
+    // Every collective at np = 4, 8, 16 and the key sizes.
+    let mut met = 0;
+    let mut total = 0;
+    let mut stretch = 0;
+    let mut stretch_total = 0;
+    let mut worst: Vec<(f64, String)> = Vec::new();
+    for b in Bench::MPI.iter().filter(|b| !b.is_p2p()) {
+        for np in [4, 8, 16] {
+            let sizes: &[u64] = if *b == Bench::Barrier {
+                &[0]
+            } else {
+                &KEY_SIZES
+            };
+            for &s in sizes {
+                if let Some(r) = ratio(
+                    v.get(imp::OURS, np, b.name(), s),
+                    v.get(imp::OMPI_TCP, np, b.name(), s),
+                ) {
+                    total += 1;
+                    if r <= 1.0 {
+                        met += 1;
+                    } else {
+                        worst.push((r, format!("{} np={np} {}", b.name(), size_text(s))));
+                    }
+                    if np == 16 {
+                        stretch_total += 1;
+                        if r <= 0.5 {
+                            stretch += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    worst.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let worst_text: Vec<String> = worst
+        .iter()
+        .take(5)
+        .map(|(r, w)| format!("{w} {r:.2}×"))
+        .collect();
+    t.push(Target {
+        what: "every collective at np = 4, 8, 16 × 8 B / 64 KiB / 1 MiB: ≤ 1.0× Open MPI TCP"
+            .into(),
+        measured: if total == 0 {
+            "not measured".into()
+        } else if worst.is_empty() {
+            format!("{met} of {total} cases")
+        } else {
+            format!("{met} of {total} cases; worst: {}", worst_text.join(", "))
+        },
+        met: (total > 0).then_some(met == total),
+    });
+    t.push(Target {
+        what: "stretch: ≤ 0.5× Open MPI TCP at np = 16".into(),
+        measured: if stretch_total == 0 {
+            "not measured".into()
+        } else {
+            format!("{stretch} of {stretch_total} cases")
+        },
+        met: (stretch_total > 0).then_some(stretch == stretch_total),
+    });
+    let a = v.get(imp::OURS, 16, "allreduce", 8);
+    t.push(Target {
+        what: "no collapse: 8 B allreduce at np = 16 under 1 ms".into(),
+        measured: format!("{} µs", num(a)),
+        met: a.map(|a| a < 1000.0),
+    });
+    t
+}
+
+/// The MPI operation an iPSC utility is compared with.
+fn ipsc_peer(b: Bench) -> Option<Bench> {
+    match b {
+        Bench::Gsendw | Bench::Spgsnw => Some(Bench::Bcast),
+        Bench::Gop => Some(Bench::Reduce),
+        Bench::Gcat => Some(Bench::Gather),
+        _ => None,
+    }
+}
+
+/// `docs/perf/README.md` from the records.
+pub fn readme(recs: &[Record], info: &RunInfo) -> String {
+    let m = medians(recs);
+    let v = View { m: &m };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# Performance: hypercube vs. Open MPI vs. the raw-TCP floor\n\n\
+         Generated by `scripts/compare.sh` (= `cargo run --release -p hypercube-bench -- compare`); \
+         do not edit by hand — rerun it, or `hypercube-bench report` to re-render from \
+         `results.csv`. Every number is the **median over repetitions** of an OSU-style \
+         figure (µs; MB/s for bandwidth); ratios are ours / peer from the same run. The \
+         machine is a shared, noisy 2-core VM: ranks beyond 2 oversubscribe the cores, so \
+         read ratios, not absolute times.\n"
+    );
+    s.push_str("## The run\n\n");
+    for (k, val) in &info.lines {
+        let _ = writeln!(s, "- {k}: {val}");
+    }
+    if !info.notes.is_empty() {
+        s.push_str("\nSkipped or failed:\n\n");
+        for n in &info.notes {
+            let _ = writeln!(s, "- {n}");
+        }
+    }
+    s.push_str(
+        "\nMethod (as OSU and `/work/shared/anchors/mpi_anchor.c`): `latency` = half round \
+         trip of a ping-pong between ranks 0 and 1; `bw` = 64 messages in flight, then a \
+         4-byte ack (MB/s = 10⁶ B/s); a collective = per-rank mean time of one call with an \
+         untimed barrier between calls, averaged over ranks; reductions sum f32. SIZE is the \
+         per-rank message (per destination for alltoall/scatter, the per-rank result for \
+         reduce_scatter). Open MPI runs through `/work/shared/anchors/run-mpi.sh` (TCP: \
+         `ob1`/`tcp,self` on `lo`; shm: `vader`), ranks yielding when idle. The floor is \
+         `target/release/floor` (two processes, one loopback socket, `TCP_NODELAY`); \
+         `c-floor-*` rows are the C `tcp_limit` of `run-floor.sh`, as a cross-check of the \
+         Rust floor.\n\n",
+    );
+
+    s.push_str("## Targets\n\n| target | measured | met? |\n|---|---|---|\n");
+    for t in targets(&v) {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} |",
+            t.what,
+            t.measured,
+            match t.met {
+                Some(true) => "**yes**",
+                Some(false) => "no",
+                None => "not measured",
+            }
+        );
+    }
+
+    if v.has("latency") || v.has("bw") {
+        s.push_str("\n## Point to point (np = 2)\n\n");
+    }
+    if v.has("latency") {
+        s.push_str(
+            "Latency, µs (half round trip). ✓: ours ≤ 1.3× spinning floor, ≤ 1.0× Open MPI.\n\n\
+             | size | ours | floor spin | floor blocking | C floor spin | Open MPI TCP | Open MPI shm | ours/floor spin | ours/TCP | ours/shm |\n\
+             |---|---|---|---|---|---|---|---|---|---|\n",
+        );
+        for sz in v.sizes("latency", &P2P_KEY_SIZES) {
+            let o = v.get(imp::OURS, 2, "latency", sz);
+            let fs = v.get(imp::FLOOR_SPIN, 2, "latency", sz);
+            let tcp = v.get(imp::OMPI_TCP, 2, "latency", sz);
+            let shm = v.get(imp::OMPI_SHM, 2, "latency", sz);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                size_text(sz),
+                num(o),
+                num(fs),
+                num(v.get(imp::FLOOR_BLOCK, 2, "latency", sz)),
+                num(v.get(imp::C_FLOOR_SPIN, 2, "latency", sz)),
+                num(tcp),
+                num(shm),
+                rtext(ratio(o, fs), 1.3, false),
+                rtext(ratio(o, tcp), 1.0, false),
+                rtext(ratio(o, shm), 1.0, false),
+            );
+        }
+    }
+    if v.has("bw") {
+        s.push_str(
+            "\nBandwidth, MB/s. ✓: ours ≥ 0.9× stream floor, ≥ 1.0× Open MPI.\n\n\
+             | size | ours | floor stream | C floor stream | Open MPI TCP | Open MPI shm | ours/floor | ours/TCP | ours/shm |\n\
+             |---|---|---|---|---|---|---|---|---|\n",
+        );
+        for sz in v.sizes("bw", &P2P_KEY_SIZES) {
+            let o = v.get(imp::OURS, 2, "bw", sz);
+            let f = v.get(imp::FLOOR_STREAM, 2, "bw", sz);
+            let tcp = v.get(imp::OMPI_TCP, 2, "bw", sz);
+            let shm = v.get(imp::OMPI_SHM, 2, "bw", sz);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                size_text(sz),
+                num(o),
+                num(f),
+                num(v.get(imp::C_FLOOR_STREAM, 2, "bw", sz)),
+                num(tcp),
+                num(shm),
+                rtext(ratio(o, f), 0.9, true),
+                rtext(ratio(o, tcp), 1.0, true),
+                rtext(ratio(o, shm), 1.0, true),
+            );
+        }
+    }
+
+    let colls: Vec<Bench> = Bench::MPI
+        .iter()
+        .copied()
+        .filter(|b| !b.is_p2p() && v.has(b.name()))
+        .collect();
+    if !colls.is_empty() {
+        s.push_str(
+            "\n## Collectives\n\nAvg latency, µs. ✓: ours ≤ 1.0× the peer.\n\n\
+             | operation | np | size | ours | Open MPI TCP | Open MPI shm | ours/TCP | ours/shm |\n\
+             |---|---|---|---|---|---|---|---|\n",
+        );
+        for b in colls {
+            let sizes = if b == Bench::Barrier {
+                vec![0]
+            } else {
+                v.sizes(b.name(), &KEY_SIZES)
+            };
+            for np in v.nps(b.name()) {
+                for &sz in &sizes {
+                    let o = v.get(imp::OURS, np, b.name(), sz);
+                    let tcp = v.get(imp::OMPI_TCP, np, b.name(), sz);
+                    let shm = v.get(imp::OMPI_SHM, np, b.name(), sz);
+                    let _ = writeln!(
+                        s,
+                        "| {} | {np} | {} | {} | {} | {} | {} | {} |",
+                        b.name(),
+                        if b == Bench::Barrier {
+                            "—".into()
+                        } else {
+                            size_text(sz)
+                        },
+                        num(o),
+                        num(tcp),
+                        num(shm),
+                        rtext(ratio(o, tcp), 1.0, false),
+                        rtext(ratio(o, shm), 1.0, false),
+                    );
+                }
+            }
+        }
+    }
+
+    let ipsc: Vec<Bench> = [Bench::Gsendw, Bench::Gop, Bench::Gcat, Bench::Spgsnw]
+        .into_iter()
+        .filter(|b| v.has(b.name()))
+        .collect();
+    if !ipsc.is_empty() {
+        s.push_str(
+            "\n## iPSC utilities (ours only)\n\nAvg latency, µs, beside our own collective that \
+             does the same job and Open MPI's (TCP).\n\n\
+             | utility | np | size | ours | our collective | Open MPI TCP | utility/collective | utility/TCP |\n\
+             |---|---|---|---|---|---|---|---|\n",
+        );
+        for b in ipsc {
+            let peer = ipsc_peer(b).expect("iPSC benches have a peer");
+            for np in v.nps(b.name()) {
+                for sz in v.sizes(b.name(), &KEY_SIZES) {
+                    let o = v.get(imp::OURS, np, b.name(), sz);
+                    let c = v.get(imp::OURS, np, peer.name(), sz);
+                    let tcp = v.get(imp::OMPI_TCP, np, peer.name(), sz);
+                    let _ = writeln!(
+                        s,
+                        "| {} ({}) | {np} | {} | {} | {} {} | {} | {} | {} |",
+                        b.name(),
+                        b.what(),
+                        size_text(sz),
+                        num(o),
+                        peer.name(),
+                        num(c),
+                        num(tcp),
+                        num(ratio(o, c)),
+                        rtext(ratio(o, tcp), 1.0, false),
+                    );
+                }
+            }
+        }
+    }
+
+    s.push_str(
+        "\n## Plots\n\nLatency (or bandwidth) against message size, one panel per np; \
+                ours solid red, Open MPI TCP blue, Open MPI shm green, floors dashed grey. \
+                All sizes of the sweep are in `results.csv`.\n\n",
+    );
+    for b in Bench::ALL {
+        if v.has(b.name()) {
+            let _ = writeln!(s, "![{0}]({0}.svg)", b.name());
+        }
+    }
+    s
+}
+
+fn series_style(imp_name: &str) -> (&'static str, &'static str, bool) {
+    match imp_name {
+        imp::OURS => ("hypercube", "#d62728", false),
+        imp::OMPI_TCP => ("Open MPI TCP", "#1f77b4", false),
+        imp::OMPI_SHM => ("Open MPI shm", "#2ca02c", false),
+        imp::FLOOR_SPIN => ("floor: spinning ping-pong", "#555555", true),
+        imp::FLOOR_BLOCK => ("floor: blocking ping-pong", "#aaaaaa", true),
+        imp::FLOOR_STREAM => ("floor: stream", "#555555", true),
+        _ => ("other", "#9467bd", true),
+    }
+}
+
+/// The figure of one benchmark: panels per np (barrier: one panel against np).
+pub fn figure(recs: &[Record], bench: Bench) -> Option<Figure> {
+    let m = medians(recs);
+    let v = View { m: &m };
+    if !v.has(bench.name()) {
+        return None;
+    }
+    let imps = [
+        imp::OURS,
+        imp::OMPI_TCP,
+        imp::OMPI_SHM,
+        imp::FLOOR_SPIN,
+        imp::FLOOR_BLOCK,
+        imp::FLOOR_STREAM,
+    ];
+    let y_label = if bench.higher_is_better() {
+        "MB/s"
+    } else {
+        "µs"
+    };
+    if bench == Bench::Barrier {
+        let series = imps
+            .iter()
+            .filter_map(|&i| {
+                let pts: Vec<(f64, f64)> = m
+                    .iter()
+                    .filter(|(k, _)| k.0 == i && k.2 == bench.name())
+                    .map(|(k, &val)| (k.1 as f64, val))
+                    .collect();
+                let (name, color, dashed) = series_style(i);
+                (!pts.is_empty()).then(|| Series {
+                    name: name.into(),
+                    color: color.into(),
+                    dashed,
+                    points: pts,
+                })
+            })
+            .collect();
+        return Some(Figure {
+            title: "barrier: time against the number of ranks".into(),
+            x_label: "ranks (np)".into(),
+            y_label: y_label.into(),
+            panels: vec![Panel {
+                title: "barrier".into(),
+                series,
+            }],
+            columns: 1,
+            x_tick: svg::int_label,
+        });
+    }
+    let panels = v
+        .nps(bench.name())
+        .into_iter()
+        .map(|np| Panel {
+            title: format!("np = {np}"),
+            series: imps
+                .iter()
+                .filter_map(|&i| {
+                    let pts: Vec<(f64, f64)> = m
+                        .iter()
+                        .filter(|(k, _)| k.0 == i && k.1 == np && k.2 == bench.name())
+                        .map(|(k, &val)| (k.3 as f64, val))
+                        .collect();
+                    let (name, color, dashed) = series_style(i);
+                    (!pts.is_empty()).then(|| Series {
+                        name: name.into(),
+                        color: color.into(),
+                        dashed,
+                        points: pts,
+                    })
+                })
+                .collect(),
+        })
+        .collect::<Vec<_>>();
+    let columns = if panels.len() > 1 { 2 } else { 1 };
+    Some(Figure {
+        title: format!("{} — {}", bench.name(), bench.what()),
+        x_label: "message size (bytes)".into(),
+        y_label: y_label.into(),
+        panels,
+        columns,
+        x_tick: svg::size_label,
+    })
+}
+
+/// Write `README.md` and the plots into `out` (the CSV is written by the caller).
+pub fn write_all(out: &Path, recs: &[Record], info: &RunInfo) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    for b in Bench::ALL {
+        let path = out.join(format!("{}.svg", b.name()));
+        match figure(recs, b) {
+            Some(f) => std::fs::write(&path, f.render())
+                .with_context(|| format!("writing {}", path.display()))?,
+            None => {
+                // A plot of a benchmark this run did not measure would be stale.
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    let path = out.join("README.md");
+    std::fs::write(&path, readme(recs, info))
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(imp: &str, np: u32, bench: &str, size: u64, rep: u32, value: f64) -> Record {
+        Record {
+            imp: imp.into(),
+            np,
+            bench: bench.into(),
+            size,
+            rep,
+            value,
+            unit: "us".into(),
+        }
+    }
+
+    #[test]
+    fn medians_and_readme() {
+        let recs = vec![
+            rec(imp::OURS, 2, "latency", 8, 1, 10.0),
+            rec(imp::OURS, 2, "latency", 8, 2, 30.0),
+            rec(imp::OURS, 2, "latency", 8, 3, 20.0),
+            rec(imp::FLOOR_SPIN, 2, "latency", 8, 1, 5.0),
+            rec(imp::OMPI_TCP, 2, "latency", 8, 1, 40.0),
+            rec(imp::OURS, 16, "allreduce", 8, 1, 900.0),
+            rec(imp::OMPI_TCP, 16, "allreduce", 8, 1, 600.0),
+        ];
+        let m = medians(&recs);
+        assert_eq!(m[&(imp::OURS.into(), 2, "latency".into(), 8)], 20.0);
+        let text = readme(&recs, &RunInfo::default());
+        assert!(text.contains("| 8 B | 20.0 | 5.0 |"), "{text}");
+        assert!(text.contains("4.00"));
+        assert!(text.contains("0.50 ✓"));
+        assert!(text.contains("| allreduce | 16 | 8 B | 900 | 600 | — | 1.50 | — |"));
+        assert!(text.contains("0 of 1 cases; worst: allreduce np=16 8 B 1.50×"));
+        assert!(figure(&recs, Bench::Allreduce).is_some());
+        assert!(figure(&recs, Bench::Gop).is_none());
+    }
+
+    #[test]
+    fn run_info_round_trip() {
+        let i = RunInfo {
+            lines: vec![("date".into(), "today".into())],
+            notes: vec!["ompi-shm skipped".into()],
+        };
+        let j = RunInfo::from_text(&i.to_text());
+        assert_eq!(j.lines, i.lines);
+        assert_eq!(j.notes, i.notes);
+    }
+}

@@ -92,7 +92,11 @@ fn main() -> anyhow::Result<()> {
 }
 
 /// The measurements to make (the same in both processes).
-fn plan(args: &Args) -> anyhow::Result<(Option<Mode>, Vec<(Mode, Point)>, bool)> {
+/// The plan: the sweep's mode (`None` for the standard set), the measurements, and
+/// whether to print the OSU format.
+type PlanOut = (Option<Mode>, Vec<(Mode, Point)>, bool);
+
+fn plan(args: &Args) -> anyhow::Result<PlanOut> {
     let Some(mode) = args.mode else {
         // run-floor.sh's standard set.
         let mut v = Vec::new();

@@ -1,0 +1,203 @@
+//! Benchmarks are not tests: this only checks that every benchmark of `hypercube-bench`
+//! runs once at a tiny size and prints the OSU format of `mpi_anchor.c` (title line,
+//! `# Size` header, one row per size; only rank 0 prints). It never looks at timings.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use hypercube_tests::run_hcrun;
+
+/// The bench binaries (`osu`, `floor`), built by cargo on first use in the tests' profile
+/// (they live in another package, so `CARGO_BIN_EXE_*` does not name them).
+fn bench_bin(name: &str) -> PathBuf {
+    static DIR: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    let bins = DIR.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(&root).args([
+            "build",
+            "-p",
+            "hypercube-bench",
+            "--bins",
+            "--message-format=json-render-diagnostics",
+        ]);
+        if !cfg!(debug_assertions) {
+            cmd.arg("--release");
+        }
+        let out = cmd
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("running cargo to build hypercube-bench");
+        assert!(out.status.success(), "building hypercube-bench failed");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let i = l.find("\"executable\":\"")? + 14;
+                let j = l[i..].find('"')? + i;
+                Some(PathBuf::from(&l[i..j]))
+            })
+            .collect()
+    });
+    bins.iter()
+        .find(|p| p.file_name().is_some_and(|f| f == name))
+        .unwrap_or_else(|| panic!("cargo built no {name} executable: {bins:?}"))
+        .clone()
+}
+
+/// `printf("%-10s%20s\n", "# Size", col)`.
+fn header(col: &str) -> String {
+    format!("{:<10}{:>20}", "# Size", col)
+}
+
+/// Check one OSU-format table: title, header, and exactly the rows of `sizes`, each
+/// `%-10zu%20.2f` with a finite, non-negative value.
+fn check_table(lines: &[&str], title_start: &str, col: &str, sizes: &[u64]) {
+    assert!(
+        lines.len() == 2 + sizes.len(),
+        "expected a title, a header and {} rows, got {lines:#?}",
+        sizes.len()
+    );
+    assert!(
+        lines[0].starts_with(&format!("# {title_start}")),
+        "title {:?} should start with {title_start:?}",
+        lines[0]
+    );
+    assert_eq!(lines[1], header(col));
+    for (line, &size) in lines[2..].iter().zip(sizes) {
+        assert_eq!(line.len(), 30, "row {line:?} is not 10 + 20 columns wide");
+        let (s, v) = line.split_at(10);
+        assert_eq!(s.trim_end().parse::<u64>().ok(), Some(size), "row {line:?}");
+        let v: f64 = v.trim().parse().unwrap_or_else(|_| panic!("row {line:?}"));
+        assert!(v.is_finite() && v >= 0.0, "row {line:?}");
+        assert!(
+            line.trim_end()
+                .rsplit('.')
+                .next()
+                .is_some_and(|d| d.len() == 2),
+            "row {line:?} should have two decimals"
+        );
+    }
+}
+
+fn run_osu(dim: u32, args: &[&str]) -> Vec<String> {
+    let osu = bench_bin("osu");
+    let osu = osu.to_str().expect("utf-8 path");
+    let d = dim.to_string();
+    let mut prog = vec![osu];
+    prog.extend_from_slice(args);
+    let out = run_hcrun(
+        &["--dim", &d, "--timeout-s", "60"],
+        &prog,
+        &[],
+        Duration::from_secs(90),
+    );
+    out.assert_ok();
+    for r in 1..(1u32 << dim) {
+        assert!(
+            out.rank_lines(r).is_empty(),
+            "only rank 0 prints, but rank {r} printed {:?}",
+            out.rank_lines(r)
+        );
+    }
+    out.rank_lines(0).into_iter().map(str::to_string).collect()
+}
+
+#[test]
+fn point_to_point_benches_print_the_osu_format() {
+    let l = run_osu(1, &["latency", "-m", "8:16", "-i", "2", "-x", "0"]);
+    let l: Vec<&str> = l.iter().map(String::as_str).collect();
+    check_table(
+        &l,
+        "OSU-style hypercube Latency Test",
+        "Latency (us)",
+        &[8, 16],
+    );
+    let l = run_osu(1, &["bw", "-m", "8:8", "-i", "2", "-x", "0"]);
+    let l: Vec<&str> = l.iter().map(String::as_str).collect();
+    check_table(
+        &l,
+        "OSU-style hypercube Bandwidth Test",
+        "Bandwidth (MB/s)",
+        &[8],
+    );
+}
+
+#[test]
+fn collectives_and_ipsc_utilities_print_the_osu_format() {
+    for bench in [
+        "bcast",
+        "reduce",
+        "allreduce",
+        "allgather",
+        "reduce_scatter",
+        "alltoall",
+        "scatter",
+        "gather",
+        "scan",
+        "barrier",
+        "gsendw",
+        "gop",
+        "gcat",
+        "spgsnw",
+    ] {
+        let l = run_osu(2, &[bench, "-m", "8:8", "-i", "2", "-x", "0"]);
+        let l: Vec<&str> = l.iter().map(String::as_str).collect();
+        let size = if bench == "barrier" { 0 } else { 8 };
+        check_table(
+            &l,
+            &format!("OSU-style hypercube {bench} Latency Test (np=4)"),
+            "Avg Latency(us)",
+            &[size],
+        );
+    }
+}
+
+#[test]
+fn a_forced_algorithm_is_used_and_named() {
+    let l = run_osu(
+        2,
+        &["allreduce", "-m", "8:8", "-i", "2", "-x", "0", "-a", "ring"],
+    );
+    let l: Vec<&str> = l.iter().map(String::as_str).collect();
+    check_table(
+        &l,
+        "OSU-style hypercube allreduce Latency Test (np=4) [alg=ring]",
+        "Avg Latency(us)",
+        &[8],
+    );
+}
+
+#[test]
+fn the_floor_prints_both_formats() {
+    let floor = bench_bin("floor");
+    for mode in ["spin", "pingpong", "stream"] {
+        let out = Command::new(&floor)
+            .args([mode, "-m", "8:16", "-i", "20", "-x", "1"])
+            .output()
+            .expect("running floor");
+        assert!(out.status.success(), "floor {mode}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let l: Vec<&str> = text.lines().collect();
+        let col = if mode == "stream" {
+            "Bandwidth (MB/s)"
+        } else {
+            "Latency (us)"
+        };
+        check_table(&l, "Raw loopback TCP floor", col, &[8, 16]);
+        // tcp_limit's one-line form: `MODE SIZE VALUE UNIT`.
+        let out = Command::new(&floor)
+            .args([mode, "8", "20"])
+            .output()
+            .expect("running floor");
+        assert!(out.status.success(), "floor {mode} 8 20: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let f: Vec<&str> = text.split_whitespace().collect();
+        let unit = if mode == "stream" { "MB/s" } else { "us" };
+        assert_eq!(f.len(), 4, "{text:?}");
+        assert_eq!((f[0], f[1], f[3]), (mode, "8", unit), "{text:?}");
+        assert!(f[2].parse::<f64>().is_ok(), "{text:?}");
+    }
+}
