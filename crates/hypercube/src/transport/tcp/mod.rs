@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -70,18 +70,22 @@ pub(crate) struct Engine {
     num_nodes: u32,
     tuning: Tuning,
     state: Mutex<State>,
-    cond: Condvar,
     inputs: Vec<Mutex<LinkIn>>,
     wake_tx: UnixStream,
     wake_rx: UnixStream,
+    /// Wakes callers parked in `poll` (instead of a condition variable: a parked caller
+    /// keeps reading the sockets itself, so an arriving reply wakes it directly rather
+    /// than waking the progress thread, which would then wake it).
+    waiter_tx: UnixStream,
+    waiter_rx: UnixStream,
     stop: AtomicBool,
     /// Threads currently spinning in `wait_for` (reading the sockets themselves). While
     /// there are any, the progress thread leaves the links alone instead of being woken
     /// by every arriving frame — on a 2-core machine that wake-up steals the core the
     /// spinning peer needs.
     spinners: std::sync::atomic::AtomicUsize,
-    /// Threads parked on `cond`. Changed and read only under the state lock, so a
-    /// notification is skipped (saving a futex syscall per message) only when nobody waits.
+    /// Callers parked in `poll`. Changed and read only under the state lock, so a
+    /// notification is skipped (saving a syscall per message) only when nobody waits.
     parked: std::sync::atomic::AtomicUsize,
     addrs: Vec<SocketAddr>,
 }
@@ -175,7 +179,8 @@ impl Engine {
     /// Wake parked waiters. Call with the state lock held (after changing the state).
     fn notify(&self) {
         if self.parked.load(Ordering::Relaxed) > 0 {
-            self.cond.notify_all();
+            use std::io::Write;
+            let _ = (&self.waiter_tx).write(&[1]);
         }
     }
 
@@ -427,14 +432,18 @@ impl Engine {
                         // Hand the sockets back to the progress thread before parking.
                         self.wake_progress();
                     }
-                    let mut park = Duration::from_millis(200);
+                    let mut park = Duration::from_millis(50);
                     if let Some(d) = deadline {
                         park = park.min(d - now);
                     }
+                    // Park in poll(2) on the links and the waiter pipe: whatever arrives
+                    // wakes this thread directly, and it reads it itself.
                     self.parked.fetch_add(1, Ordering::Relaxed);
-                    let (g, _) = relock(self.cond.wait_timeout(st, park));
+                    let fds = self.poll_set(&st);
+                    drop(st);
+                    self.poll_and_service(&self.waiter_rx, fds, park, false);
+                    let _relock = self.lock();
                     self.parked.fetch_sub(1, Ordering::Relaxed);
-                    drop(g);
                     continue;
                 }
             }
@@ -500,14 +509,16 @@ impl TcpTransport {
             });
             inputs.push(Mutex::new(LinkIn::new(peer, r)));
         }
-        let (wake_tx, wake_rx) =
-            UnixStream::pair().map_err(|e| Error::io("creating the wake-up pipe", e))?;
-        wake_tx
-            .set_nonblocking(true)
-            .map_err(|e| Error::io("configuring the wake-up pipe", e))?;
-        wake_rx
-            .set_nonblocking(true)
-            .map_err(|e| Error::io("configuring the wake-up pipe", e))?;
+        let pipe = || -> Result<(UnixStream, UnixStream)> {
+            let (tx, rx) =
+                UnixStream::pair().map_err(|e| Error::io("creating a wake-up pipe", e))?;
+            tx.set_nonblocking(true)
+                .and_then(|_| rx.set_nonblocking(true))
+                .map_err(|e| Error::io("configuring a wake-up pipe", e))?;
+            Ok((tx, rx))
+        };
+        let (wake_tx, wake_rx) = pipe()?;
+        let (waiter_tx, waiter_rx) = pipe()?;
         let state = State {
             mailbox: Mailbox::default(),
             out,
@@ -528,10 +539,11 @@ impl TcpTransport {
             num_nodes,
             tuning,
             state: Mutex::new(state),
-            cond: Condvar::new(),
             inputs,
             wake_tx,
             wake_rx,
+            waiter_tx,
+            waiter_rx,
             stop: AtomicBool::new(false),
             spinners: Default::default(),
             parked: Default::default(),

@@ -4,73 +4,100 @@
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-use super::Engine;
+use super::{Engine, State};
 
 pub(super) fn run(e: &Engine) {
-    let n = e.inputs.len();
-    let mut fds: Vec<libc::pollfd> = Vec::with_capacity(n + 1);
-    let link_fds: Vec<i32> = {
-        let st = e.lock();
-        st.out.iter().map(|o| o.stream.as_raw_fd()).collect()
-    };
-    let mut drain = [0u8; 64];
     while !e.stop.load(Ordering::SeqCst) {
-        fds.clear();
+        // A caller is spinning on (or parked in poll on) the sockets: stay out of its way,
+        // but look again soon — it may go back to computing without telling us, and
+        // forwarding is then delayed by at most this timeout.
+        let busy = e.spinners.load(Ordering::SeqCst) > 0 || e.parked.load(Ordering::SeqCst) > 0;
+        let fds = if busy {
+            Vec::new()
+        } else {
+            e.poll_set(&e.lock())
+        };
+        let timeout = Duration::from_millis(if busy { 1 } else { 1000 });
+        e.poll_and_service(&e.wake_rx, fds, timeout, true);
+    }
+}
+
+impl Engine {
+    /// The links to poll, with POLLOUT where output is queued.
+    pub(super) fn poll_set(&self, st: &State) -> Vec<(usize, libc::pollfd)> {
+        st.out
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| !st.link_done[*k])
+            .map(|(k, o)| {
+                let mut ev = libc::POLLIN;
+                if !o.queue.is_empty() {
+                    ev |= libc::POLLOUT;
+                }
+                (
+                    k,
+                    libc::pollfd {
+                        fd: o.stream.as_raw_fd(),
+                        events: ev,
+                        revents: 0,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// Block in poll(2) on `wake` and the given links (at most `timeout`), then read what
+    /// is readable and write what is writable. `blocking_locks`: wait for a link's input
+    /// lock held by another reader (the progress thread) rather than skip it.
+    pub(super) fn poll_and_service(
+        &self,
+        wake: &UnixStream,
+        links: Vec<(usize, libc::pollfd)>,
+        timeout: Duration,
+        blocking_locks: bool,
+    ) {
+        let mut fds: Vec<libc::pollfd> = Vec::with_capacity(links.len() + 1);
         fds.push(libc::pollfd {
-            fd: e.wake_rx.as_raw_fd(),
+            fd: wake.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         });
-        let mut which = Vec::with_capacity(n);
-        // A waiter is spinning on the sockets: stay out of its way, but look again soon
-        // (it may return to computing without telling us) — forwarding is then delayed by
-        // at most this timeout.
-        let idle = e.spinners.load(Ordering::SeqCst) > 0;
-        if !idle {
-            let st = e.lock();
-            for (k, fd) in link_fds.iter().enumerate() {
-                if st.link_done[k] {
-                    continue;
-                }
-                let mut ev = libc::POLLIN;
-                if !st.out[k].queue.is_empty() {
-                    ev |= libc::POLLOUT;
-                }
-                fds.push(libc::pollfd {
-                    fd: *fd,
-                    events: ev,
-                    revents: 0,
-                });
-                which.push(k);
-            }
-        }
+        fds.extend(links.iter().map(|(_, p)| *p));
+        let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
         // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd structs.
-        let timeout_ms = if idle { 1 } else { 1000 };
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
         if r < 0 {
             let err = std::io::Error::last_os_error();
-            if err.kind() == std::io::ErrorKind::Interrupted {
-                continue;
+            if err.kind() != std::io::ErrorKind::Interrupted {
+                tracing::error!("poll failed: {err}");
+                std::thread::sleep(Duration::from_millis(10));
             }
-            tracing::error!("poll failed: {err}");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            continue;
+            return;
         }
         if fds[0].revents != 0 {
-            while matches!((&e.wake_rx).read(&mut drain), Ok(n) if n > 0) {}
+            let mut drain = [0u8; 64];
+            while matches!((&*wake).read(&mut drain), Ok(n) if n > 0) {}
         }
-        for (i, &k) in which.iter().enumerate() {
+        for (i, (k, _)) in links.iter().enumerate() {
             let rev = fds[i + 1].revents;
             if rev & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-                let mut inp = super::relock(e.inputs[k].lock());
-                e.service_input(&mut inp, k);
+                let guard = if blocking_locks {
+                    Some(super::relock(self.inputs[*k].lock()))
+                } else {
+                    self.inputs[*k].try_lock().ok()
+                };
+                if let Some(mut inp) = guard {
+                    self.service_input(&mut inp, *k);
+                }
             }
             if rev & libc::POLLOUT != 0 {
-                let mut st = e.lock();
-                e.flush(&mut st, k);
-                e.notify();
+                let mut st = self.lock();
+                self.flush(&mut st, *k);
+                self.notify();
             }
         }
     }
