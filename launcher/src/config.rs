@@ -41,6 +41,19 @@ pub struct Cli {
     #[arg(long)]
     pub timeout_s: Option<u64>,
 
+    /// Also start this host program (the iPSC host): it joins the job as node `HOST`
+    /// (-32768), linked to node 0, and can exchange messages with every node.
+    #[arg(long, value_name = "PROGRAM", conflicts_with = "host_example")]
+    pub host: Option<String>,
+
+    /// An argument for the host program (repeat for several).
+    #[arg(long = "host-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub host_args: Vec<String>,
+
+    /// Build and start this workspace example as the host program.
+    #[arg(long, value_name = "NAME")]
+    pub host_example: Option<String>,
+
     /// Build examples in release mode (the default when hcrun itself is a release build).
     #[arg(long, conflicts_with = "debug")]
     pub release: bool,
@@ -76,6 +89,13 @@ pub struct FileConfig {
     pub timeout_s: Option<u64>,
     /// Build examples in release mode.
     pub release: Option<bool>,
+    /// Host program (path) and its arguments.
+    pub host: Option<String>,
+    /// Host program arguments.
+    #[serde(default)]
+    pub host_args: Vec<String>,
+    /// Example to build and start as the host.
+    pub host_example: Option<String>,
     /// Extra environment for every rank (e.g. RUST_LOG, HYPERCUBE_SPIN_US).
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
@@ -95,6 +115,7 @@ pub enum Target {
 pub struct Job {
     pub dim: u32,
     pub target: Target,
+    pub host: Option<Target>,
     pub prefix: bool,
     pub boot_timeout: Duration,
     pub timeout: Option<Duration>,
@@ -132,6 +153,19 @@ impl Job {
         } else {
             bail!("nothing to run: give --example NAME or a program after `--` (see --help)");
         };
+        let host = if let Some(e) = cli.host_example.or(file.host_example) {
+            Some(Target::Example(e, cli.host_args))
+        } else if let Some(p) = cli.host.or(file.host) {
+            let mut v = vec![p];
+            if cli.host_args.is_empty() {
+                v.extend(file.host_args);
+            } else {
+                v.extend(cli.host_args);
+            }
+            Some(Target::Program(v))
+        } else {
+            None
+        };
         let release = if cli.release {
             true
         } else if cli.debug {
@@ -143,6 +177,7 @@ impl Job {
         Ok(Job {
             dim,
             target,
+            host,
             prefix: !cli.no_prefix && file.prefix.unwrap_or(true),
             boot_timeout: Duration::from_millis(
                 cli.boot_timeout_ms

@@ -92,7 +92,7 @@ fn kill_group(pid: Option<u32>) {
 }
 
 async fn forward<R: tokio::io::AsyncRead + Unpin>(
-    rank: u32,
+    rank: String,
     prefix: bool,
     stream: R,
     to_stderr: bool,
@@ -135,16 +135,29 @@ async fn forward<R: tokio::io::AsyncRead + Unpin>(
 }
 
 async fn run(job: Job) -> Result<ExitCode> {
-    let program: Vec<String> = match &job.target {
-        Target::Program(p) => p.clone(),
-        Target::Example(name, args) => {
-            let exe = tokio::task::block_in_place(|| build::build_example(name, job.release))?;
-            let mut v = vec![exe.to_string_lossy().into_owned()];
-            v.extend(args.iter().cloned());
-            v
+    let resolve = |t: &Target| -> Result<Vec<String>> {
+        Ok(match t {
+            Target::Program(p) => p.clone(),
+            Target::Example(name, args) => {
+                let exe = tokio::task::block_in_place(|| build::build_example(name, job.release))?;
+                let mut v = vec![exe.to_string_lossy().into_owned()];
+                v.extend(args.iter().cloned());
+                v
+            }
+        })
+    };
+    let program = resolve(&job.target)?;
+    let host_program = job.host.as_ref().map(resolve).transpose()?;
+    let n = 1u32 << job.dim;
+    // Slots 0..n are the ranks; slot n is the host, if any.
+    let total = n + u32::from(host_program.is_some());
+    let name = move |slot: u32| -> String {
+        if slot == n {
+            "the host".to_string()
+        } else {
+            format!("rank {slot}")
         }
     };
-    let n = 1u32 << job.dim;
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
         .context("binding the control listener")?;
@@ -153,14 +166,22 @@ async fn run(job: Job) -> Result<ExitCode> {
     let job_id: u64 = rand::random();
 
     let out_lock = Arc::new(Mutex::new(()));
-    let mut children: Vec<Child> = Vec::with_capacity(n as usize);
-    let mut pids = Vec::with_capacity(n as usize);
+    let mut children: Vec<Child> = Vec::with_capacity(total as usize);
+    let mut pids = Vec::with_capacity(total as usize);
     let mut io_tasks = Vec::new();
-    for rank in 0..n {
-        let mut cmd = Command::new(&program[0]);
-        cmd.args(&program[1..])
+    for slot in 0..total {
+        let (prog, rank_env, label) = if slot == n {
+            let p = host_program
+                .as_ref()
+                .expect("a host slot exists only with a host program");
+            (p, "host".to_string(), "host".to_string())
+        } else {
+            (&program, slot.to_string(), slot.to_string())
+        };
+        let mut cmd = Command::new(&prog[0]);
+        cmd.args(&prog[1..])
             .env(control::ENV_CONTROL, control_addr.to_string())
-            .env(control::ENV_RANK, rank.to_string())
+            .env(control::ENV_RANK, rank_env)
             .env(control::ENV_DIM, job.dim.to_string())
             .env(control::ENV_JOB, format!("{job_id:x}"))
             .env(control::ENV_SECRET, control::to_hex(&secret))
@@ -180,12 +201,12 @@ async fn run(job: Job) -> Result<ExitCode> {
                 for p in &pids {
                     kill_group(*p);
                 }
-                return Err(e).with_context(|| format!("starting rank {rank}: {}", program[0]));
+                return Err(e).with_context(|| format!("starting {}: {}", name(slot), prog[0]));
             }
         };
         if let Some(o) = child.stdout.take() {
             io_tasks.push(tokio::spawn(forward(
-                rank,
+                label.clone(),
                 job.prefix,
                 o,
                 false,
@@ -194,7 +215,7 @@ async fn run(job: Job) -> Result<ExitCode> {
         }
         if let Some(e) = child.stderr.take() {
             io_tasks.push(tokio::spawn(forward(
-                rank,
+                label,
                 job.prefix,
                 e,
                 true,
@@ -211,6 +232,7 @@ async fn run(job: Job) -> Result<ExitCode> {
     let rdv = tokio::spawn(rendezvous::run(
         listener,
         n,
+        host_program.is_some(),
         secret.to_vec(),
         job_id,
         ev_tx,
@@ -231,10 +253,10 @@ async fn run(job: Job) -> Result<ExitCode> {
     let start = Instant::now();
     let boot_deadline = tokio::time::Instant::now() + job.boot_timeout;
     let job_deadline = job.timeout.map(|t| tokio::time::Instant::now() + t);
-    let mut joined = vec![false; n as usize];
+    let mut joined = vec![false; total as usize];
     let mut exited_unjoined: Vec<u32> = Vec::new();
     let mut all_ready = false;
-    let mut alive = n;
+    let mut alive = total;
     let mut failure: Option<String> = None;
     let mut writers = None;
     let ctrl_c = tokio::signal::ctrl_c();
@@ -249,19 +271,19 @@ async fn run(job: Job) -> Result<ExitCode> {
                         if !joined[rank as usize] && !all_ready {
                             exited_unjoined.push(rank);
                             if joined.iter().any(|j| *j) {
-                                failure = Some(format!("rank {rank} exited before joining the cube (did it call hypercube::init?)"));
+                                failure = Some(format!("{} exited before joining the cube (did it call hypercube::init?)", name(rank)));
                             }
                         }
                     }
-                    Ok(s) => failure = Some(format!("rank {rank} failed: {}", describe(s))),
-                    Err(e) => failure = Some(format!("rank {rank}: cannot wait for it: {e}")),
+                    Ok(s) => failure = Some(format!("{} failed: {}", name(rank), describe(s))),
+                    Err(e) => failure = Some(format!("{}: cannot wait for it: {e}", name(rank))),
                 }
             }
             Some(ev) = ev_rx.recv() => match ev {
                 rendezvous::Event::Joined(r) => {
                     joined[r as usize] = true;
                     if let Some(u) = exited_unjoined.first() {
-                        failure = Some(format!("rank {u} exited before joining the cube (did it call hypercube::init?)"));
+                        failure = Some(format!("{} exited before joining the cube (did it call hypercube::init?)", name(*u)));
                     }
                 }
                 rendezvous::Event::AllReady => {
@@ -272,9 +294,9 @@ async fn run(job: Job) -> Result<ExitCode> {
             },
             Ok(w) = &mut wr_rx, if writers.is_none() => writers = Some(w),
             _ = tokio::time::sleep_until(boot_deadline), if !all_ready && joined.iter().any(|j| *j) => {
-                let missing: Vec<usize> = (0..n as usize).filter(|r| !joined[*r]).collect();
+                let missing: Vec<String> = (0..total).filter(|r| !joined[*r as usize]).map(name).collect();
                 failure = Some(format!(
-                    "bootstrap timed out after {} ms ({} rank(s) never joined: {:?}); raise --boot-timeout-ms or check the ranks' output",
+                    "bootstrap timed out after {} ms ({} process(es) never joined: {:?}); raise --boot-timeout-ms or check the ranks' output",
                     job.boot_timeout.as_millis(), missing.len(), &missing[..missing.len().min(16)]));
             }
             _ = tokio::time::sleep_until(job_deadline.unwrap_or(far)) => {

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 /// What the rendezvous reports to the supervisor.
 #[derive(Debug)]
 pub enum Event {
-    /// A rank proved itself and said hello.
+    /// A rank proved itself and said hello (its slot: the rank, or `n` for the host).
     Joined(u32),
     /// Every rank is ready and has been told to go.
     AllReady,
@@ -36,18 +36,30 @@ async fn read_msg<T: serde::de::DeserializeOwned>(r: &mut OwnedReadHalf) -> Resu
 pub async fn run(
     listener: TcpListener,
     n: u32,
+    host: bool,
     secret: Vec<u8>,
     job: u64,
     events: mpsc::UnboundedSender<Event>,
     writers_out: tokio::sync::oneshot::Sender<Vec<OwnedWriteHalf>>,
 ) -> Result<()> {
-    let mut addrs: Vec<Option<SocketAddr>> = vec![None; n as usize];
-    let mut writers: Vec<Option<OwnedWriteHalf>> = (0..n).map(|_| None).collect();
-    let mut readers: Vec<Option<OwnedReadHalf>> = (0..n).map(|_| None).collect();
+    // Slots 0..n are the nodes; slot n is the host, if the job has one.
+    let total = n + u32::from(host);
+    let slot = move |rank: u32| -> Option<usize> {
+        if rank < n {
+            Some(rank as usize)
+        } else if host && rank == hypercube::HOST {
+            Some(n as usize)
+        } else {
+            None
+        }
+    };
+    let mut addrs: Vec<Option<SocketAddr>> = vec![None; total as usize];
+    let mut writers: Vec<Option<OwnedWriteHalf>> = (0..total).map(|_| None).collect();
+    let mut readers: Vec<Option<OwnedReadHalf>> = (0..total).map(|_| None).collect();
     let (hello_tx, mut hello_rx) = mpsc::unbounded_channel();
     let mut joined = 0;
     // Accept until every rank said hello; check each connection on its own task.
-    while joined < n {
+    while joined < total {
         tokio::select! {
             acc = listener.accept() => {
                 let (s, from) = acc?;
@@ -59,7 +71,7 @@ pub async fn run(
                     let hello = tokio::time::timeout(Duration::from_secs(5), read_msg::<ToLauncher>(&mut r)).await;
                     match hello {
                         Ok(Ok(ToLauncher::Hello { rank, listen, proof }))
-                            if rank < n && control::check_proof(&secret, job, rank, &proof) =>
+                            if slot(rank).is_some() && control::check_proof(&secret, job, rank, &proof) =>
                         {
                             let _ = tx.send((rank, listen, r, w));
                         }
@@ -70,20 +82,22 @@ pub async fn run(
                 });
             }
             Some((rank, listen, r, w)) = hello_rx.recv() => {
-                if addrs[rank as usize].is_some() {
+                let Some(i) = slot(rank) else { continue };
+                if addrs[i].is_some() {
                     tracing::warn!("rejected a second hello from rank {rank}");
                     continue;
                 }
-                addrs[rank as usize] = Some(listen);
-                readers[rank as usize] = Some(r);
-                writers[rank as usize] = Some(w);
+                addrs[i] = Some(listen);
+                readers[i] = Some(r);
+                writers[i] = Some(w);
                 joined += 1;
-                let _ = events.send(Event::Joined(rank));
+                let _ = events.send(Event::Joined(i as u32));
             }
         }
     }
     let table = control::frame(&ToNode::Table {
-        addrs: addrs.into_iter().flatten().collect(),
+        addrs: addrs.into_iter().take(n as usize).flatten().collect(),
+        host,
     })?;
     let mut writers: Vec<OwnedWriteHalf> = writers.into_iter().flatten().collect();
     for w in writers.iter_mut() {
@@ -97,13 +111,18 @@ pub async fn run(
     });
     // Ready barrier.
     let (ready_tx, mut ready_rx) = mpsc::unbounded_channel();
-    for (rank, r) in readers.into_iter().enumerate() {
+    for (i, r) in readers.into_iter().enumerate() {
         let Some(mut r) = r else { continue };
+        let rank = if i as u32 == n {
+            hypercube::HOST
+        } else {
+            i as u32
+        };
         let tx = ready_tx.clone();
         let events = events.clone();
         tokio::spawn(async move {
             match read_msg::<ToLauncher>(&mut r).await {
-                Ok(ToLauncher::Ready { rank: rr }) if rr as usize == rank => {
+                Ok(ToLauncher::Ready { rank: rr }) if rr == rank => {
                     let _ = tx.send(rank);
                 }
                 other => tracing::debug!("rank {rank}: unexpected control input {other:?}"),
@@ -116,7 +135,7 @@ pub async fn run(
     }
     drop(ready_tx);
     let mut ready = 0;
-    while ready < n {
+    while ready < total {
         if ready_rx.recv().await.is_none() {
             anyhow::bail!("a rank closed its control connection before it was ready");
         }

@@ -38,6 +38,11 @@ pub mod wire;
 pub use error::{Error, Result};
 pub use hypercube_topology as topology;
 pub use hypercube_topology::NodeId;
+
+/// The node number of the host process (iPSC: node `-32768`), when the job has one
+/// (`hcrun --host PROGRAM`). The host is linked to node 0; messages to and from it are
+/// forwarded like any other. `-32768_i32 as u32`.
+pub const HOST: NodeId = 0xFFFF_8000;
 pub use message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
 pub use node::{IntoPayload, Node, RecvRequest, SendRequest};
 
@@ -53,7 +58,7 @@ use transport::Tuning;
 pub fn init() -> Result<Node> {
     let Some(cfg) = BootConfig::from_env()? else {
         logging::init(0);
-        let t = TcpTransport::start(0, 0, vec![], vec![], Tuning::from_env(1)?)?;
+        let t = TcpTransport::start(0, 0, vec![], vec![], false, Tuning::from_env(1)?)?;
         return Ok(Node::with_transport(Arc::new(t)));
     };
     logging::init(cfg.rank);

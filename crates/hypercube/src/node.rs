@@ -237,9 +237,16 @@ impl Node {
         self.irecv_sel(Select::internal(source, tag))?.wait()
     }
 
-    /// This node's number, 0 ..= numnodes-1 (iPSC `mynode`).
+    /// This node's number, 0 ..= numnodes-1 (iPSC `mynode`); [`crate::HOST`] on the host.
     pub fn mynode(&self) -> NodeId {
         self.inner.t.rank()
+    }
+
+    /// Is this the job's host process ([`crate::HOST`]) rather than a node of the cube?
+    /// The host can send to and receive from every node, and take part in the host
+    /// variants of the utilities; it is not a member of any subcube.
+    pub fn is_host(&self) -> bool {
+        self.mynode() == crate::HOST
     }
 
     /// The number of nodes, 2^d (iPSC `numnodes`).

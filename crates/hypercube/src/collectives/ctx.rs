@@ -80,6 +80,14 @@ impl<'a> Ctx<'a> {
 
 /// `dim` must not exceed the cube's dimension.
 pub(crate) fn check_dim(node: &Node, k: u32) -> Result<()> {
+    if node.is_host() {
+        return Err(Error::InvalidArgument(
+            "the host is not a member of any subcube: collectives run on the nodes; the host \
+             exchanges messages with them (send/recv) or uses the host variants of the iPSC \
+             utilities"
+                .into(),
+        ));
+    }
     if k > node.cubedim() {
         return Err(Error::InvalidArgument(format!(
             "subcube dimension {k} is larger than the cube's dimension {}",

@@ -12,7 +12,11 @@
 //!   rule "no other messages of this type in the system" is no longer needed. LSENDW/LRECVW
 //!   and SPGSNW/SPGRCW do use it to match sender and receiver;
 //! - `PID` is accepted and ignored (one process per node);
-//! - the host root (`-32768`) is not supported: roots are node numbers;
+//! - the host root (`ROOT = -32768`, [`HOST_ROOT`]) works for GOP and GCAT on the nodes
+//!   (the lowest node of the subcube accumulates and sends to the host with `TYPE`; the
+//!   host receives it with `recv`/[`Node::gop_result`]); on the host, GSENDW starts a
+//!   broadcast into the subcube of node 0, whose nodes call [`grecvw_from_host`] (the one
+//!   difference from the seed: there the same GRECVW served both roots);
 //! - where the seed syslogs and carries on, these return the `Err` of the same text (§8),
 //!   with the output arguments set as the seed would set them.
 //!
@@ -130,12 +134,47 @@ pub fn split(ci: &Node, number: i32, list: &mut [i32], first: &mut i32) -> Resul
     Ok(())
 }
 
+/// The seed's root number of the host (`-32768`).
+pub const HOST_ROOT: i32 = -32768;
+
 /// GSENDW (§2): broadcast `buf[..len]` from this node to its subcube of dimension `dim`.
+/// Called on the host, it broadcasts into the subcube of dimension `dim` containing node
+/// 0, whose nodes receive with [`grecvw_from_host`].
 #[doc(alias = "GSENDW")]
 pub fn gsendw(ci: &Node, type_: i32, buf: &[u8], len: i32, dim: i32) -> Result<()> {
-    nonneg("GSENDW", "TYPE", type_)?;
+    let ty = nonneg("GSENDW", "TYPE", type_)?;
     let len = length("GSENDW", "LEN", i64::from(len), buf.len())?;
-    ci.gsend(&buf[..len], nonneg("GSENDW", "DIM", dim)?)
+    let dim = nonneg("GSENDW", "DIM", dim)?;
+    if ci.is_host() {
+        return ci.gsend_from_host(crate::MsgType(ty), &buf[..len], 0, dim);
+    }
+    ci.gsend(&buf[..len], dim)
+}
+
+/// GRECVW (§2) for a broadcast whose root is the host: like [`grecvw`], with the `TYPE`
+/// the host used.
+#[doc(alias = "GRECVW")]
+pub fn grecvw_from_host(
+    ci: &Node,
+    type_: i32,
+    buf: &mut [u8],
+    len: i32,
+    cnt: &mut i32,
+    dim: i32,
+) -> Result<()> {
+    let ty = nonneg("GRECVW", "TYPE", type_)?;
+    let len = length("GRECVW", "LEN", i64::from(len), buf.len())?;
+    let data = ci.grecv_from_host(crate::MsgType(ty), nonneg("GRECVW", "DIM", dim)?)?;
+    *cnt = count(data.len());
+    if data.len() > len {
+        return Err(Error::GrecvwTruncated {
+            needed: data.len() as u64,
+            capacity: len as u64,
+            data: super::RecoveredData(data),
+        });
+    }
+    buf[..data.len()].copy_from_slice(&data);
+    Ok(())
 }
 
 /// GRECVW (§2): receive a broadcast into `buf[..len]`; `cnt` is set to the message length.
@@ -184,12 +223,20 @@ pub fn gop<T: Element>(
     work: &mut [T],
 ) -> Result<()> {
     let _ = work;
-    nonneg("GOP", "TYPE", type_)?;
+    let ty = nonneg("GOP", "TYPE", type_)?;
     let n = length("GOP", "N", i64::from(n), x.len())?;
     let op = Op::from_seed_char(op).ok_or_else(|| Error::IpscArgument {
         routine: "GOP",
         detail: format!("OP = {op:?} is not an operation; pass '+', '*', 'M' or 'm'"),
     })?;
+    if root == HOST_ROOT {
+        return ci.gop_to_host(
+            &mut x[..n],
+            op,
+            crate::MsgType(ty),
+            nonneg("GOP", "DIM", dim)?,
+        );
+    }
     ci.gop(
         &mut x[..n],
         op,
@@ -216,9 +263,15 @@ pub fn gcat(
     root: i32,
     dim: i32,
 ) -> Result<()> {
-    nonneg("GCAT", "TYPE", type_)?;
+    let ty = nonneg("GCAT", "TYPE", type_)?;
     let buflen = length("GCAT", "BUFLEN", i64::from(buflen), buf.len())?;
     let msglen = length("GCAT", "MSGLEN", i64::from(msglen), buflen)?;
+    if root == HOST_ROOT {
+        let dim = nonneg("GCAT", "DIM", dim)?;
+        ci.gcat_to_host(&buf[..msglen], crate::MsgType(ty), dim)?;
+        *cnt = count(msglen);
+        return Ok(());
+    }
     let root = nonneg("GCAT", "ROOT", root)?;
     let dim = nonneg("GCAT", "DIM", dim)?;
     match ci.gcat_into(&mut buf[..buflen], msglen, root, dim) {

@@ -54,6 +54,7 @@ mod broadcast;
 pub mod compat;
 mod gcat;
 mod gop;
+mod host;
 mod long;
 mod mesh;
 mod sparse;
@@ -119,6 +120,14 @@ impl std::fmt::Debug for RecoveredData {
 
 /// Check `dim` against the cube: the subcube of dimension `dim` must exist.
 fn check_dim(node: &Node, routine: &'static str, dim: u32) -> Result<()> {
+    if node.is_host() {
+        return Err(Error::IpscArgument {
+            routine,
+            detail: "the host is not a member of any subcube; use the host variant \
+                     (e.g. gsend_from_host, gop_result_at_host) on the host"
+                .into(),
+        });
+    }
     if dim > node.cubedim() {
         return Err(Error::IpscArgument {
             routine,

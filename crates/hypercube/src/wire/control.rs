@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! node -> launcher  Hello { rank, listen, proof }   after binding the link listener
-//! launcher -> node  Table { addrs }                 once every rank said hello
+//! launcher -> node  Table { addrs, host }           once every rank (and the host) said hello
 //! node -> launcher  Ready { rank }                  once all d links are up
 //! launcher -> node  Go                              once every rank is ready (the barrier)
 //! launcher -> node  Abort { reason }                the job is being torn down
@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 
 /// Environment variable: the launcher's control address.
 pub const ENV_CONTROL: &str = "HYPERCUBE_CONTROL";
-/// Environment variable: this process's rank.
+/// Environment variable: this process's rank (`host` for the host process).
 pub const ENV_RANK: &str = "HYPERCUBE_RANK";
 /// Environment variable: the cube dimension.
 pub const ENV_DIM: &str = "HYPERCUBE_DIM";
@@ -58,6 +58,8 @@ pub enum ToNode {
     Table {
         /// Listener addresses by rank.
         addrs: Vec<SocketAddr>,
+        /// The job has a host process (it dials node 0).
+        host: bool,
     },
     /// Every node is ready: start the program.
     Go,

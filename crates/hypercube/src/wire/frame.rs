@@ -97,8 +97,9 @@ impl Header {
         b
     }
 
-    /// Decode and validate against the cube size. Never panics on any input.
-    pub fn decode(b: &[u8; HEADER_LEN], num_nodes: u32) -> Result<Header, String> {
+    /// Decode and validate against the cube size (and whether the job has a host, whose
+    /// number is [`crate::HOST`]). Never panics on any input.
+    pub fn decode(b: &[u8; HEADER_LEN], num_nodes: u32, host: bool) -> Result<Header, String> {
         let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
         let u64_at = |o: usize| {
             let mut x = [0u8; 8];
@@ -118,7 +119,8 @@ impl Header {
             total_len: u64_at(24),
             frame_len: u32_at(32),
         };
-        if h.src >= num_nodes || h.dest >= num_nodes {
+        let valid = |n: NodeId| n < num_nodes || (host && n == crate::HOST);
+        if !valid(h.src) || !valid(h.dest) {
             return Err(format!(
                 "frame from node {} to node {} in a cube of {} nodes",
                 h.src, h.dest, num_nodes
@@ -160,19 +162,24 @@ mod tests {
             total_len: 5 << 30,
             frame_len: 1 << 20,
         };
-        assert_eq!(Header::decode(&h.encode(), 8), Ok(h));
+        assert_eq!(Header::decode(&h.encode(), 8, false), Ok(h));
     }
 
     #[test]
     fn rejects_garbage() {
         let mut b = [0u8; HEADER_LEN];
-        assert!(Header::decode(&b, 8).is_err());
+        assert!(Header::decode(&b, 8, false).is_err());
         b[0] = 1;
         b[8..12].copy_from_slice(&9u32.to_le_bytes());
-        assert!(Header::decode(&b, 8).unwrap_err().contains("cube of 8"));
+        assert!(Header::decode(&b, 8, false)
+            .unwrap_err()
+            .contains("cube of 8"));
+        b[8..12].copy_from_slice(&crate::HOST.to_le_bytes());
+        assert!(Header::decode(&b, 8, false).is_err());
+        assert!(Header::decode(&b, 8, true).is_ok());
         let mut h = Header::control(Kind::Rts, 0, 1, 0, 10).encode();
         h[32] = 1;
-        assert!(Header::decode(&h, 8).is_err());
+        assert!(Header::decode(&h, 8, false).is_err());
     }
 
     #[test]
@@ -186,7 +193,7 @@ mod tests {
                 x ^= x << 17;
                 *v = (x & 7) as u8;
             }
-            let _ = Header::decode(&b, 16);
+            let _ = Header::decode(&b, 16, true);
         }
     }
 }

@@ -51,11 +51,15 @@ impl BootConfig {
         let control = control_s
             .parse()
             .map_err(|_| bad(control::ENV_CONTROL, &control_s))?;
-        let rank: u32 = rank_s
-            .parse()
-            .map_err(|_| bad(control::ENV_RANK, &rank_s))?;
+        let rank: u32 = if rank_s == "host" {
+            crate::HOST
+        } else {
+            rank_s
+                .parse()
+                .map_err(|_| bad(control::ENV_RANK, &rank_s))?
+        };
         let dim: u32 = dim_s.parse().map_err(|_| bad(control::ENV_DIM, &dim_s))?;
-        if dim > 16 || rank >= (1 << dim) {
+        if dim > 16 || (rank >= (1 << dim) && rank != crate::HOST) {
             return Err(Error::Config(format!(
                 "rank {rank} in a cube of dimension {dim}: dimension must be <= 16 and rank < 2^dim"
             )));
@@ -117,11 +121,18 @@ pub(crate) fn connect(cfg: &BootConfig) -> Result<(TcpTransport, TcpStream)> {
         .local_addr()
         .map_err(|e| Error::io("reading the listener address", e))?;
 
-    // Links from neighbors that dial us (their bit k is 0, ours is 1).
-    let expected: Vec<NodeId> = (0..cfg.dim)
-        .filter(|k| me & (1 << k) != 0)
-        .map(|k| me ^ (1 << k))
-        .collect();
+    let is_host = me == crate::HOST;
+    // Links from neighbors that dial us (their bit k is 0, ours is 1); node 0 also takes
+    // the host's link if the job has one.
+    let expected: Vec<NodeId> = if is_host {
+        Vec::new()
+    } else {
+        (0..cfg.dim)
+            .filter(|k| me & (1 << k) != 0)
+            .map(|k| me ^ (1 << k))
+            .chain((me == 0).then_some(crate::HOST))
+            .collect()
+    };
     let connected: Arc<Mutex<Vec<NodeId>>> = Arc::default();
     let (tx, rx) = mpsc::channel::<(NodeId, TcpStream)>();
     let stop = Arc::new(AtomicBool::new(false));
@@ -152,11 +163,11 @@ pub(crate) fn connect(cfg: &BootConfig) -> Result<(TcpTransport, TcpStream)> {
 
     ctl.set_read_timeout(Some(left(deadline, "waiting for the address table", cfg)?))
         .map_err(|e| Error::io("configuring the control socket", e))?;
-    let addrs = match control::read_blocking::<ToNode>(&mut ctl)
+    let (addrs, has_host) = match control::read_blocking::<ToNode>(&mut ctl)
         .map_err(|e| timeout_or_io(e, "waiting for the address table", cfg))?
     {
-        ToNode::Table { addrs } if addrs.len() == 1usize << cfg.dim => addrs,
-        ToNode::Table { addrs } => {
+        ToNode::Table { addrs, host } if addrs.len() == 1usize << cfg.dim => (addrs, host),
+        ToNode::Table { addrs, .. } => {
             return Err(Error::Bootstrap(format!(
                 "the launcher sent {} addresses for a cube of {} nodes",
                 addrs.len(),
@@ -167,13 +178,32 @@ pub(crate) fn connect(cfg: &BootConfig) -> Result<(TcpTransport, TcpStream)> {
         ToNode::Go => return Err(Error::Bootstrap("launcher said go before the table".into())),
     };
 
-    // Dial the neighbors whose bit k is 1.
-    let mut links: Vec<Option<TcpStream>> = (0..cfg.dim).map(|_| None).collect();
-    for k in 0..cfg.dim {
-        if me & (1 << k) != 0 {
-            continue;
+    // Dial the neighbors whose bit k is 1 (the host dials node 0). Link k of a node goes
+    // across dimension k; node 0's link `dim` goes to the host.
+    let nlinks = if is_host {
+        1
+    } else {
+        cfg.dim as usize + usize::from(me == 0 && has_host)
+    };
+    let slot = |peer: NodeId| -> usize {
+        if is_host {
+            0
+        } else if peer == crate::HOST {
+            cfg.dim as usize
+        } else {
+            (me ^ peer).trailing_zeros() as usize
         }
-        let peer = me ^ (1 << k);
+    };
+    let mut links: Vec<Option<(NodeId, TcpStream)>> = (0..nlinks).map(|_| None).collect();
+    let dial_to: Vec<NodeId> = if is_host {
+        vec![0]
+    } else {
+        (0..cfg.dim)
+            .filter(|k| me & (1 << k) == 0)
+            .map(|k| me ^ (1 << k))
+            .collect()
+    };
+    for peer in dial_to {
         let addr = addrs[peer as usize];
         let mut s = TcpStream::connect_timeout(&addr, left(deadline, "dialing a neighbor", cfg)?)
             .map_err(|e| Error::io(format!("dialing node {peer} at {addr}"), e))?;
@@ -186,17 +216,17 @@ pub(crate) fn connect(cfg: &BootConfig) -> Result<(TcpTransport, TcpStream)> {
         s.set_read_timeout(None)
             .and_then(|_| s.set_write_timeout(None))
             .map_err(|e| Error::io("configuring a link", e))?;
-        links[k as usize] = Some(s);
+        links[slot(peer)] = Some((peer, s));
     }
     // Collect the ones that dial us.
-    let mut missing = expected.len();
+    let mut missing = links.iter().filter(|l| l.is_none()).count();
     while missing > 0 {
         let t = left(deadline, "waiting for neighbors to dial in", cfg)?;
         match rx.recv_timeout(t) {
             Ok((peer, s)) => {
-                let k = (me ^ peer).trailing_zeros() as usize;
-                if links[k].is_none() {
-                    links[k] = Some(s);
+                let k = slot(peer);
+                if k < links.len() && links[k].is_none() {
+                    links[k] = Some((peer, s));
                     missing -= 1;
                 }
             }
@@ -208,7 +238,7 @@ pub(crate) fn connect(cfg: &BootConfig) -> Result<(TcpTransport, TcpStream)> {
             }
         }
     }
-    let links: Vec<TcpStream> = links.into_iter().flatten().collect();
+    let links: Vec<(NodeId, TcpStream)> = links.into_iter().flatten().collect();
 
     // The ready barrier.
     ctl.write_all(&control::frame(&ToLauncher::Ready { rank: me })?)
@@ -225,7 +255,7 @@ pub(crate) fn connect(cfg: &BootConfig) -> Result<(TcpTransport, TcpStream)> {
     ctl.set_read_timeout(None)
         .map_err(|e| Error::io("configuring the control socket", e))?;
     let tuning = Tuning::from_env(1 << cfg.dim)?;
-    let t = TcpTransport::start(me, cfg.dim, links, addrs, tuning)?;
+    let t = TcpTransport::start(me, cfg.dim, links, addrs, has_host, tuning)?;
     Ok((t, ctl))
 }
 

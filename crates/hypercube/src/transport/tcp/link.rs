@@ -130,14 +130,14 @@ impl LinkIn {
     }
 
     /// Read what the socket has (non-blocking) and split it into frames.
-    pub fn read(&mut self, num_nodes: u32) -> Result<ReadOutcome, ReadError> {
+    pub fn read(&mut self, num_nodes: u32, host: bool) -> Result<ReadOutcome, ReadError> {
         let mut frames = Vec::new();
         if self.eof {
             return Ok(ReadOutcome::Eof(frames));
         }
         for _ in 0..64 {
             // Size the next read: at least 64 KiB, or the rest of a large frame.
-            let want = self.next_need(num_nodes)?.max(64 << 10);
+            let want = self.next_need(num_nodes, host)?.max(64 << 10);
             self.buf.reserve(want);
             let start = self.buf.len();
             let spare = self.buf.spare_capacity_mut();
@@ -162,7 +162,7 @@ impl LinkIn {
             let n = r as usize;
             if n == 0 {
                 self.eof = true;
-                self.parse(num_nodes, &mut frames)?;
+                self.parse(num_nodes, host, &mut frames)?;
                 if !self.buf.is_empty() {
                     return Err(ReadError::Protocol(format!(
                         "connection closed in the middle of a frame ({} bytes left over)",
@@ -173,7 +173,7 @@ impl LinkIn {
             }
             // SAFETY: read(2) initialized exactly `n <= cap` bytes after `start`.
             unsafe { self.buf.set_len(start + n) };
-            self.parse(num_nodes, &mut frames)?;
+            self.parse(num_nodes, host, &mut frames)?;
             if n < cap {
                 break;
             }
@@ -182,23 +182,28 @@ impl LinkIn {
     }
 
     /// Bytes still needed to complete the frame at the head of the buffer.
-    fn next_need(&self, num_nodes: u32) -> Result<usize, ReadError> {
+    fn next_need(&self, num_nodes: u32, host: bool) -> Result<usize, ReadError> {
         if self.buf.len() < HEADER_LEN {
             return Ok(HEADER_LEN - self.buf.len());
         }
-        let h = self.header(num_nodes)?;
+        let h = self.header(num_nodes, host)?;
         Ok((HEADER_LEN + h.frame_len as usize).saturating_sub(self.buf.len()))
     }
 
-    fn header(&self, num_nodes: u32) -> Result<Header, ReadError> {
+    fn header(&self, num_nodes: u32, host: bool) -> Result<Header, ReadError> {
         let mut hb = [0u8; HEADER_LEN];
         hb.copy_from_slice(&self.buf[..HEADER_LEN]);
-        Header::decode(&hb, num_nodes).map_err(ReadError::Protocol)
+        Header::decode(&hb, num_nodes, host).map_err(ReadError::Protocol)
     }
 
-    fn parse(&mut self, num_nodes: u32, out: &mut Vec<(Header, Bytes)>) -> Result<(), ReadError> {
+    fn parse(
+        &mut self,
+        num_nodes: u32,
+        host: bool,
+        out: &mut Vec<(Header, Bytes)>,
+    ) -> Result<(), ReadError> {
         while self.buf.len() >= HEADER_LEN {
-            let h = self.header(num_nodes)?;
+            let h = self.header(num_nodes, host)?;
             let total = HEADER_LEN + h.frame_len as usize;
             if self.buf.len() < total {
                 break;

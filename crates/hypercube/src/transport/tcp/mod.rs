@@ -68,6 +68,8 @@ pub(crate) struct Engine {
     me: NodeId,
     dim: u32,
     num_nodes: u32,
+    /// The job has a host process (linked to node 0).
+    has_host: bool,
     tuning: Tuning,
     state: Mutex<State>,
     inputs: Vec<Mutex<LinkIn>>,
@@ -124,9 +126,37 @@ impl Engine {
         relock(self.state.lock())
     }
 
-    /// The dimension (link index) of the e-cube next hop towards `dest`.
+    /// The link of the e-cube next hop towards `dest`. The host's only link goes to node 0;
+    /// node 0's link number `dim` goes to the host; other nodes route host-bound frames
+    /// towards node 0.
     fn route(&self, dest: NodeId) -> usize {
+        if self.me == crate::HOST {
+            return 0;
+        }
+        if dest == crate::HOST {
+            if self.me == 0 {
+                return self.dim as usize;
+            }
+            return self.me.trailing_zeros() as usize;
+        }
         (self.me ^ dest).trailing_zeros() as usize
+    }
+
+    /// Index of a node (or the host) in per-node tables.
+    fn slot(&self, n: NodeId) -> usize {
+        if n == crate::HOST {
+            self.num_nodes as usize
+        } else {
+            n as usize
+        }
+    }
+
+    /// Every node (and the host) except this one.
+    fn others(&self) -> impl Iterator<Item = NodeId> + '_ {
+        let host = (self.has_host && self.me != crate::HOST).then_some(crate::HOST);
+        (0..self.num_nodes)
+            .filter(move |n| *n != self.me)
+            .chain(host)
     }
 
     fn wake_progress(&self) {
@@ -207,7 +237,7 @@ impl Engine {
 
     /// Read one link (the caller holds its input lock) and act on what came.
     fn service_input(&self, inp: &mut LinkIn, link: usize) {
-        let res = inp.read(self.num_nodes);
+        let res = inp.read(self.num_nodes, self.has_host);
         if matches!(&res, Ok(ReadOutcome::Frames(f)) if f.is_empty()) {
             return;
         }
@@ -289,10 +319,14 @@ impl Engine {
                 }
             }
             Kind::Credit => {
-                let c = &mut st.credits[h.src as usize];
+                let slot = self.slot(h.src);
+                let c = &mut st.credits[slot];
                 *c = c.saturating_add(h.total_len).min(self.tuning.eager_window);
             }
-            Kind::Fin => st.finished[h.src as usize] = true,
+            Kind::Fin => {
+                let slot = self.slot(h.src);
+                st.finished[slot] = true;
+            }
             Kind::Close => {}
         }
     }
@@ -316,19 +350,17 @@ impl Engine {
             crate::message::TypeSel::Is(t) => format!("a message of type {t}"),
         };
         match sel.source {
-            Some(s) if s != self.me && st.finished[s as usize] => {
+            Some(s) if s != self.me && st.finished[self.slot(s)] => {
                 Some(Error::PeerFinished { peer: s, what })
             }
             Some(_) => None,
             None => {
-                let all = (0..self.num_nodes).all(|n| n == self.me || st.finished[n as usize]);
-                (all && self.num_nodes > 1).then(|| Error::PeerFinished {
-                    peer: (0..self.num_nodes)
-                        .rev()
-                        .find(|n| *n != self.me)
-                        .unwrap_or(0),
-                    what,
-                })
+                let all = self.others().all(|n| st.finished[self.slot(n)]);
+                let last = self.others().last();
+                match (all, last) {
+                    (true, Some(peer)) => Some(Error::PeerFinished { peer, what }),
+                    _ => None,
+                }
             }
         }
     }
@@ -463,7 +495,8 @@ impl Engine {
         if source == self.me {
             return;
         }
-        let c = &mut st.consumed[source as usize];
+        let slot = self.slot(source);
+        let c = &mut st.consumed[slot];
         *c += len + EAGER_OVERHEAD;
         if *c >= self.tuning.eager_window / 4 {
             let amount = std::mem::take(c);
@@ -486,15 +519,16 @@ impl TcpTransport {
     pub(crate) fn start(
         me: NodeId,
         dim: u32,
-        links: Vec<std::net::TcpStream>,
+        links: Vec<(NodeId, std::net::TcpStream)>,
         addrs: Vec<SocketAddr>,
+        has_host: bool,
         tuning: Tuning,
     ) -> Result<TcpTransport> {
         let num_nodes = 1u32 << dim;
+        let nlinks = links.len();
         let mut out = Vec::new();
         let mut inputs = Vec::new();
-        for (k, s) in links.into_iter().enumerate() {
-            let peer = me ^ (1 << k);
+        for (peer, s) in links {
             s.set_nonblocking(true)
                 .map_err(|e| Error::io("configuring a link", e))?;
             let _ = s.set_nodelay(true);
@@ -522,21 +556,22 @@ impl TcpTransport {
         let state = State {
             mailbox: Mailbox::default(),
             out,
-            credits: vec![tuning.eager_window; num_nodes as usize],
-            consumed: vec![0; num_nodes as usize],
+            credits: vec![tuning.eager_window; num_nodes as usize + 1],
+            consumed: vec![0; num_nodes as usize + 1],
             pending: HashMap::new(),
             pending_bytes: 0,
             next_msg_id: 0,
             failure: None,
             closing: false,
-            peer_closed: vec![false; dim as usize],
-            link_done: vec![false; dim as usize],
-            finished: vec![false; num_nodes as usize],
+            peer_closed: vec![false; nlinks],
+            link_done: vec![false; nlinks],
+            finished: vec![false; num_nodes as usize + 1],
         };
         let engine = Arc::new(Engine {
             me,
             dim,
             num_nodes,
+            has_host,
             tuning,
             state: Mutex::new(state),
             inputs,
@@ -568,12 +603,18 @@ impl TcpTransport {
     }
 
     fn check_dest(&self, dest: NodeId) -> Result<()> {
-        if dest >= self.engine.num_nodes {
+        let e = &*self.engine;
+        let host_ok = dest == crate::HOST && e.has_host && e.me != crate::HOST;
+        if dest >= e.num_nodes && !host_ok {
             return Err(Error::InvalidNode {
                 node: dest as i64,
-                what: format!("cube of dimension {}", self.engine.dim),
+                what: if e.has_host {
+                    format!("cube of dimension {} (or the host, {})", e.dim, crate::HOST)
+                } else {
+                    format!("cube of dimension {} (the job has no host)", e.dim)
+                },
                 first: 0,
-                last: self.engine.num_nodes - 1,
+                last: e.num_nodes - 1,
             });
         }
         Ok(())
@@ -621,8 +662,9 @@ impl Transport for TcpTransport {
             if let Some(f) = &st.failure {
                 return Err(f.duplicate());
             }
-            if data.len() <= e.tuning.eager_limit && st.credits[dest as usize] >= cost {
-                st.credits[dest as usize] -= cost;
+            let slot = e.slot(dest);
+            if data.len() <= e.tuning.eager_limit && st.credits[slot] >= cost {
+                st.credits[slot] -= cost;
                 let h = Header {
                     kind: Kind::Eager,
                     src: e.me,
@@ -673,7 +715,7 @@ impl Transport for TcpTransport {
         self.engine.wait_for("a send to complete", None, |_, st| {
             match st.pending.get(&token) {
                 None => Some(()),
-                Some(p) if st.finished[p.dest as usize] => {
+                Some(p) if st.finished[self.engine.slot(p.dest)] => {
                     gone = Some(p.dest);
                     Some(())
                 }
@@ -798,19 +840,43 @@ impl Transport for TcpTransport {
             // 0. Tell every node we are done: a receive waiting for us fails instead of hanging.
             {
                 let mut st = e.lock();
-                for n in (0..e.num_nodes).filter(|n| *n != e.me) {
+                let others: Vec<NodeId> = e.others().collect();
+                for n in others {
                     let h = Header::control(Kind::Fin, e.me, n, 0, 0);
                     e.send_frame(&mut st, h, Bytes::new(), None);
                 }
             }
             // 1. Barrier by recursive doubling over the links: afterwards no node needs
             //    another to forward anything a program will receive.
-            for k in 0..e.dim {
-                let peer = e.me ^ (1 << k);
-                let t = self.isend(peer, FINALIZE_TAG, Bytes::new())?;
-                let r = self.post_recv(Select::internal(Some(peer), FINALIZE_TAG))?;
-                self.wait_recv(r, None)?;
-                self.wait_send(t)?;
+            let exchange = |peer: NodeId, send_first: bool| -> Result<()> {
+                let sel = Select::internal(Some(peer), FINALIZE_TAG);
+                if send_first {
+                    let t = self.isend(peer, FINALIZE_TAG, Bytes::new())?;
+                    let r = self.post_recv(sel)?;
+                    self.wait_recv(r, None)?;
+                    self.wait_send(t)
+                } else {
+                    let r = self.post_recv(sel)?;
+                    self.wait_recv(r, None)?;
+                    let t = self.isend(peer, FINALIZE_TAG, Bytes::new())?;
+                    self.wait_send(t)
+                }
+            };
+            if e.me == crate::HOST {
+                // The host arrives at node 0 and is released by it.
+                exchange(0, true)?;
+            } else {
+                if e.me == 0 && e.has_host {
+                    let r = self.post_recv(Select::internal(Some(crate::HOST), FINALIZE_TAG))?;
+                    self.wait_recv(r, None)?;
+                }
+                for k in 0..e.dim {
+                    exchange(e.me ^ (1 << k), true)?;
+                }
+                if e.me == 0 && e.has_host {
+                    let t = self.isend(crate::HOST, FINALIZE_TAG, Bytes::new())?;
+                    self.wait_send(t)?;
+                }
             }
             // 2. Flush, say goodbye on every link, and wait for the neighbors' goodbyes.
             e.wait_for("output to drain", Some(Duration::from_secs(30)), |_, st| {
@@ -819,8 +885,9 @@ impl Transport for TcpTransport {
             {
                 let mut st = e.lock();
                 st.closing = true;
-                for k in 0..e.dim as usize {
-                    let h = Header::control(Kind::Close, e.me, e.me ^ (1 << k), 0, 0);
+                for k in 0..st.out.len() {
+                    let peer = st.out[k].peer;
+                    let h = Header::control(Kind::Close, e.me, peer, 0, 0);
                     e.push(&mut st, k, OutFrame::new(&h, Bytes::new(), None));
                     st.out[k].closed = true;
                 }
