@@ -185,18 +185,37 @@ pub fn model_time(
     })
 }
 
-/// This machine's cost parameters in seconds (see the module docs).
+/// This machine's cost parameters in seconds (see the module docs). Read from the
+/// environment once per process.
 pub fn machine_model() -> CostModel {
-    let get = |name: &str, default: f64| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .unwrap_or(default)
-    };
-    CostModel {
-        t_s: get("HYPERCUBE_MODEL_TS_US", 150.0) * 1e-6,
-        t_w: get("HYPERCUBE_MODEL_TW_NS", 1.2) * 1e-9,
-    }
+    static MODEL: std::sync::OnceLock<CostModel> = std::sync::OnceLock::new();
+    *MODEL.get_or_init(|| {
+        let get = |name: &str, default: f64| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .unwrap_or(default)
+        };
+        CostModel {
+            t_s: get("HYPERCUBE_MODEL_TS_US", 150.0) * 1e-6,
+            t_w: get("HYPERCUBE_MODEL_TW_NS", 1.2) * 1e-9,
+        }
+    })
+}
+
+/// The job-wide `HYPERCUBE_ALG_<OP>` setting for `op`, read once per process.
+fn job_setting(op: Operation) -> Option<String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<&'static str, Option<String>>>> = OnceLock::new();
+    let mut cache = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    cache
+        .entry(op.env_name())
+        .or_insert_with(|| std::env::var(format!("HYPERCUBE_ALG_{}", op.env_name())).ok())
+        .clone()
 }
 
 /// The algorithm that runs: `requested` unless `Auto`, else the job setting, else the least
@@ -211,7 +230,7 @@ pub fn choose(
 ) -> Result<Algorithm> {
     let mut alg = requested;
     if alg == Algorithm::Auto {
-        if let Ok(v) = std::env::var(format!("HYPERCUBE_ALG_{}", op.env_name())) {
+        if let Some(v) = job_setting(op) {
             alg = v.parse()?;
         }
     }
