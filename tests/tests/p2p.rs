@@ -12,6 +12,7 @@ const CHECKS: &[&str] = &[
     "serde_values",
     "bad_arguments",
     "self_send",
+    "forwarding_while_busy",
 ];
 
 fn suite(d: u32) {

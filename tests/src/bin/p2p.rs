@@ -36,6 +36,7 @@ fn main() -> Result<()> {
     check("serde_values", values(&node))?;
     check("bad_arguments", bad_args(&node))?;
     check("self_send", self_send(&node))?;
+    check("forwarding_while_busy", forwarding_while_busy(&node))?;
     Ok(())
 }
 
@@ -245,4 +246,46 @@ fn self_send(node: &Node) -> Result<()> {
     let m = node.recv(Select::from_node(me, TypeSel::Is(700)))?;
     ensure!(&m.data()[..] == b"me");
     Ok(())
+}
+
+/// Node 0 and node 3 exchange messages whose e-cube route runs through node 1 while node 1's
+/// program computes (no communication call) and node 2's program blocks in an unrelated
+/// receive: forwarding must not depend on them.
+fn forwarding_while_busy(node: &Node) -> Result<()> {
+    if node.numnodes() < 4 {
+        return Ok(());
+    }
+    let me = node.mynode();
+    let rounds = 20u32;
+    match me {
+        0 => {
+            for i in 0..rounds {
+                node.send(3, MsgType(800), i.to_le_bytes().to_vec())?;
+                let m = node.recv(Select::from_node(3, TypeSel::Is(801)))?;
+                ensure!(m.data()[..] == (i + 1).to_le_bytes()[..]);
+            }
+            node.send(2, MsgType(802), b"done")?;
+        }
+        3 => {
+            for i in 0..rounds {
+                let m = node.recv(Select::from_node(0, TypeSel::Is(800)))?;
+                ensure!(m.data()[..] == i.to_le_bytes()[..]);
+                node.send(0, MsgType(801), (i + 1).to_le_bytes().to_vec())?;
+            }
+        }
+        1 => {
+            // Compute for a while without calling the library.
+            let t = std::time::Instant::now();
+            let mut x = 0u64;
+            while t.elapsed() < Duration::from_millis(300) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+            std::hint::black_box(x);
+        }
+        2 => {
+            node.recv(Select::from_node(0, TypeSel::Is(802)))?;
+        }
+        _ => {}
+    }
+    barrier(node, 803)
 }
