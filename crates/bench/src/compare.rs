@@ -371,8 +371,8 @@ pub fn run(plan: &Plan, tools: &Tools) -> anyhow::Result<Outcome> {
             }
             if floor_c {
                 for (imp, mode, bench, size, iters) in [
-                    (imp::C_FLOOR_SPIN, "spin", "latency", 8u64, 20000u64),
-                    (imp::C_FLOOR_BLOCK, "pingpong", "latency", 8, 20000),
+                    (imp::C_FLOOR_SPIN, "spin", "latency", 8u64, 5000u64),
+                    (imp::C_FLOOR_BLOCK, "pingpong", "latency", 8, 5000),
                     (imp::C_FLOOR_STREAM, "stream", "bw", 4194304, 500),
                 ] {
                     let mut cmd = Command::new(&run_floor);
@@ -468,13 +468,16 @@ pub fn run(plan: &Plan, tools: &Tools) -> anyhow::Result<Outcome> {
                 let why = if r.timed_out {
                     format!("timed out after {:.0} s", r.elapsed.as_secs_f64())
                 } else {
-                    let last = r
-                        .stderr
-                        .lines()
-                        .rev()
-                        .find(|l| !l.trim().is_empty())
+                    // The most telling line: a rank's own reason if it gave one.
+                    let lines: Vec<&str> =
+                        r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+                    let why = lines
+                        .iter()
+                        .find(|l| l.contains("aborts the job") || l.contains("panicked"))
+                        .or_else(|| lines.last())
+                        .copied()
                         .unwrap_or("no output");
-                    format!("failed: {last}")
+                    format!("failed: {}", why.trim())
                 };
                 o.notes.push(format!(
                     "{} {} np={} rep {}: {why}",

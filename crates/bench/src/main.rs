@@ -145,6 +145,14 @@ fn machine() -> String {
     format!("{cores} cores ({cpu}), {}", shell("uname", &["-sr"]))
 }
 
+/// The 1-minute load average, from /proc/loadavg.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
 fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
     let mut plan = Plan {
         nps: a.np.clone(),
@@ -192,7 +200,9 @@ fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
         ],
     );
     let started = shell("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
+    let load_before = load_average();
     let o = compare::run(&plan, &tools)?;
+    let load_after = load_average();
     std::fs::create_dir_all(&a.out)?;
     compare::write_csv(&a.out.join("results.csv"), &o.records)?;
     let list = |v: &[u64]| {
@@ -248,6 +258,13 @@ fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
                     plan.iters,
                     plan.p2p_iters,
                     plan.warmup
+                ),
+            ),
+            (
+                "load average (1 min) before / after".into(),
+                format!(
+                    "{load_before} / {load_after} — other jobs on the machine (e.g. a \
+                     concurrent build or benchmark) distort every figure, spinning ones most"
                 ),
             ),
             (

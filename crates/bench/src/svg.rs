@@ -92,7 +92,26 @@ impl Figure {
         let cols = self.columns.max(1);
         let rows = self.panels.len().div_ceil(cols).max(1);
         let width = PW * cols as f64;
-        let height = TOP + PH * rows as f64;
+        // Legend: every series name once, in order of first appearance, wrapped to the
+        // figure's width.
+        let mut legend: Vec<(&str, &str, bool, f64, f64)> = Vec::new();
+        let (mut lx, mut ly) = (20.0, 42.0);
+        for p in &self.panels {
+            for ser in &p.series {
+                if legend.iter().any(|e| e.0 == ser.name) {
+                    continue;
+                }
+                let w = 40.0 + 6.5 * ser.name.chars().count() as f64;
+                if lx + w > width - 10.0 && lx > 20.0 {
+                    lx = 20.0;
+                    ly += 18.0;
+                }
+                legend.push((&ser.name, &ser.color, ser.dashed, lx, ly));
+                lx += w;
+            }
+        }
+        let top = TOP + (ly - 42.0);
+        let height = top + PH * rows as f64;
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -104,17 +123,7 @@ impl Figure {
             width / 2.0,
             esc(&self.title)
         );
-        // Legend: every series name once, in order of first appearance.
-        let mut legend: Vec<(&str, &str, bool)> = Vec::new();
-        for p in &self.panels {
-            for ser in &p.series {
-                if !legend.iter().any(|(n, _, _)| *n == ser.name) {
-                    legend.push((&ser.name, &ser.color, ser.dashed));
-                }
-            }
-        }
-        let mut x = 20.0;
-        for (name, color, dashed) in legend {
+        for (name, color, dashed, x, y) in legend {
             let dash = if dashed {
                 r#" stroke-dasharray="5,3""#
             } else {
@@ -122,16 +131,16 @@ impl Figure {
             };
             let _ = writeln!(
                 s,
-                r#"<line x1="{x}" y1="42" x2="{}" y2="42" stroke="{color}" stroke-width="2.5"{dash}/><text x="{}" y="46">{}</text>"#,
+                r#"<line x1="{x}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="2.5"{dash}/><text x="{}" y="{}">{}</text>"#,
                 x + 24.0,
                 x + 28.0,
+                y + 4.0,
                 esc(name)
             );
-            x += 40.0 + 6.5 * name.len() as f64;
         }
         for (k, p) in self.panels.iter().enumerate() {
             let ox = PW * (k % cols) as f64;
-            let oy = TOP + PH * (k / cols) as f64;
+            let oy = top + PH * (k / cols) as f64;
             self.panel(&mut s, p, ox, oy);
         }
         s.push_str("</svg>\n");
