@@ -3,8 +3,9 @@
 # /work/shared/anchors/run-mpi.sh) vs. the raw loopback-TCP floor, for np = 2, 4, 8, 16,
 # three repetitions; writes docs/perf/{results.csv,README.md,*.svg}.
 #
-#   scripts/compare.sh                      the full run (see docs/perf/README.md for its run time)
-#   scripts/compare.sh --quick --out /tmp/perf   a smoke run in about a minute
+#   scripts/compare.sh                      the full run: 444 runs, about 15-20 min on the 2-core VM
+#                                           (its run time is in docs/perf/README.md)
+#   scripts/compare.sh --quick --out /tmp/perf   a smoke run in under a minute
 #   scripts/compare.sh --np 4,8 --reps 1 --benches latency,allreduce --no-shm
 #   scripts/compare.sh --help               every option
 #
