@@ -76,7 +76,7 @@ pub async fn run(
                             let _ = tx.send((rank, listen, r, w));
                         }
                         Ok(Ok(_)) => tracing::warn!("rejected a control connection from {from}: bad hello or proof"),
-                        Ok(Err(e)) => tracing::warn!("rejected a control connection from {from}: {e}"),
+                        Ok(Err(e)) => tracing::warn!("rejected a control connection from {from}: {e} (a node program built from another version of hypercube?)"),
                         Err(_) => tracing::warn!("rejected a control connection from {from}: no hello within 5 s"),
                     }
                 });

@@ -127,5 +127,10 @@ pub fn read_blocking<T: serde::de::DeserializeOwned>(r: &mut impl std::io::Read)
     let mut body = vec![0u8; n];
     r.read_exact(&mut body)
         .map_err(|e| Error::io("reading from the launcher", e))?;
-    super::codec::decode(&body)
+    super::codec::decode(&body).map_err(|e| {
+        Error::Bootstrap(format!(
+            "cannot understand the launcher ({e}); hcrun and the node program must be built \
+             from the same version of hypercube — rebuild both"
+        ))
+    })
 }
