@@ -26,7 +26,8 @@ pub(crate) enum Body {
     Pending {
         /// The sender's id for this message.
         msg_id: u64,
-        /// Bytes received so far (allocated once bound).
+        /// Bytes received so far (allocated at the first of several chunks; a message
+        /// that arrives as one chunk is kept as that chunk, without a copy).
         buf: Option<BytesMut>,
     },
 }
@@ -105,9 +106,7 @@ impl Mailbox {
 
     fn bind(&mut self, token: RecvToken, mut env: Envelope) -> Option<NeedCts> {
         let need = match &mut env.body {
-            Body::Pending { msg_id, buf } => {
-                let cap = usize::try_from(env.len).unwrap_or(usize::MAX);
-                *buf = Some(BytesMut::with_capacity(cap));
+            Body::Pending { msg_id, .. } => {
                 self.rendezvous.insert((env.source, *msg_id), token);
                 Some(NeedCts {
                     source: env.source,
@@ -203,7 +202,7 @@ impl Mailbox {
 
     /// Payload bytes of a rendezvous message arrived. Returns `Err` with a description if
     /// no receive expects them or they overflow the announced length.
-    pub fn data(&mut self, source: NodeId, msg_id: u64, chunk: &[u8]) -> Result<bool, String> {
+    pub fn data(&mut self, source: NodeId, msg_id: u64, chunk: Bytes) -> Result<bool, String> {
         let Some(&token) = self.rendezvous.get(&(source, msg_id)) else {
             return Err(format!(
                 "payload for message {msg_id} from node {source}, which no receive expects"
@@ -214,20 +213,29 @@ impl Mailbox {
                 "payload for a cancelled message {msg_id} from node {source}"
             ));
         };
-        let Body::Pending { buf: Some(buf), .. } = &mut env.body else {
+        let Body::Pending { buf, .. } = &mut env.body else {
             return Err(format!(
                 "payload for a complete message {msg_id} from node {source}"
             ));
         };
-        if buf.len() as u64 + chunk.len() as u64 > env.len {
+        let have = buf.as_ref().map_or(0, |b| b.len()) as u64;
+        if have + chunk.len() as u64 > env.len {
             return Err(format!(
                 "message {msg_id} from node {source} announced {} bytes but more arrived",
                 env.len
             ));
         }
-        buf.extend_from_slice(chunk);
-        if buf.len() as u64 == env.len {
-            let data = std::mem::take(buf).freeze();
+        if buf.is_none() && chunk.len() as u64 == env.len {
+            // The whole message in one chunk: keep it as it is.
+            env.body = Body::Ready(chunk);
+            self.rendezvous.remove(&(source, msg_id));
+            return Ok(true);
+        }
+        let cap = usize::try_from(env.len).unwrap_or(usize::MAX);
+        let b = buf.get_or_insert_with(|| BytesMut::with_capacity(cap));
+        b.extend_from_slice(&chunk);
+        if b.len() as u64 == env.len {
+            let data = std::mem::take(b).freeze();
             env.body = Body::Ready(data);
             self.rendezvous.remove(&(source, msg_id));
             return Ok(true);

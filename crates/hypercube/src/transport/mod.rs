@@ -78,7 +78,7 @@ impl Default for Tuning {
             eager_limit: 64 << 10,
             eager_window: 4 << 20,
             max_pending: 1 << 30,
-            chunk: 1 << 20,
+            chunk: 4 << 20,
             spin: Duration::from_micros(100),
             spin_yield: false,
         }

@@ -313,7 +313,7 @@ impl Engine {
             }
             Kind::Cts => self.start_payload(st, h.src, h.msg_id),
             Kind::Data => {
-                if let Err(detail) = st.mailbox.data(h.src, h.msg_id, &payload) {
+                if let Err(detail) = st.mailbox.data(h.src, h.msg_id, payload) {
                     let peer = st.out[link].peer;
                     self.fail(st, Error::Protocol { peer, detail });
                 }
