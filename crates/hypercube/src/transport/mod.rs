@@ -70,6 +70,8 @@ pub struct Tuning {
     /// Whether a polling waiter yields its core between polls (needed when ranks
     /// outnumber cores).
     pub spin_yield: bool,
+    /// SO_SNDBUF/SO_RCVBUF of each link in bytes; 0 keeps the kernel's autotuning.
+    pub socket_buffer: usize,
 }
 
 impl Default for Tuning {
@@ -81,6 +83,7 @@ impl Default for Tuning {
             chunk: 4 << 20,
             spin: Duration::from_micros(100),
             spin_yield: false,
+            socket_buffer: 0,
         }
     }
 }
@@ -121,6 +124,9 @@ impl Tuning {
         }
         if let Some(v) = get("HYPERCUBE_SPIN_US")? {
             t.spin = Duration::from_micros(v);
+        }
+        if let Some(v) = get("HYPERCUBE_SOCKET_BUFFER")? {
+            t.socket_buffer = v as usize;
         }
         if let Some(v) = get("HYPERCUBE_SPIN_YIELD")? {
             t.spin_yield = v != 0;

@@ -109,6 +109,8 @@ pub(crate) struct LinkIn {
     buf: BytesMut,
     /// The peer closed its side (EOF seen).
     pub eof: bool,
+    /// Bytes read from the socket so far (tells a waiter that data is flowing).
+    pub bytes_read: u64,
 }
 
 /// What one read pass produced.
@@ -126,6 +128,7 @@ impl LinkIn {
             stream,
             buf: BytesMut::with_capacity(256 << 10),
             eof: false,
+            bytes_read: 0,
         }
     }
 
@@ -160,6 +163,7 @@ impl LinkIn {
                 }
             }
             let n = r as usize;
+            self.bytes_read += n as u64;
             if n == 0 {
                 self.eof = true;
                 self.parse(num_nodes, host, &mut frames)?;

@@ -420,14 +420,19 @@ impl Engine {
 
     /// Poll every link once from the caller's thread (non-blocking; skips links another
     /// thread is reading).
-    fn poll_inputs(&self) {
+    /// Returns whether any bytes came in.
+    fn poll_inputs(&self) -> bool {
+        let mut any = false;
         for (i, m) in self.inputs.iter().enumerate() {
             if let Ok(mut inp) = m.try_lock() {
                 if !inp.eof {
+                    let before = inp.bytes_read;
                     self.service_input(&mut inp, i);
+                    any |= inp.bytes_read != before;
                 }
             }
         }
+        any
     }
 
     /// Wait until `f` yields a value: spin (reading the sockets ourselves), then park.
@@ -438,7 +443,7 @@ impl Engine {
         mut f: impl FnMut(&Engine, &mut State) -> Option<T>,
     ) -> Result<T> {
         let start = Instant::now();
-        let spin_until = start + self.tuning.spin;
+        let mut spin_until = start + self.tuning.spin;
         let deadline = timeout.map(|t| start + t);
         let mut spinning = (!self.tuning.spin.is_zero()).then(|| Spinning::new(self));
         loop {
@@ -460,10 +465,9 @@ impl Engine {
                     }
                 }
                 if now >= spin_until {
-                    if spinning.take().is_some() {
-                        // Hand the sockets back to the progress thread before parking.
-                        self.wake_progress();
-                    }
+                    // From spinning to parked: still driving the sockets (in poll), so the
+                    // progress thread stays aside.
+                    spinning = None;
                     let mut park = Duration::from_millis(50);
                     if let Some(d) = deadline {
                         park = park.min(d - now);
@@ -474,12 +478,27 @@ impl Engine {
                     let fds = self.poll_set(&st);
                     drop(st);
                     self.poll_and_service(&self.waiter_rx, fds, park, false);
-                    let _relock = self.lock();
-                    self.parked.fetch_sub(1, Ordering::Relaxed);
+                    {
+                        let _relock = self.lock();
+                        self.parked.fetch_sub(1, Ordering::Relaxed);
+                    }
+                    // Something happened: the peer is active, so spin a while again before
+                    // the next park.
+                    if !self.tuning.spin.is_zero() {
+                        spin_until = Instant::now() + self.tuning.spin;
+                        spinning = Some(Spinning::new(self));
+                    }
                     continue;
                 }
             }
-            self.poll_inputs();
+            if self.poll_inputs() && !self.tuning.spin.is_zero() {
+                // Data is flowing (e.g. a large message): keep reading rather than park and
+                // pay a wake-up for every segment.
+                spin_until = Instant::now() + self.tuning.spin;
+                if spinning.is_none() {
+                    spinning = Some(Spinning::new(self));
+                }
+            }
             if self.tuning.spin_yield {
                 // Polite spinning: give the core away if anyone else wants it (the peer we
                 // wait for may be that someone).
@@ -514,6 +533,27 @@ impl Engine {
     }
 }
 
+/// Ask for socket buffers of `bytes` each way (0: leave the kernel's autotuning alone).
+fn set_buffers(s: &std::net::TcpStream, bytes: usize) {
+    use std::os::fd::AsRawFd;
+    if bytes == 0 {
+        return;
+    }
+    let v = bytes.min(i32::MAX as usize) as libc::c_int;
+    for opt in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
+        // SAFETY: setsockopt on our own open socket with a pointer to a live c_int.
+        unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&v as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+}
+
 impl TcpTransport {
     /// Assemble the engine from established links and start the progress thread.
     pub(crate) fn start(
@@ -532,6 +572,7 @@ impl TcpTransport {
             s.set_nonblocking(true)
                 .map_err(|e| Error::io("configuring a link", e))?;
             let _ = s.set_nodelay(true);
+            set_buffers(&s, tuning.socket_buffer);
             let r = s
                 .try_clone()
                 .map_err(|e| Error::io("cloning a link socket", e))?;
