@@ -13,6 +13,8 @@ pub trait Element: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     fn put_le(self, out: &mut BytesMut);
     /// Read one element from exactly `SIZE` little-endian bytes.
     fn get_le(bytes: &[u8]) -> Self;
+    /// Write the little-endian bytes of `self` into exactly `SIZE` bytes.
+    fn write_le(self, out: &mut [u8]);
     /// `a + b` (wrapping for integers).
     fn sum(a: Self, b: Self) -> Self;
     /// `a * b` (wrapping for integers).
@@ -23,17 +25,25 @@ macro_rules! int_element {
     ($($t:ty),*) => {$(
         impl Element for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline(always)]
             fn put_le(self, out: &mut BytesMut) {
                 out.extend_from_slice(&self.to_le_bytes());
             }
+            #[inline(always)]
             fn get_le(bytes: &[u8]) -> Self {
                 let mut b = [0u8; std::mem::size_of::<$t>()];
                 b.copy_from_slice(bytes);
                 <$t>::from_le_bytes(b)
             }
+            #[inline(always)]
+            fn write_le(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
+            }
+            #[inline(always)]
             fn sum(a: Self, b: Self) -> Self {
                 a.wrapping_add(b)
             }
+            #[inline(always)]
             fn prod(a: Self, b: Self) -> Self {
                 a.wrapping_mul(b)
             }
@@ -46,17 +56,25 @@ macro_rules! float_element {
     ($($t:ty),*) => {$(
         impl Element for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline(always)]
             fn put_le(self, out: &mut BytesMut) {
                 out.extend_from_slice(&self.to_le_bytes());
             }
+            #[inline(always)]
             fn get_le(bytes: &[u8]) -> Self {
                 let mut b = [0u8; std::mem::size_of::<$t>()];
                 b.copy_from_slice(bytes);
                 <$t>::from_le_bytes(b)
             }
+            #[inline(always)]
+            fn write_le(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
+            }
+            #[inline(always)]
             fn sum(a: Self, b: Self) -> Self {
                 a + b
             }
+            #[inline(always)]
             fn prod(a: Self, b: Self) -> Self {
                 a * b
             }
@@ -67,11 +85,12 @@ float_element!(f32, f64);
 
 /// Encode elements as little-endian bytes.
 pub(crate) fn encode<T: Element>(xs: &[T]) -> Bytes {
-    let mut b = BytesMut::with_capacity(xs.len() * T::SIZE);
-    for &x in xs {
-        x.put_le(&mut b);
+    // One allocation, then a straight loop the compiler can vectorize.
+    let mut b = vec![0u8; xs.len() * T::SIZE];
+    for (out, &x) in b.chunks_exact_mut(T::SIZE).zip(xs) {
+        x.write_le(out);
     }
-    b.freeze()
+    Bytes::from(b)
 }
 
 /// Decode little-endian bytes; `expected` elements if given (a clear error otherwise).
@@ -124,6 +143,7 @@ impl<T> std::fmt::Debug for Op<'_, T> {
 
 impl<T: Element> Op<'_, T> {
     /// `a ⊕ b`.
+    #[inline]
     pub fn apply(&self, a: T, b: T) -> T {
         match self {
             Op::Sum => T::sum(a, b),
@@ -153,12 +173,22 @@ impl<T: Element> Op<'_, T> {
 
     /// `acc := acc ⊕ other` if `other_is_higher`, else `acc := other ⊕ acc` (rank order).
     pub(crate) fn combine(&self, acc: &mut [T], other: &[T], other_is_higher: bool) {
-        for (a, &b) in acc.iter_mut().zip(other) {
-            *a = if other_is_higher {
-                self.apply(*a, b)
-            } else {
-                self.apply(b, *a)
-            };
+        // The operator and the order are chosen once, outside the element loop.
+        fn each<T: Copy>(acc: &mut [T], other: &[T], f: impl Fn(T, T) -> T) {
+            for (a, &b) in acc.iter_mut().zip(other) {
+                *a = f(*a, b);
+            }
+        }
+        match self {
+            Op::Sum => each(acc, other, T::sum),
+            Op::Prod => each(acc, other, T::prod),
+            Op::Max | Op::Min | Op::Fn(_) | Op::Commutative(_) => {
+                if other_is_higher {
+                    each(acc, other, |a, b| self.apply(a, b));
+                } else {
+                    each(acc, other, |a, b| self.apply(b, a));
+                }
+            }
         }
     }
 }

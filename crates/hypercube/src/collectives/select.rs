@@ -185,6 +185,20 @@ pub fn model_time(
     })
 }
 
+/// May the automatic choice pick `a` for `op`? The two-phase broadcast and reduction
+/// (§4.7.1/§4.7.2) win in the book's model for long messages, where p nodes move data in
+/// parallel; on a machine whose ranks share two cores the extra steps only add work, and
+/// they measured slower than the one-phase tree at every size and p = 8, 16
+/// (`hcrun --dim 3 -- target/release/osu bcast -m 8:1048576 -a scatter-allgather`, see
+/// docs/collectives.md). They stay available by request.
+fn auto_candidate(op: Operation, a: Algorithm) -> bool {
+    !matches!(
+        (op, a),
+        (Operation::Bcast, Algorithm::ScatterAllgather)
+            | (Operation::Reduce, Algorithm::ReduceScatterGather)
+    )
+}
+
 /// This machine's cost parameters in seconds (see the module docs). Read from the
 /// environment once per process.
 pub fn machine_model() -> CostModel {
@@ -257,6 +271,9 @@ pub fn choose(
     let mut best = (f64::INFINITY, op.algorithms()[0]);
     for &a in op.algorithms() {
         if !commutative && reorders(a) {
+            continue;
+        }
+        if !auto_candidate(op, a) {
             continue;
         }
         if let Some(t) = model_time(op, a, k, m_bytes, model) {
