@@ -342,6 +342,17 @@ impl Engine {
         if sel.ty == crate::message::TypeSel::Is(FINALIZE_TAG) {
             return None;
         }
+        // Cheap checks first: this runs on every turn of a waiting loop.
+        let peer = match sel.source {
+            Some(s) if s != self.me && st.finished[self.slot(s)] => s,
+            Some(_) => return None,
+            None => {
+                if !self.others().all(|n| st.finished[self.slot(n)]) {
+                    return None;
+                }
+                self.others().last()?
+            }
+        };
         let what = match sel.ty {
             crate::message::TypeSel::Any => "a message of any type".to_string(),
             crate::message::TypeSel::Is(t) if t > crate::message::MAX_USER_TYPE => {
@@ -349,20 +360,7 @@ impl Engine {
             }
             crate::message::TypeSel::Is(t) => format!("a message of type {t}"),
         };
-        match sel.source {
-            Some(s) if s != self.me && st.finished[self.slot(s)] => {
-                Some(Error::PeerFinished { peer: s, what })
-            }
-            Some(_) => None,
-            None => {
-                let all = self.others().all(|n| st.finished[self.slot(n)]);
-                let last = self.others().last();
-                match (all, last) {
-                    (true, Some(peer)) => Some(Error::PeerFinished { peer, what }),
-                    _ => None,
-                }
-            }
-        }
+        Some(Error::PeerFinished { peer, what })
     }
 
     /// The receiver is ready for a large message: queue its payload as data frames.
