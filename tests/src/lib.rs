@@ -7,19 +7,25 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The `hcrun` binary, built by cargo on first use (the same profile as the tests).
-pub fn hcrun() -> PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
+/// The binaries of a workspace package, built by cargo on first use in the tests' profile
+/// (binaries of another package are not named by `CARGO_BIN_EXE_*`).
+pub fn cargo_bin(package: &str, name: &str) -> PathBuf {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static BUILT: OnceLock<Mutex<HashMap<String, Vec<PathBuf>>>> = OnceLock::new();
+    let mut built = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let bins = built.entry(package.to_string()).or_insert_with(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut cmd = Command::new(cargo);
         cmd.current_dir(&root).args([
             "build",
             "-p",
-            "launcher",
-            "--bin",
-            "hcrun",
+            package,
+            "--bins",
             "--message-format=json-render-diagnostics",
         ]);
         if !cfg!(debug_assertions) {
@@ -28,20 +34,26 @@ pub fn hcrun() -> PathBuf {
         let out = cmd
             .stderr(Stdio::inherit())
             .output()
-            .expect("running cargo to build hcrun");
-        assert!(out.status.success(), "building hcrun failed");
-        let text = String::from_utf8_lossy(&out.stdout);
-        text.lines()
-            .filter(|l| l.contains("\"executable\"") && l.contains("hcrun"))
+            .unwrap_or_else(|e| panic!("running cargo to build {package}: {e}"));
+        assert!(out.status.success(), "building {package} failed");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
             .filter_map(|l| {
                 let i = l.find("\"executable\":\"")? + 14;
                 let j = l[i..].find('"')? + i;
                 Some(PathBuf::from(&l[i..j]))
             })
-            .next_back()
-            .expect("cargo reported no hcrun executable")
-    })
-    .clone()
+            .collect()
+    });
+    bins.iter()
+        .find(|p| p.file_name().is_some_and(|f| f == name))
+        .unwrap_or_else(|| panic!("cargo built no {name} executable in {package}: {bins:?}"))
+        .clone()
+}
+
+/// The `hcrun` binary of the `launcher` package.
+pub fn hcrun() -> PathBuf {
+    cargo_bin("launcher", "hcrun")
 }
 
 /// What a job printed and how it ended.

@@ -3,48 +3,14 @@
 //! `# Size` header, one row per size; only rank 0 prints). It never looks at timings.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::process::Command;
 use std::time::Duration;
 
 use hypercube_tests::run_hcrun;
 
-/// The bench binaries (`osu`, `floor`), built by cargo on first use in the tests' profile
-/// (they live in another package, so `CARGO_BIN_EXE_*` does not name them).
+/// The bench binaries (`osu`, `floor`).
 fn bench_bin(name: &str) -> PathBuf {
-    static DIR: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    let bins = DIR.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut cmd = Command::new(cargo);
-        cmd.current_dir(&root).args([
-            "build",
-            "-p",
-            "hypercube-bench",
-            "--bins",
-            "--message-format=json-render-diagnostics",
-        ]);
-        if !cfg!(debug_assertions) {
-            cmd.arg("--release");
-        }
-        let out = cmd
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("running cargo to build hypercube-bench");
-        assert!(out.status.success(), "building hypercube-bench failed");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| {
-                let i = l.find("\"executable\":\"")? + 14;
-                let j = l[i..].find('"')? + i;
-                Some(PathBuf::from(&l[i..j]))
-            })
-            .collect()
-    });
-    bins.iter()
-        .find(|p| p.file_name().is_some_and(|f| f == name))
-        .unwrap_or_else(|| panic!("cargo built no {name} executable: {bins:?}"))
-        .clone()
+    hypercube_tests::cargo_bin("hypercube-bench", name)
 }
 
 /// `printf("%-10s%20s\n", "# Size", col)`.

@@ -4,7 +4,8 @@ use bytes::{Bytes, BytesMut};
 
 use crate::error::{Error, Result};
 
-/// A primitive numeric type that travels as little-endian bytes: `f64 f32 i8..i64 u8..u64`.
+/// A primitive numeric type that travels as little-endian bytes: `f64 f32 i8..i128 u8..u128`.
+/// The one element trait of the crate: the collectives and the iPSC GOP both use it.
 /// Integer `Sum` and `Prod` wrap on overflow (they never panic).
 pub trait Element: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     /// Bytes per element on the wire.
@@ -19,6 +20,10 @@ pub trait Element: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     fn sum(a: Self, b: Self) -> Self;
     /// `a * b` (wrapping for integers).
     fn prod(a: Self, b: Self) -> Self;
+    /// The larger of `a` and `b` (floats: a NaN loses, as `f64::max`).
+    fn max_of(a: Self, b: Self) -> Self;
+    /// The smaller of `a` and `b` (floats: a NaN loses, as `f64::min`).
+    fn min_of(a: Self, b: Self) -> Self;
 }
 
 macro_rules! int_element {
@@ -47,10 +52,18 @@ macro_rules! int_element {
             fn prod(a: Self, b: Self) -> Self {
                 a.wrapping_mul(b)
             }
+            #[inline(always)]
+            fn max_of(a: Self, b: Self) -> Self {
+                Ord::max(a, b)
+            }
+            #[inline(always)]
+            fn min_of(a: Self, b: Self) -> Self {
+                Ord::min(a, b)
+            }
         }
     )*};
 }
-int_element!(i8, i16, i32, i64, u8, u16, u32, u64);
+int_element!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
 
 macro_rules! float_element {
     ($($t:ty),*) => {$(
@@ -77,6 +90,14 @@ macro_rules! float_element {
             #[inline(always)]
             fn prod(a: Self, b: Self) -> Self {
                 a * b
+            }
+            #[inline(always)]
+            fn max_of(a: Self, b: Self) -> Self {
+                a.max(b)
+            }
+            #[inline(always)]
+            fn min_of(a: Self, b: Self) -> Self {
+                a.min(b)
             }
         }
     )*};
@@ -148,20 +169,8 @@ impl<T: Element> Op<'_, T> {
         match self {
             Op::Sum => T::sum(a, b),
             Op::Prod => T::prod(a, b),
-            Op::Max => {
-                if b > a {
-                    b
-                } else {
-                    a
-                }
-            }
-            Op::Min => {
-                if b < a {
-                    b
-                } else {
-                    a
-                }
-            }
+            Op::Max => T::max_of(a, b),
+            Op::Min => T::min_of(a, b),
             Op::Fn(f) | Op::Commutative(f) => f(a, b),
         }
     }

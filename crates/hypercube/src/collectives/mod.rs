@@ -24,7 +24,7 @@
 //! book's algorithm and equation; [`select`] chooses among them (see `docs/collectives.md`).
 
 mod ctx;
-mod element;
+pub(crate) mod element;
 pub mod select;
 
 mod allgather;

@@ -16,84 +16,7 @@ use crate::error::{Error, Result};
 use crate::node::RecvRequest;
 use crate::{Node, NodeId};
 
-/// An element type GOP can combine: a fixed-size value with a little-endian byte encoding
-/// and the four operations of the seed. Implemented for every primitive integer and float
-/// type; integer sums and products wrap on overflow (no panic), floats follow IEEE 754.
-pub trait Element: Copy + Send + Sync + 'static {
-    /// Encoded size in bytes.
-    const BYTES: usize;
-    /// Append the little-endian encoding of `self` to `out`.
-    fn put(self, out: &mut Vec<u8>);
-    /// Decode from exactly [`Element::BYTES`] bytes.
-    fn get(bytes: &[u8]) -> Self;
-    /// `a + b` (wrapping for integers).
-    fn sum(a: Self, b: Self) -> Self;
-    /// `a * b` (wrapping for integers).
-    fn product(a: Self, b: Self) -> Self;
-    /// The larger of `a` and `b` (for floats, `f64::max` semantics: a NaN loses).
-    fn maximum(a: Self, b: Self) -> Self;
-    /// The smaller of `a` and `b` (for floats, `f64::min` semantics: a NaN loses).
-    fn minimum(a: Self, b: Self) -> Self;
-}
-
-macro_rules! int_element {
-    ($($t:ty),*) => {$(
-        impl Element for $t {
-            const BYTES: usize = std::mem::size_of::<$t>();
-            fn put(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
-            }
-            fn get(bytes: &[u8]) -> Self {
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(&bytes[..Self::BYTES]);
-                <$t>::from_le_bytes(a)
-            }
-            fn sum(a: Self, b: Self) -> Self {
-                a.wrapping_add(b)
-            }
-            fn product(a: Self, b: Self) -> Self {
-                a.wrapping_mul(b)
-            }
-            fn maximum(a: Self, b: Self) -> Self {
-                Ord::max(a, b)
-            }
-            fn minimum(a: Self, b: Self) -> Self {
-                Ord::min(a, b)
-            }
-        }
-    )*};
-}
-
-macro_rules! float_element {
-    ($($t:ty),*) => {$(
-        impl Element for $t {
-            const BYTES: usize = std::mem::size_of::<$t>();
-            fn put(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
-            }
-            fn get(bytes: &[u8]) -> Self {
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(&bytes[..Self::BYTES]);
-                <$t>::from_le_bytes(a)
-            }
-            fn sum(a: Self, b: Self) -> Self {
-                a + b
-            }
-            fn product(a: Self, b: Self) -> Self {
-                a * b
-            }
-            fn maximum(a: Self, b: Self) -> Self {
-                a.max(b)
-            }
-            fn minimum(a: Self, b: Self) -> Self {
-                a.min(b)
-            }
-        }
-    )*};
-}
-
-int_element!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
-float_element!(f32, f64);
+pub use crate::collectives::Element;
 
 /// The seed's four GOP operations (§3). For any other associative and commutative
 /// operation use [`Node::gop_with`].
@@ -125,19 +48,15 @@ impl Op {
     pub fn apply<T: Element>(self, a: T, b: T) -> T {
         match self {
             Op::Sum => T::sum(a, b),
-            Op::Product => T::product(a, b),
-            Op::Max => T::maximum(a, b),
-            Op::Min => T::minimum(a, b),
+            Op::Product => T::prod(a, b),
+            Op::Max => T::max_of(a, b),
+            Op::Min => T::min_of(a, b),
         }
     }
 }
 
-fn encode<T: Element>(x: &[T]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(x.len() * T::BYTES);
-    for &v in x {
-        v.put(&mut out);
-    }
-    out
+fn encode<T: Element>(x: &[T]) -> bytes::Bytes {
+    crate::collectives::element::encode(x)
 }
 
 impl Node {
@@ -212,9 +131,9 @@ impl Node {
         for (child, req) in children {
             let m = req.wait()?;
             let data = m.data();
-            let received = data.len() / T::BYTES.max(1);
-            if data.len() != x.len() * T::BYTES && mismatch.is_none() {
-                mismatch = Some(if data.len() > x.len() * T::BYTES {
+            let received = data.len() / T::SIZE.max(1);
+            if data.len() != x.len() * T::SIZE && mismatch.is_none() {
+                mismatch = Some(if data.len() > x.len() * T::SIZE {
                     Error::GopLongMessage {
                         from: child,
                         expected: x.len(),
@@ -228,13 +147,13 @@ impl Node {
                     }
                 });
             }
-            for (xi, chunk) in x.iter_mut().zip(data.chunks_exact(T::BYTES.max(1))) {
-                *xi = f(*xi, T::get(chunk));
+            for (xi, chunk) in x.iter_mut().zip(data.chunks_exact(T::SIZE.max(1))) {
+                *xi = f(*xi, T::get_le(chunk));
             }
         }
         if diff != 0 {
             let parent = me ^ high_bit(diff);
-            self.send_internal(parent, tag, encode(x).into())?;
+            self.send_internal(parent, tag, encode(x))?;
         }
         match mismatch {
             Some(e) => Err(e),

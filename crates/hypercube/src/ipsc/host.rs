@@ -103,11 +103,7 @@ impl Node {
         let base = self.mynode() & !((1u32 << dim) - 1);
         self.gop(x, op, base, dim)?;
         if self.mynode() == base {
-            let mut out = Vec::with_capacity(x.len() * T::BYTES);
-            for v in x.iter() {
-                v.put(&mut out);
-            }
-            self.send(HOST, ty, out)?;
+            self.send(HOST, ty, crate::collectives::element::encode(x))?;
         }
         Ok(())
     }
@@ -119,7 +115,7 @@ impl Node {
         need_host(self, "GOP")?;
         let m = self.recv(TypeSel::Is(ty.0))?;
         let bytes = m.data();
-        if T::BYTES == 0 || bytes.len() % T::BYTES != 0 {
+        if T::SIZE == 0 || bytes.len() % T::SIZE != 0 {
             return Err(Error::IpscArgument {
                 routine: "GOP",
                 detail: format!(
@@ -127,11 +123,11 @@ impl Node {
                      elements; the host and the nodes must use the same element type",
                     m.source(),
                     bytes.len(),
-                    T::BYTES
+                    T::SIZE
                 ),
             });
         }
-        let v = bytes.chunks_exact(T::BYTES).map(T::get).collect();
+        let v = bytes.chunks_exact(T::SIZE).map(T::get_le).collect();
         Ok((m.source(), v))
     }
 
