@@ -346,7 +346,11 @@ pub fn readme(recs: &[Record], info: &RunInfo) -> String {
          Rust floor.\n\n",
     );
 
-    s.push_str("## Targets\n\n| target | measured | met? |\n|---|---|---|\n");
+    s.push_str(
+        "## Targets\n\nWhy the missed ones are missed, what was tried and what each remedy \
+         gained: [analysis.md](analysis.md) (written by hand, kept beside this generated \
+         page).\n\n| target | measured | met? |\n|---|---|---|\n",
+    );
     for t in targets(&v) {
         let _ = writeln!(
             s,
