@@ -128,6 +128,19 @@ pub(crate) fn decode<T: Element>(b: &[u8], expected: Option<usize>, what: &str) 
     Ok(b.chunks_exact(T::SIZE).map(T::get_le).collect())
 }
 
+/// Check that `b` holds exactly `n` elements of `T` (the same error as [`decode`]).
+pub(crate) fn check_len<T: Element>(b: &[u8], n: usize, what: &str) -> Result<()> {
+    if b.len() != n * T::SIZE {
+        return Err(Error::InvalidArgument(format!(
+            "{what}: received {} bytes where {n} elements of {} bytes were expected; every \
+             participant must pass the same number of elements",
+            b.len(),
+            T::SIZE
+        )));
+    }
+    Ok(())
+}
+
 /// An associative reduction operator ⊕. Results combine contributions in rank order
 /// (`x_0 ⊕ x_1 ⊕ … ⊕ x_{p-1}`), so a non-commutative [`Op::Fn`] is handled correctly by
 /// every algorithm that accepts it; the ring and mesh reductions reorder terms and accept
@@ -181,6 +194,27 @@ impl<T: Element> Op<'_, T> {
     }
 
     /// `acc := acc ⊕ other` if `other_is_higher`, else `acc := other ⊕ acc` (rank order).
+    /// [`Op::combine`] straight from the received little-endian bytes (no decoded copy).
+    /// The caller checked the length with [`check_len`].
+    pub(crate) fn combine_bytes(&self, acc: &mut [T], other: &[u8], other_is_higher: bool) {
+        fn each<T: Element>(acc: &mut [T], other: &[u8], f: impl Fn(T, T) -> T) {
+            for (a, b) in acc.iter_mut().zip(other.chunks_exact(T::SIZE)) {
+                *a = f(*a, T::get_le(b));
+            }
+        }
+        match self {
+            Op::Sum => each(acc, other, T::sum),
+            Op::Prod => each(acc, other, T::prod),
+            Op::Max | Op::Min | Op::Fn(_) | Op::Commutative(_) => {
+                if other_is_higher {
+                    each(acc, other, |a, b| self.apply(a, b));
+                } else {
+                    each(acc, other, |a, b| self.apply(b, a));
+                }
+            }
+        }
+    }
+
     pub(crate) fn combine(&self, acc: &mut [T], other: &[T], other_is_higher: bool) {
         // The operator and the order are chosen once, outside the element loop.
         fn each<T: Copy>(acc: &mut [T], other: &[T], f: impl Fn(T, T) -> T) {

@@ -3,7 +3,7 @@
 //! `T = (t_s + t_w m) log p`. The lower rank's partial result is always the left operand.
 
 use crate::collectives::ctx::Ctx;
-use crate::collectives::element::{decode, encode, Element, Op};
+use crate::collectives::element::{check_len, encode, Element, Op};
 use crate::error::Result;
 
 /// Element-wise reduction of every node's `data`, on every node.
@@ -12,8 +12,8 @@ pub(crate) fn allreduce<T: Element>(c: &Ctx<'_>, data: Vec<T>, op: Op<'_, T>) ->
     for i in 0..c.k {
         let partner = c.me ^ (1 << i);
         let got = c.sendrecv(partner, encode(&acc), partner)?;
-        let got: Vec<T> = decode(&got, Some(acc.len()), "allreduce")?;
-        op.combine(&mut acc, &got, partner > c.me);
+        check_len::<T>(&got, acc.len(), "allreduce")?;
+        op.combine_bytes(&mut acc, &got, partner > c.me);
     }
     Ok(acc)
 }

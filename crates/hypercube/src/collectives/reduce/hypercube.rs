@@ -4,7 +4,7 @@
 //! non-commutative ⊕ is combined in rank order whatever the root.
 
 use crate::collectives::ctx::Ctx;
-use crate::collectives::element::{decode, encode, Element, Op};
+use crate::collectives::element::{check_len, encode, Element, Op};
 use crate::error::Result;
 
 /// Every node's `data` → the reduction at relative rank `root`.
@@ -26,8 +26,9 @@ pub(crate) fn reduce<T: Element>(
             c.send(partner, encode(&acc))?;
             return Ok(None);
         }
-        let got: Vec<T> = decode(&c.recv(partner)?, Some(acc.len()), "reduce")?;
-        op.combine(&mut acc, &got, partner > c.me);
+        let got = c.recv(partner)?;
+        check_len::<T>(&got, acc.len(), "reduce")?;
+        op.combine_bytes(&mut acc, &got, partner > c.me);
     }
     Ok((c.me == root).then_some(acc))
 }

@@ -4,7 +4,7 @@
 //! so a non-commutative ⊕ is combined in rank order.
 
 use crate::collectives::ctx::Ctx;
-use crate::collectives::element::{decode, encode, Element, Op};
+use crate::collectives::element::{check_len, decode, encode, Element, Op};
 use crate::error::Result;
 
 /// Inclusive (`x_0 ⊕ … ⊕ x_me`) or exclusive (`x_0 ⊕ … ⊕ x_{me-1}`, `None` at rank 0).
@@ -19,18 +19,18 @@ pub(crate) fn scan<T: Element>(
     for i in 0..c.k {
         let partner = c.me ^ (1 << i);
         let got = c.sendrecv(partner, encode(&msg), partner)?;
-        let got: Vec<T> = decode(&got, Some(msg.len()), "scan")?;
+        check_len::<T>(&got, msg.len(), "scan")?;
         if partner < c.me {
-            op.combine(&mut msg, &got, false);
+            op.combine_bytes(&mut msg, &got, false);
             result = Some(match result {
                 Some(mut r) => {
-                    op.combine(&mut r, &got, false);
+                    op.combine_bytes(&mut r, &got, false);
                     r
                 }
-                None => got,
+                None => decode(&got, Some(msg.len()), "scan")?,
             });
         } else {
-            op.combine(&mut msg, &got, true);
+            op.combine_bytes(&mut msg, &got, true);
         }
     }
     Ok(result)
