@@ -57,6 +57,10 @@ fn main() -> ExitCode {
     }
 }
 
+/// How long every running rank must have reported a blocked wait (each after 1 s with
+/// nothing arriving) before the launcher calls it a deadlock.
+const DEADLOCK_GRACE: Duration = Duration::from_secs(2);
+
 /// How a rank ended.
 fn describe(status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
@@ -254,6 +258,11 @@ async fn run(job: Job) -> Result<ExitCode> {
     let boot_deadline = tokio::time::Instant::now() + job.boot_timeout;
     let job_deadline = job.timeout.map(|t| tokio::time::Instant::now() + t);
     let mut joined = vec![false; total as usize];
+    // Deadlock detection: a live rank that reported a long wait, and since when every live
+    // rank has been in that state.
+    let mut blocked: Vec<Option<String>> = vec![None; total as usize];
+    let mut exited = vec![false; total as usize];
+    let mut all_blocked_since: Option<tokio::time::Instant> = None;
     let mut exited_unjoined: Vec<u32> = Vec::new();
     let mut all_ready = false;
     let mut alive = total;
@@ -263,9 +272,18 @@ async fn run(job: Job) -> Result<ExitCode> {
     tokio::pin!(ctrl_c);
     let far = tokio::time::Instant::now() + Duration::from_secs(10 * 365 * 24 * 3600);
     while alive > 0 && failure.is_none() {
+        let live: Vec<usize> = (0..total as usize).filter(|r| !exited[*r]).collect();
+        let all_blocked =
+            all_ready && !live.is_empty() && live.iter().all(|r| blocked[*r].is_some());
+        all_blocked_since = match (all_blocked, all_blocked_since) {
+            (true, Some(t)) => Some(t),
+            (true, None) => Some(tokio::time::Instant::now()),
+            (false, _) => None,
+        };
         tokio::select! {
             Some((rank, st)) = exit_rx.recv() => {
                 alive -= 1;
+                exited[rank as usize] = true;
                 match st {
                     Ok(s) if s.success() => {
                         if !joined[rank as usize] && !all_ready {
@@ -291,7 +309,20 @@ async fn run(job: Job) -> Result<ExitCode> {
                     tracing::debug!("the cube is wired after {:?}", start.elapsed());
                 }
                 rendezvous::Event::Closed => {}
+                rendezvous::Event::Blocked(slot, what) => blocked[slot as usize] = Some(what),
+                rendezvous::Event::Running(slot) => blocked[slot as usize] = None,
             },
+            _ = tokio::time::sleep_until(all_blocked_since.map_or(far, |t| t + DEADLOCK_GRACE)) => {
+                let waits: Vec<String> = (0..total)
+                    .filter_map(|r| blocked[r as usize].as_ref().map(|w| format!("{} waits for {w}", name(r))))
+                    .collect();
+                failure = Some(format!(
+                    "deadlock: every running rank has waited for over {} s with nothing arriving ({}); \
+                     check that every receive has a matching send",
+                    (DEADLOCK_GRACE + std::time::Duration::from_secs(1)).as_secs(),
+                    waits.join("; ")
+                ));
+            }
             Ok(w) = &mut wr_rx, if writers.is_none() => writers = Some(w),
             _ = tokio::time::sleep_until(boot_deadline), if !all_ready && joined.iter().any(|j| *j) => {
                 let missing: Vec<String> = (0..total).filter(|r| !joined[*r as usize]).map(name).collect();

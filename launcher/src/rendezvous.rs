@@ -21,6 +21,10 @@ pub enum Event {
     AllReady,
     /// A rank's control connection closed after go (normal at exit).
     Closed,
+    /// A rank (slot) has waited a while with nothing arriving, for this.
+    Blocked(u32, String),
+    /// That rank's wait ended.
+    Running(u32),
 }
 
 async fn read_msg<T: serde::de::DeserializeOwned>(r: &mut OwnedReadHalf) -> Result<T> {
@@ -127,9 +131,19 @@ pub async fn run(
                 }
                 other => tracing::debug!("rank {rank}: unexpected control input {other:?}"),
             }
-            // Hold the connection until the node closes it.
-            let mut sink = [0u8; 64];
-            while matches!(r.read(&mut sink).await, Ok(k) if k > 0) {}
+            // Then the node's reports, until it closes the connection.
+            loop {
+                match read_msg::<ToLauncher>(&mut r).await {
+                    Ok(ToLauncher::Blocked { waiting_for, .. }) => {
+                        let _ = events.send(Event::Blocked(i as u32, waiting_for));
+                    }
+                    Ok(ToLauncher::Running { .. }) => {
+                        let _ = events.send(Event::Running(i as u32));
+                    }
+                    Ok(other) => tracing::debug!("rank {rank}: unexpected control input {other:?}"),
+                    Err(_) => break,
+                }
+            }
             let _ = events.send(Event::Closed);
         });
     }

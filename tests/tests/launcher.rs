@@ -227,3 +227,43 @@ fn rank_returning_an_error_does_not_hang_the_job() {
         out.stderr
     );
 }
+
+#[test]
+fn deadlock_is_detected_and_named() {
+    // Every rank waits for a message of type 1 that nobody sends.
+    let out = run_hcrun(
+        &["--dim", "2"],
+        &[env!("CARGO_BIN_EXE_fail"), "9", "never"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(!out.status.success(), "a deadlocked job must fail");
+    assert!(out.stderr.contains("deadlock"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("rank 3 waits for a message of type 1 from any node"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.elapsed < Duration::from_secs(20),
+        "took {:?}",
+        out.elapsed
+    );
+    for p in pids(&out) {
+        assert!(!alive(p), "process {p} was left behind");
+    }
+}
+
+#[test]
+fn a_long_computation_is_not_a_deadlock() {
+    // Rank 0 computes for 4 s while the others wait for it: no deadlock report.
+    let out = run_hcrun(
+        &["--dim", "2"],
+        &[env!("CARGO_BIN_EXE_slow_root"), "4000"],
+        &[],
+        Duration::from_secs(60),
+    );
+    out.assert_ok();
+    assert!(!out.stderr.contains("deadlock"), "{}", out.stderr);
+}

@@ -65,6 +65,9 @@ pub fn init() -> Result<Node> {
     logging::init(cfg.rank);
     let (t, ctl) = tcp::connect(&cfg)?;
     let t = Arc::new(t);
+    if let Ok(w) = ctl.try_clone() {
+        t.engine().set_control(w);
+    }
     watch_control(&t, ctl, cfg.rank);
     tracing::debug!("node {} of {} is up", cfg.rank, 1u32 << cfg.dim);
     Ok(Node::with_transport(t))

@@ -7,6 +7,8 @@
 //! launcher -> node  Table { addrs, host }           once every rank (and the host) said hello
 //! node -> launcher  Ready { rank }                  once all d links are up
 //! launcher -> node  Go                              once every rank is ready (the barrier)
+//! node -> launcher  Blocked { rank, waiting_for }  a call waited 1 s with nothing arriving
+//! node -> launcher  Running { rank }                that wait ended
 //! launcher -> node  Abort { reason }                the job is being torn down
 //! ```
 
@@ -46,6 +48,18 @@ pub enum ToLauncher {
     },
     /// All of my links are up.
     Ready {
+        /// The node's rank.
+        rank: u32,
+    },
+    /// A call of mine has waited for a while with nothing arriving.
+    Blocked {
+        /// The node's rank.
+        rank: u32,
+        /// What it waits for ("a message of type 5 from node 3").
+        waiting_for: String,
+    },
+    /// The wait reported by `Blocked` ended.
+    Running {
         /// The node's rank.
         rank: u32,
     },

@@ -89,7 +89,63 @@ pub(crate) struct Engine {
     /// Callers parked in `poll`. Changed and read only under the state lock, so a
     /// notification is skipped (saving a syscall per message) only when nobody waits.
     parked: std::sync::atomic::AtomicUsize,
+    /// Counts dispatched frames: a waiter that sees it move knows the job is alive.
+    activity: std::sync::atomic::AtomicU64,
+    /// The launcher's control connection (write side), for "blocked"/"running" reports
+    /// that let the launcher detect a job in which every rank waits for another.
+    control: Mutex<Option<std::net::TcpStream>>,
     addrs: Vec<SocketAddr>,
+}
+
+/// How long a caller must wait with no frame arriving before the launcher hears of it.
+const BLOCKED_REPORT: Duration = Duration::from_secs(1);
+
+/// Reports a long wait to the launcher, and its end.
+struct BlockedReport<'a> {
+    e: &'a Engine,
+    seen: u64,
+    since: Instant,
+    reported: bool,
+}
+
+impl<'a> BlockedReport<'a> {
+    fn new(e: &'a Engine) -> Self {
+        BlockedReport {
+            e,
+            seen: e.activity.load(Ordering::Relaxed),
+            since: Instant::now(),
+            reported: false,
+        }
+    }
+
+    /// Called after each park: frames arrived → alive; none for a while → report.
+    fn tick(&mut self, st: &State, describe: &dyn Fn(&State) -> String) {
+        let now_seen = self.e.activity.load(Ordering::Relaxed);
+        if now_seen != self.seen {
+            self.seen = now_seen;
+            self.since = Instant::now();
+            self.running();
+        } else if !self.reported && self.since.elapsed() >= BLOCKED_REPORT {
+            self.reported = true;
+            self.e.report(&crate::wire::control::ToLauncher::Blocked {
+                rank: self.e.me,
+                waiting_for: describe(st),
+            });
+        }
+    }
+
+    fn running(&mut self) {
+        if std::mem::take(&mut self.reported) {
+            self.e
+                .report(&crate::wire::control::ToLauncher::Running { rank: self.e.me });
+        }
+    }
+}
+
+impl Drop for BlockedReport<'_> {
+    fn drop(&mut self) {
+        self.running();
+    }
 }
 
 /// Counts a spinning waiter for as long as it lives.
@@ -206,6 +262,21 @@ impl Engine {
         }
     }
 
+    /// Tell the launcher (if any) that this node is blocked or running again.
+    fn report(&self, msg: &crate::wire::control::ToLauncher) {
+        use std::io::Write;
+        if let Some(c) = relock(self.control.lock()).as_mut() {
+            if let Ok(bytes) = crate::wire::control::frame(msg) {
+                let _ = c.write_all(&bytes);
+            }
+        }
+    }
+
+    /// Attach the launcher's control connection (write side).
+    pub(crate) fn set_control(&self, s: std::net::TcpStream) {
+        *relock(self.control.lock()) = Some(s);
+    }
+
     /// Wake parked waiters. Call with the state lock held (after changing the state).
     fn notify(&self) {
         if self.parked.load(Ordering::Relaxed) > 0 {
@@ -265,6 +336,9 @@ impl Engine {
             }
         };
         let any = !frames.is_empty();
+        if any {
+            self.activity.fetch_add(1, Ordering::Relaxed);
+        }
         for (h, payload) in frames {
             self.dispatch(&mut st, link, h, payload);
         }
@@ -473,8 +547,22 @@ impl Engine {
         &self,
         what: &str,
         timeout: Option<Duration>,
+        f: impl FnMut(&Engine, &mut State) -> Option<T>,
+    ) -> Result<T> {
+        self.wait_described(what, &|_| what.to_string(), timeout, f)
+    }
+
+    /// [`Engine::wait_for`] with a description of what is awaited, computed only if the
+    /// wait lasts long enough to be reported to the launcher (after `BLOCKED_REPORT` without
+    /// any frame arriving); the launcher ends a job in which every rank is so blocked.
+    fn wait_described<T>(
+        &self,
+        what: &str,
+        describe: &dyn Fn(&State) -> String,
+        timeout: Option<Duration>,
         mut f: impl FnMut(&Engine, &mut State) -> Option<T>,
     ) -> Result<T> {
+        let mut blocked = BlockedReport::new(self);
         let start = Instant::now();
         let mut spin_until = start + self.tuning.spin;
         let deadline = timeout.map(|t| start + t);
@@ -512,8 +600,9 @@ impl Engine {
                     drop(st);
                     self.poll_and_service(&self.waiter_rx, fds, park, false);
                     {
-                        let _relock = self.lock();
+                        let st = self.lock();
                         self.parked.fetch_sub(1, Ordering::Relaxed);
+                        blocked.tick(&st, describe);
                     }
                     // Something happened: the peer is active, so spin a while again before
                     // the next park.
@@ -587,6 +676,25 @@ fn set_buffers(s: &std::net::TcpStream, bytes: usize) {
     }
 }
 
+/// "a message of type 5 from node 3" — for reports to the launcher.
+fn describe_select(sel: &Select) -> String {
+    let ty = match sel.ty {
+        crate::message::TypeSel::Any => "of any type".to_string(),
+        crate::message::TypeSel::Is(FINALIZE_TAG) => {
+            return "the other ranks to finish (finalize)".to_string()
+        }
+        crate::message::TypeSel::Is(t) if t > crate::message::MAX_USER_TYPE => {
+            "of a utility or collective".to_string()
+        }
+        crate::message::TypeSel::Is(t) => format!("of type {t}"),
+    };
+    match sel.source {
+        Some(s) if s == crate::HOST => format!("a message {ty} from the host"),
+        Some(s) => format!("a message {ty} from node {s}"),
+        None => format!("a message {ty} from any node"),
+    }
+}
+
 impl TcpTransport {
     /// Assemble the engine from established links and start the progress thread.
     pub(crate) fn start(
@@ -656,6 +764,8 @@ impl TcpTransport {
             stop: AtomicBool::new(false),
             spinners: Default::default(),
             parked: Default::default(),
+            activity: Default::default(),
+            control: Mutex::new(None),
             addrs,
         });
         let e2 = engine.clone();
@@ -844,13 +954,19 @@ impl Transport for TcpTransport {
             }
         }
         let mut gave_up = None;
-        let r = self.engine.wait_for("a message", timeout, |e, st| {
-            if let Some(m) = e.take(st, token) {
-                return Some(Some(m));
-            }
-            gave_up = e.hopeless(st, token);
-            gave_up.as_ref().map(|_| None)
-        })?;
+        let describe = |st: &State| match st.mailbox.unbound_select(token) {
+            Some(sel) => describe_select(&sel),
+            None => "the rest of a large message".to_string(),
+        };
+        let r = self
+            .engine
+            .wait_described("a message", &describe, timeout, |e, st| {
+                if let Some(m) = e.take(st, token) {
+                    return Some(Some(m));
+                }
+                gave_up = e.hopeless(st, token);
+                gave_up.as_ref().map(|_| None)
+            })?;
         match (r, gave_up) {
             (Some(m), _) => Ok(m),
             (None, Some(err)) => {
@@ -879,7 +995,8 @@ impl Transport for TcpTransport {
             return Ok(e.lock().mailbox.probe(sel));
         }
         let mut gave_up = None;
-        let r = e.wait_for("a message (probe)", timeout, |e, st| {
+        let describe = |_: &State| describe_select(sel);
+        let r = e.wait_described("a message (probe)", &describe, timeout, |e, st| {
             if let Some(s) = st.mailbox.probe(sel) {
                 return Some(Some(s));
             }
