@@ -98,6 +98,13 @@ pub struct Guard {
     pid: i32,
 }
 
+impl Guard {
+    /// Guard the process group led by `pid`.
+    pub fn new(pid: u32) -> Guard {
+        Guard { pid: pid as i32 }
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         // SAFETY: kill(2) on our own child's process group; no memory is involved.

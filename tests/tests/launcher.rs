@@ -267,3 +267,41 @@ fn a_long_computation_is_not_a_deadlock() {
     out.assert_ok();
     assert!(!out.stderr.contains("deadlock"), "{}", out.stderr);
 }
+
+#[test]
+fn ctrl_c_stops_the_job() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(hypercube_tests::hcrun())
+        .args(["--dim", "2", "--", env!("CARGO_BIN_EXE_slow_root"), "30000"])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _guard = hypercube_tests::Guard::new(child.id());
+    // Wait until the job is wired (the ranks run `slow_root`, which prints nothing before
+    // it is done), then interrupt hcrun as a terminal's Ctrl-C would.
+    std::thread::sleep(Duration::from_millis(1500));
+    // The `kill` command delivers SIGINT to hcrun.
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let start = std::time::Instant::now();
+    let status = child.wait().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let mut err = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .for_each(|l| err.push_str(&l));
+    assert!(err.contains("interrupted"), "{err}");
+}
