@@ -79,6 +79,9 @@ pub(crate) struct Mailbox {
     posted: VecDeque<(RecvToken, Select)>,
     bound: HashMap<RecvToken, Envelope>,
     rendezvous: HashMap<(NodeId, u64), RecvToken>,
+    /// Abandoned receives whose large message is still arriving: when it is complete it goes
+    /// back to the queue instead of waiting for a receive that will never take it.
+    orphans: std::collections::HashSet<RecvToken>,
 }
 
 impl Mailbox {
@@ -228,7 +231,7 @@ impl Mailbox {
         if buf.is_none() && chunk.len() as u64 == env.len {
             // The whole message in one chunk: keep it as it is.
             env.body = Body::Ready(chunk);
-            self.rendezvous.remove(&(source, msg_id));
+            self.complete(token, source, msg_id);
             return Ok(true);
         }
         let cap = usize::try_from(env.len).unwrap_or(usize::MAX);
@@ -237,14 +240,24 @@ impl Mailbox {
         if b.len() as u64 == env.len {
             let data = std::mem::take(b).freeze();
             env.body = Body::Ready(data);
-            self.rendezvous.remove(&(source, msg_id));
+            self.complete(token, source, msg_id);
             return Ok(true);
         }
         Ok(false)
     }
 
-    /// Withdraw a posted receive that has not been bound. A bound message goes back to
-    /// the queue in its arrival position. Returns false if the token is unknown.
+    /// The last byte of a large message arrived.
+    fn complete(&mut self, token: RecvToken, source: NodeId, msg_id: u64) {
+        self.rendezvous.remove(&(source, msg_id));
+        if self.orphans.remove(&token) {
+            if let Some(env) = self.bound.remove(&token) {
+                self.requeue(env);
+            }
+        }
+    }
+
+    /// Withdraw a posted receive that no message has bound yet. Returns false if a message
+    /// is bound to it (the receive stays valid) or the token is unknown.
     pub fn cancel(&mut self, token: RecvToken) -> bool {
         if let Some(pos) = self.posted.iter().position(|(t, _)| *t == token) {
             self.posted.remove(pos);
@@ -253,8 +266,127 @@ impl Mailbox {
         false
     }
 
+    /// The receive will never be completed (its request was dropped): withdraw it, and put a
+    /// message bound to it back in the queue at its arrival position — now if it is complete,
+    /// when its last byte arrives otherwise. A message is never lost to a dropped request.
+    pub fn abandon(&mut self, token: RecvToken) {
+        if self.cancel(token) {
+            return;
+        }
+        match self.bound.get(&token) {
+            Some(Envelope {
+                body: Body::Ready(_),
+                ..
+            }) => {
+                if let Some(env) = self.bound.remove(&token) {
+                    self.requeue(env);
+                }
+            }
+            Some(_) => {
+                self.orphans.insert(token);
+            }
+            None => {}
+        }
+    }
+
+    /// Put a message back in the queue in arrival order.
+    fn requeue(&mut self, env: Envelope) {
+        let pos = self
+            .unexpected
+            .iter()
+            .position(|e| e.id > env.id)
+            .unwrap_or(self.unexpected.len());
+        self.unexpected.insert(pos, env);
+    }
+
     /// Messages that arrived and were never received (reported at shutdown).
     pub fn unreceived(&self) -> Vec<Status> {
         self.unexpected.iter().map(Envelope::status).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::TypeSel;
+
+    fn ready(b: &'static [u8]) -> Body {
+        Body::Ready(Bytes::from_static(b))
+    }
+
+    #[test]
+    fn per_source_and_type_order_and_any() {
+        let mut m = Mailbox::default();
+        m.arrive(1, 5, 1, ready(b"a"));
+        m.arrive(2, 6, 1, ready(b"b"));
+        m.arrive(1, 5, 1, ready(b"c"));
+        let (t, _) = m.post(Select::new(TypeSel::Is(5)));
+        assert_eq!(&m.take(t).unwrap().message.data[..], b"a");
+        let (t, _) = m.post(Select::new(TypeSel::Any));
+        assert_eq!(&m.take(t).unwrap().message.data[..], b"b");
+        let (t, _) = m.post(Select::from_node(1, TypeSel::Any));
+        assert_eq!(&m.take(t).unwrap().message.data[..], b"c");
+    }
+
+    #[test]
+    fn abandoned_receive_gives_its_message_back_in_order() {
+        let mut m = Mailbox::default();
+        let (t, _) = m.post(Select::new(TypeSel::Is(5)));
+        m.arrive(1, 5, 1, ready(b"first"));
+        m.arrive(1, 5, 1, ready(b"second"));
+        // The first message is bound to `t`; dropping the request must not lose it.
+        m.abandon(t);
+        let (t2, _) = m.post(Select::new(TypeSel::Is(5)));
+        assert_eq!(&m.take(t2).unwrap().message.data[..], b"first");
+        let (t3, _) = m.post(Select::new(TypeSel::Is(5)));
+        assert_eq!(&m.take(t3).unwrap().message.data[..], b"second");
+    }
+
+    #[test]
+    fn abandoned_large_message_returns_when_complete() {
+        let mut m = Mailbox::default();
+        let (t, _) = m.post(Select::new(TypeSel::Is(7)));
+        let need = m.arrive(
+            3,
+            7,
+            4,
+            Body::Pending {
+                msg_id: 9,
+                buf: None,
+            },
+        );
+        assert_eq!(
+            need,
+            Some(NeedCts {
+                source: 3,
+                msg_id: 9
+            })
+        );
+        m.abandon(t);
+        assert!(m.probe(&Select::new(TypeSel::Is(7))).is_none());
+        assert_eq!(m.data(3, 9, Bytes::from_static(b"ab")), Ok(false));
+        assert_eq!(m.data(3, 9, Bytes::from_static(b"cd")), Ok(true));
+        let st = m.probe(&Select::new(TypeSel::Is(7))).expect("requeued");
+        assert_eq!(st.len, 4);
+        let (t2, need) = m.post(Select::new(TypeSel::Is(7)));
+        assert_eq!(need, None, "already complete: no second clear-to-send");
+        assert_eq!(&m.take(t2).unwrap().message.data[..], b"abcd");
+    }
+
+    #[test]
+    fn data_for_unknown_or_overlong_messages_is_an_error() {
+        let mut m = Mailbox::default();
+        assert!(m.data(1, 1, Bytes::from_static(b"x")).is_err());
+        let (_t, _) = m.post(Select::new(TypeSel::Is(1)));
+        m.arrive(
+            1,
+            1,
+            2,
+            Body::Pending {
+                msg_id: 4,
+                buf: None,
+            },
+        );
+        assert!(m.data(1, 4, Bytes::from_static(b"xyz")).is_err());
     }
 }

@@ -155,7 +155,8 @@ impl RecvRequest {
 impl Drop for RecvRequest {
     fn drop(&mut self) {
         if !self.done {
-            self.t.cancel_recv(self.token);
+            // A message already bound to this receive goes back to the queue.
+            self.t.abandon_recv(self.token);
         }
     }
 }

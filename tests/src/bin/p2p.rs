@@ -180,6 +180,13 @@ fn nonblocking(node: &Node) -> Result<()> {
     // Cancel an unmatched receive.
     let mut c = node.irecv(TypeSel::Is(403))?;
     ensure!(c.cancel(), "cancel failed");
+    // Dropping a receive request never loses the message bound to it.
+    let r = node.irecv(Select::from_node(peer, TypeSel::Is(406)))?;
+    node.send(peer, MsgType(406), b"not lost")?;
+    std::thread::sleep(Duration::from_millis(30));
+    drop(r);
+    let m = node.recv(Select::from_node(peer, TypeSel::Is(406)))?;
+    ensure!(&m.data()[..] == b"not lost");
     // A receive with a deadline times out with a typed error.
     match node.recv_timeout(TypeSel::Is(404), Duration::from_millis(20)) {
         Err(Error::Timeout { .. }) => {}

@@ -315,6 +315,10 @@ impl Transport for LocalTransport {
         self.cube.lock(self.rank).mailbox.cancel(token)
     }
 
+    fn abandon_recv(&self, token: RecvToken) {
+        self.cube.lock(self.rank).mailbox.abandon(token);
+    }
+
     fn probe(
         &self,
         sel: &Select,

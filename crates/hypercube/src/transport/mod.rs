@@ -41,6 +41,9 @@ pub trait Transport: Send + Sync + 'static {
     fn wait_recv(&self, token: RecvToken, timeout: Option<Duration>) -> Result<Message>;
     /// Withdraw a posted receive that no message has bound yet. False if it was bound.
     fn cancel_recv(&self, token: RecvToken) -> bool;
+    /// The receive's request was dropped before it completed: withdraw it and return any
+    /// message bound to it to the queue, so that no message is lost.
+    fn abandon_recv(&self, token: RecvToken);
     /// The oldest unreceived matching message; blocks for one if `block`.
     fn probe(&self, sel: &Select, block: bool, timeout: Option<Duration>)
         -> Result<Option<Status>>;

@@ -895,6 +895,10 @@ impl Transport for TcpTransport {
     }
 
     fn wait_send(&self, token: SendToken) -> Result<()> {
+        if token == SendToken::MAX {
+            // An eager (or local) send is complete when `isend` returns.
+            return Ok(());
+        }
         let mut gone = None;
         self.engine.wait_for("a send to complete", None, |_, st| {
             match st.pending.get(&token) {
@@ -981,6 +985,10 @@ impl Transport for TcpTransport {
 
     fn cancel_recv(&self, token: RecvToken) -> bool {
         self.engine.lock().mailbox.cancel(token)
+    }
+
+    fn abandon_recv(&self, token: RecvToken) {
+        self.engine.lock().mailbox.abandon(token);
     }
 
     fn probe(
