@@ -1,0 +1,218 @@
+//! How a caller waits: spin on the sockets for a short budget (reading them itself), then
+//! park in `poll(2)` on the links, spin again after each wake-up; report a wait that sees
+//! nothing arrive for a second to the launcher (deadlock detection). See
+//! `docs/architecture.md`, "Threads of a node".
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::{Engine, State};
+use crate::error::{Error, Result};
+
+/// How long a caller must wait with no frame arriving before the launcher hears of it.
+const BLOCKED_REPORT: Duration = Duration::from_secs(1);
+
+/// Reports a long wait to the launcher, and its end.
+struct BlockedReport<'a> {
+    e: &'a Engine,
+    seen: u64,
+    since: Instant,
+    reported: bool,
+}
+
+impl<'a> BlockedReport<'a> {
+    fn new(e: &'a Engine) -> Self {
+        BlockedReport {
+            e,
+            seen: e.activity.load(Ordering::Relaxed),
+            since: Instant::now(),
+            reported: false,
+        }
+    }
+
+    /// Called after each park: frames arrived → alive; none for a while → report.
+    fn tick(&mut self, st: &State, describe: &dyn Fn(&State) -> String) {
+        let now_seen = self.e.activity.load(Ordering::Relaxed);
+        if now_seen != self.seen {
+            self.seen = now_seen;
+            self.since = Instant::now();
+            self.running();
+        } else if !self.reported && self.since.elapsed() >= BLOCKED_REPORT {
+            self.reported = true;
+            self.e.report(&crate::wire::control::ToLauncher::Blocked {
+                rank: self.e.me,
+                waiting_for: describe(st),
+            });
+        }
+    }
+
+    fn running(&mut self) {
+        if std::mem::take(&mut self.reported) {
+            self.e
+                .report(&crate::wire::control::ToLauncher::Running { rank: self.e.me });
+        }
+    }
+}
+
+impl Drop for BlockedReport<'_> {
+    fn drop(&mut self) {
+        self.running();
+    }
+}
+
+/// Counts a spinning waiter for as long as it lives.
+struct Spinning<'a>(&'a Engine);
+
+impl<'a> Spinning<'a> {
+    fn new(e: &'a Engine) -> Self {
+        e.spinners.fetch_add(1, Ordering::SeqCst);
+        Spinning(e)
+    }
+}
+
+impl Drop for Spinning<'_> {
+    fn drop(&mut self) {
+        self.0.spinners.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Engine {
+    /// Returns whether any bytes came in. With several links, one non-blocking `poll(2)`
+    /// finds the readable ones (one syscall instead of a `read` per link per turn).
+    pub(super) fn poll_inputs(&self) -> bool {
+        let n = self.inputs.len();
+        let mut ready = [true; 32];
+        if n > 1 && n <= ready.len() {
+            let mut fds = [libc::pollfd {
+                fd: -1,
+                events: 0,
+                revents: 0,
+            }; 32];
+            for (k, m) in self.inputs.iter().enumerate() {
+                if let Ok(inp) = m.try_lock() {
+                    if !inp.eof {
+                        fds[k] = libc::pollfd {
+                            fd: std::os::fd::AsRawFd::as_raw_fd(&inp.stream),
+                            events: libc::POLLIN,
+                            revents: 0,
+                        };
+                    }
+                }
+            }
+            // SAFETY: `fds[..n]` is a valid, exclusively borrowed array of pollfd structs
+            // (negative fds are ignored by poll).
+            let r = unsafe { libc::poll(fds.as_mut_ptr(), n as libc::nfds_t, 0) };
+            if r == 0 {
+                return false;
+            }
+            if r > 0 {
+                for k in 0..n {
+                    ready[k] = fds[k].revents != 0;
+                }
+            }
+        }
+        let mut any = false;
+        for (i, m) in self.inputs.iter().enumerate() {
+            if !ready.get(i).copied().unwrap_or(true) {
+                continue;
+            }
+            if let Ok(mut inp) = m.try_lock() {
+                if !inp.eof {
+                    let before = inp.bytes_read;
+                    self.service_input(&mut inp, i);
+                    any |= inp.bytes_read != before;
+                }
+            }
+        }
+        any
+    }
+
+    /// Wait until `f` yields a value: spin (reading the sockets ourselves), then park.
+    pub(super) fn wait_for<T>(
+        &self,
+        what: &str,
+        timeout: Option<Duration>,
+        f: impl FnMut(&Engine, &mut State) -> Option<T>,
+    ) -> Result<T> {
+        self.wait_described(what, &|_| what.to_string(), timeout, f)
+    }
+
+    /// [`Engine::wait_for`] with a description of what is awaited, computed only if the
+    /// wait lasts long enough to be reported to the launcher (after `BLOCKED_REPORT` without
+    /// any frame arriving); the launcher ends a job in which every rank is so blocked.
+    pub(super) fn wait_described<T>(
+        &self,
+        what: &str,
+        describe: &dyn Fn(&State) -> String,
+        timeout: Option<Duration>,
+        mut f: impl FnMut(&Engine, &mut State) -> Option<T>,
+    ) -> Result<T> {
+        let mut blocked = BlockedReport::new(self);
+        let start = Instant::now();
+        let mut spin_until = start + self.tuning.spin;
+        let deadline = timeout.map(|t| start + t);
+        let mut spinning = (!self.tuning.spin.is_zero()).then(|| Spinning::new(self));
+        loop {
+            {
+                let mut st = self.lock();
+                if let Some(v) = f(self, &mut st) {
+                    return Ok(v);
+                }
+                if let Some(e) = &st.failure {
+                    return Err(e.duplicate());
+                }
+                let now = Instant::now();
+                if let Some(d) = deadline {
+                    if now >= d {
+                        return Err(Error::Timeout {
+                            what: what.to_string(),
+                            timeout_ms: timeout.map_or(0, |t| t.as_millis() as u64),
+                        });
+                    }
+                }
+                if now >= spin_until {
+                    // From spinning to parked: still driving the sockets (in poll), so the
+                    // progress thread stays aside.
+                    spinning = None;
+                    let mut park = Duration::from_millis(50);
+                    if let Some(d) = deadline {
+                        park = park.min(d - now);
+                    }
+                    // Park in poll(2) on the links and the waiter pipe: whatever arrives
+                    // wakes this thread directly, and it reads it itself.
+                    self.parked.fetch_add(1, Ordering::Relaxed);
+                    let fds = self.poll_set(&st);
+                    drop(st);
+                    self.poll_and_service(&self.waiter_rx, fds, park, false);
+                    {
+                        let st = self.lock();
+                        self.parked.fetch_sub(1, Ordering::Relaxed);
+                        blocked.tick(&st, describe);
+                    }
+                    // Something happened: the peer is active, so spin a while again before
+                    // the next park.
+                    if !self.tuning.spin.is_zero() {
+                        spin_until = Instant::now() + self.tuning.spin;
+                        spinning = Some(Spinning::new(self));
+                    }
+                    continue;
+                }
+            }
+            if self.poll_inputs() && !self.tuning.spin.is_zero() {
+                // Data is flowing (e.g. a large message): keep reading rather than park and
+                // pay a wake-up for every segment.
+                spin_until = Instant::now() + self.tuning.spin;
+                if spinning.is_none() {
+                    spinning = Some(Spinning::new(self));
+                }
+            }
+            if self.tuning.spin_yield {
+                // Polite spinning: give the core away if anyone else wants it (the peer we
+                // wait for may be that someone).
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
