@@ -79,6 +79,22 @@ impl JobOutput {
             .collect()
     }
 
+    /// Panic unless every one of the `ranks` printed `OK <check>` for every check.
+    pub fn assert_every_rank_passed(&self, ranks: u32, checks: &[&str]) -> &Self {
+        for r in 0..ranks {
+            let lines = self.rank_lines(r);
+            for c in checks {
+                assert!(
+                    lines.contains(&format!("OK {c}").as_str()),
+                    "rank {r} did not pass {c}:\n{}\n{}",
+                    self.stdout,
+                    self.stderr
+                );
+            }
+        }
+        self
+    }
+
     /// Panic with the whole output unless the job succeeded.
     pub fn assert_ok(&self) -> &Self {
         assert!(

@@ -21,22 +21,14 @@ const OPS: &[&str] = &[
 ];
 
 fn suite(d: u32) {
-    let out = run_job(d, env!("CARGO_BIN_EXE_coll_suite"), &[]);
-    out.assert_ok();
-    for r in 0..(1u32 << d) {
-        let lines = out.rank_lines(r);
-        for scope in ["cube", "subcube"] {
-            for op in OPS {
-                let want = format!("OK {op} {scope}");
-                assert!(
-                    lines.contains(&want.as_str()),
-                    "rank {r} did not report {want}:\n{}\n{}",
-                    out.stdout,
-                    out.stderr
-                );
-            }
-        }
-    }
+    let checks: Vec<String> = ["cube", "subcube"]
+        .iter()
+        .flat_map(|scope| OPS.iter().map(move |op| format!("{op} {scope}")))
+        .collect();
+    let checks: Vec<&str> = checks.iter().map(String::as_str).collect();
+    run_job(d, env!("CARGO_BIN_EXE_coll_suite"), &[])
+        .assert_ok()
+        .assert_every_rank_passed(1 << d, &checks);
 }
 
 #[test]

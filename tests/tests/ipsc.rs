@@ -22,19 +22,9 @@ const CHECKS: &[&str] = &[
 ];
 
 fn suite(d: u32) {
-    let out = run_job(d, env!("CARGO_BIN_EXE_ipsc_suite"), &[]);
-    out.assert_ok();
-    for r in 0..(1u32 << d) {
-        let lines = out.rank_lines(r);
-        for c in CHECKS {
-            assert!(
-                lines.contains(&format!("OK {c}").as_str()),
-                "rank {r} did not pass {c}:\n{}\n{}",
-                out.stdout,
-                out.stderr
-            );
-        }
-    }
+    run_job(d, env!("CARGO_BIN_EXE_ipsc_suite"), &[])
+        .assert_ok()
+        .assert_every_rank_passed(1 << d, CHECKS);
 }
 
 #[test]
