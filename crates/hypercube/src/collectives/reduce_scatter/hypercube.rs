@@ -6,7 +6,9 @@
 //! expression, eq. 4.4, with m/p per block): `T = t_s log p + t_w (m/p)(p-1)`.
 
 use crate::collectives::ctx::{bounds, Ctx};
-use crate::collectives::element::{decode, encode, Element, Op};
+use bytes::Bytes;
+
+use crate::collectives::element::{check_len, encode_into, Element, Op};
 use crate::error::Result;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
@@ -29,18 +31,22 @@ pub(crate) fn reduce_scatter<T: Element>(
         let keep_ids: Vec<u32> = (0..p)
             .filter(|j| mine(j) && j & bit == c.me & bit)
             .collect();
-        let out: Vec<T> = send_ids
-            .iter()
-            .flat_map(|&j| acc[bounds(n, p, j)].iter().copied())
-            .collect();
+        // Encode the outgoing blocks straight from `acc`, and combine the incoming ones
+        // straight from the received bytes: no intermediate vectors.
+        let send_len: usize = send_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
+        let mut out = Vec::with_capacity(send_len * T::SIZE);
+        for &j in &send_ids {
+            encode_into(&acc[bounds(n, p, j)], &mut out);
+        }
         let expected = keep_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
-        let got = c.sendrecv(partner, encode(&out), partner)?;
-        let got: Vec<T> = decode(&got, Some(expected), "reduce_scatter")?;
+        let got = c.sendrecv(partner, Bytes::from(out), partner)?;
+        check_len::<T>(&got, expected, "reduce_scatter")?;
         let mut off = 0;
         for j in keep_ids {
             let r = bounds(n, p, j);
             let len = r.len();
-            op.combine(&mut acc[r], &got[off..off + len], partner > c.me);
+            let bytes = &got[off * T::SIZE..(off + len) * T::SIZE];
+            op.combine_bytes(&mut acc[r], bytes, partner > c.me);
             off += len;
         }
     }
