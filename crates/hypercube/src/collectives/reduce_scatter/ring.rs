@@ -4,7 +4,9 @@
 //! m/p per block): `T = (t_s + t_w m/p)(p-1)`.
 
 use crate::collectives::ctx::{bounds, Ctx};
-use crate::collectives::element::{decode, encode, Element, Op};
+use bytes::Bytes;
+
+use crate::collectives::element::{check_len, encode, Element, Op};
 use crate::error::Result;
 use crate::topology::{ginv, gray};
 
@@ -19,24 +21,22 @@ pub(crate) fn reduce_scatter<T: Element>(
     let pos = ginv(c.me);
     let left = gray((pos + p - 1) % p);
     let right = gray((pos + 1) % p);
-    let mut recv: Option<Vec<T>> = None;
+    // The partial result received last step, kept as bytes and combined from them directly.
+    let mut recv: Option<Bytes> = None;
     for i in 1..p {
         let j = gray((pos + i) % p);
         let mut temp = data[bounds(n, p, j)].to_vec();
         if let Some(r) = &recv {
-            op.combine(&mut temp, r, true);
+            op.combine_bytes(&mut temp, r, true);
         }
         let from_block = gray((pos + 1 + i) % p);
         let got = c.sendrecv(left, encode(&temp), right)?;
-        recv = Some(decode(
-            &got,
-            Some(bounds(n, p, from_block).len()),
-            "reduce_scatter",
-        )?);
+        check_len::<T>(&got, bounds(n, p, from_block).len(), "reduce_scatter")?;
+        recv = Some(got);
     }
     let mut result = data[bounds(n, p, c.me)].to_vec();
     if let Some(r) = &recv {
-        op.combine(&mut result, r, true);
+        op.combine_bytes(&mut result, r, true);
     }
     Ok(result)
 }
