@@ -202,33 +202,13 @@ impl<T: Element> Op<'_, T> {
         !matches!(self, Op::Fn(_))
     }
 
-    /// `acc := acc ⊕ other` if `other_is_higher`, else `acc := other ⊕ acc` (rank order).
-    /// [`Op::combine`] straight from the received little-endian bytes (no decoded copy).
-    /// The caller checked the length with [`check_len`].
+    /// `acc := acc ⊕ other` if `other_is_higher`, else `acc := other ⊕ acc` (rank order),
+    /// with `other` read straight from received little-endian bytes (no decoded copy). The
+    /// caller checked the length with [`check_len`].
     pub(crate) fn combine_bytes(&self, acc: &mut [T], other: &[u8], other_is_higher: bool) {
         fn each<T: Element>(acc: &mut [T], other: &[u8], f: impl Fn(T, T) -> T) {
             for (a, b) in acc.iter_mut().zip(other.chunks_exact(T::SIZE)) {
                 *a = f(*a, T::get_le(b));
-            }
-        }
-        match self {
-            Op::Sum => each(acc, other, T::sum),
-            Op::Prod => each(acc, other, T::prod),
-            Op::Max | Op::Min | Op::Fn(_) | Op::Commutative(_) => {
-                if other_is_higher {
-                    each(acc, other, |a, b| self.apply(a, b));
-                } else {
-                    each(acc, other, |a, b| self.apply(b, a));
-                }
-            }
-        }
-    }
-
-    pub(crate) fn combine(&self, acc: &mut [T], other: &[T], other_is_higher: bool) {
-        // The operator and the order are chosen once, outside the element loop.
-        fn each<T: Copy>(acc: &mut [T], other: &[T], f: impl Fn(T, T) -> T) {
-            for (a, &b) in acc.iter_mut().zip(other) {
-                *a = f(*a, b);
             }
         }
         match self {
