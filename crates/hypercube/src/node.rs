@@ -192,7 +192,6 @@ impl Node {
     }
 
     /// The transport underneath (for utilities and collectives).
-    #[allow(dead_code)]
     pub(crate) fn transport(&self) -> &Arc<dyn Transport> {
         &self.inner.t
     }
@@ -200,7 +199,6 @@ impl Node {
     /// A fresh tag in the reserved type space for one utility/collective call on a subcube
     /// of dimension `dim`: bit 31 set, bits 26..31 the dimension, bits 0..26 a call counter.
     /// Messages of different calls therefore never match each other or a user's message.
-    #[allow(dead_code)]
     pub(crate) fn collective_tag(&self, dim: u32) -> u32 {
         let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
         let d = (dim & 0x1F) as usize;
@@ -209,31 +207,31 @@ impl Node {
         (1 << 31) | ((d as u32) << 26) | (n & 0x03FF_FFFF)
     }
 
-    /// Start a send with a reserved tag.
-    #[allow(dead_code)]
+    /// Start a send with a raw tag (a reserved one, or a user type already checked).
     pub(crate) fn isend_internal(
         &self,
         dest: NodeId,
         tag: u32,
         data: Bytes,
     ) -> Result<SendRequest> {
-        self.isend_raw(dest, tag, data)
+        let token = self.inner.t.isend(dest, tag, data)?;
+        Ok(SendRequest {
+            t: self.inner.t.clone(),
+            token,
+        })
     }
 
     /// Send with a reserved tag.
-    #[allow(dead_code)]
     pub(crate) fn send_internal(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<()> {
-        self.isend_raw(dest, tag, data)?.wait()
+        self.isend_internal(dest, tag, data)?.wait()
     }
 
     /// Post a receive for a reserved tag, optionally from one source.
-    #[allow(dead_code)]
     pub(crate) fn irecv_internal(&self, source: Option<NodeId>, tag: u32) -> Result<RecvRequest> {
         self.irecv_sel(Select::internal(source, tag))
     }
 
     /// Receive a reserved-tag message, optionally from one source.
-    #[allow(dead_code)]
     pub(crate) fn recv_internal(&self, source: Option<NodeId>, tag: u32) -> Result<Message> {
         self.irecv_sel(Select::internal(source, tag))?.wait()
     }
@@ -270,15 +268,7 @@ impl Node {
     /// Start a send (iPSC `isend`); wait for it with [`SendRequest::wait`].
     pub fn isend(&self, dest: NodeId, ty: MsgType, data: impl IntoPayload) -> Result<SendRequest> {
         let tag = check_type(ty.0)?;
-        self.isend_raw(dest, tag, data.into_payload())
-    }
-
-    pub(crate) fn isend_raw(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<SendRequest> {
-        let token = self.inner.t.isend(dest, tag, data)?;
-        Ok(SendRequest {
-            t: self.inner.t.clone(),
-            token,
-        })
+        self.isend_internal(dest, tag, data.into_payload())
     }
 
     /// Receive the oldest message that matches (iPSC `crecv`): `TypeSel::Is(t)` or

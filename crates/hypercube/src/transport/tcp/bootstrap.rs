@@ -4,7 +4,6 @@
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -133,10 +132,8 @@ pub(crate) fn connect(cfg: &BootConfig) -> Result<(TcpTransport, TcpStream)> {
             .chain((me == 0).then_some(crate::HOST))
             .collect()
     };
-    let connected: Arc<Mutex<Vec<NodeId>>> = Arc::default();
     let (tx, rx) = mpsc::channel::<(NodeId, TcpStream)>();
-    let stop = Arc::new(AtomicBool::new(false));
-    spawn_acceptor(listener, cfg.clone(), expected.clone(), connected, tx, stop)?;
+    spawn_acceptor(listener, cfg.clone(), expected, tx)?;
 
     // Hello on the control channel.
     let mut ctl = loop {
@@ -266,56 +263,53 @@ fn spawn_acceptor(
     listener: TcpListener,
     cfg: BootConfig,
     expected: Vec<NodeId>,
-    connected: Arc<Mutex<Vec<NodeId>>>,
     tx: mpsc::Sender<(NodeId, TcpStream)>,
-    stop: Arc<AtomicBool>,
 ) -> Result<()> {
+    // The neighbors whose link is up: a second connection claiming one is refused.
+    let connected: Arc<Mutex<Vec<NodeId>>> = Arc::default();
     std::thread::Builder::new()
         .name(format!("hc-accept-{}", cfg.rank))
-        .spawn(move || {
-            while !stop.load(Ordering::SeqCst) {
-                let (mut s, from) = match listener.accept() {
-                    Ok(x) => x,
-                    Err(e) => {
-                        tracing::warn!("accepting a link connection: {e}");
-                        std::thread::sleep(Duration::from_millis(50));
-                        continue;
-                    }
-                };
-                let cfg = cfg.clone();
-                let expected = expected.clone();
-                let connected = connected.clone();
-                let tx = tx.clone();
-                let _ = std::thread::Builder::new()
-                    .name("hc-handshake".into())
-                    .spawn(move || {
-                        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-                        let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
-                        let allowed = |r: NodeId| {
-                            expected.contains(&r)
-                                && !super::relock(connected.lock()).contains(&r)
-                        };
-                        match handshake::accept(&mut s, &cfg.secret, cfg.job, cfg.rank, allowed) {
-                            Ok(r) => {
-                                let mut c = super::relock(connected.lock());
-                                if c.contains(&r) {
-                                    tracing::warn!("rejected a second link from node {r} ({from})");
-                                    return;
-                                }
-                                c.push(r);
-                                drop(c);
-                                let _ = s.set_read_timeout(None);
-                                let _ = s.set_write_timeout(None);
-                                let _ = tx.send((r, s));
+        .spawn(move || loop {
+            let (mut s, from) = match listener.accept() {
+                Ok(x) => x,
+                Err(e) => {
+                    tracing::warn!("accepting a link connection: {e}");
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+            };
+            let cfg = cfg.clone();
+            let expected = expected.clone();
+            let connected = connected.clone();
+            let tx = tx.clone();
+            let _ = std::thread::Builder::new()
+                .name("hc-handshake".into())
+                .spawn(move || {
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                    let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
+                    let allowed = |r: NodeId| {
+                        expected.contains(&r) && !super::relock(connected.lock()).contains(&r)
+                    };
+                    match handshake::accept(&mut s, &cfg.secret, cfg.job, cfg.rank, allowed) {
+                        Ok(r) => {
+                            let mut c = super::relock(connected.lock());
+                            if c.contains(&r) {
+                                tracing::warn!("rejected a second link from node {r} ({from})");
+                                return;
                             }
-                            Err(why) => {
-                                tracing::warn!(
-                                    "rejected a link connection from {from}: {why}; the job carries on"
-                                );
-                            }
+                            c.push(r);
+                            drop(c);
+                            let _ = s.set_read_timeout(None);
+                            let _ = s.set_write_timeout(None);
+                            let _ = tx.send((r, s));
                         }
-                    });
-            }
+                        Err(why) => {
+                            tracing::warn!(
+                                "rejected a link connection from {from}: {why}; the job carries on"
+                            );
+                        }
+                    }
+                });
         })
         .map_err(|e| Error::io("starting the link acceptor", e))?;
     Ok(())

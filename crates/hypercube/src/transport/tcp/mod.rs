@@ -33,6 +33,8 @@ use crate::NodeId;
 
 /// Per-message overhead charged against eager credit (so empty messages are bounded too).
 const EAGER_OVERHEAD: u64 = 64;
+/// The token of a send that completed inside `isend` (eager or to this node itself).
+const SENT: SendToken = SendToken::MAX;
 /// Reserved tag of the finalize barrier.
 const FINALIZE_TAG: u32 = 0xFFFF_FFF0;
 
@@ -116,20 +118,19 @@ impl Engine {
         relock(self.state.lock())
     }
 
-    /// The link of the e-cube next hop towards `dest`. The host's only link goes to node 0;
-    /// node 0's link number `dim` goes to the host; other nodes route host-bound frames
-    /// towards node 0.
+    /// The link of the e-cube next hop towards `dest` (`topology::ecube_next_hop`). The
+    /// host's only link goes to node 0; node 0's link number `dim` goes to the host; other
+    /// nodes route host-bound frames towards node 0.
     fn route(&self, dest: NodeId) -> usize {
         if self.me == crate::HOST {
             return 0;
         }
-        if dest == crate::HOST {
-            if self.me == 0 {
-                return self.dim as usize;
-            }
-            return self.me.trailing_zeros() as usize;
+        if dest == crate::HOST && self.me == 0 {
+            return self.dim as usize;
         }
-        (self.me ^ dest).trailing_zeros() as usize
+        let target = if dest == crate::HOST { 0 } else { dest };
+        let next = hypercube_topology::ecube_next_hop(self.me, target).unwrap_or(self.me);
+        (self.me ^ next).trailing_zeros() as usize
     }
 
     /// Index of a node (or the host) in per-node tables.
@@ -361,13 +362,7 @@ impl Engine {
                 self.others().last()?
             }
         };
-        let what = match sel.ty {
-            crate::message::TypeSel::Any => "a message of any type".to_string(),
-            crate::message::TypeSel::Is(t) if t > crate::message::MAX_USER_TYPE => {
-                "a message of a utility or collective".to_string()
-            }
-            crate::message::TypeSel::Is(t) => format!("a message of type {t}"),
-        };
+        let what = describe_type(sel);
         Some(Error::PeerFinished { peer, what })
     }
 
@@ -424,8 +419,6 @@ impl Engine {
         self.flush(st, link);
     }
 
-    /// Poll every link once from the caller's thread (non-blocking; skips links another
-    /// thread is reading).
     /// Account for a consumed eager message and return credit when enough piled up.
     fn consumed(&self, st: &mut State, source: NodeId, len: u64) {
         if source == self.me {
@@ -471,22 +464,28 @@ fn set_buffers(s: &std::net::TcpStream, bytes: usize) {
     }
 }
 
-/// "a message of type 5 from node 3" — for reports to the launcher.
-fn describe_select(sel: &Select) -> String {
-    let ty = match sel.ty {
-        crate::message::TypeSel::Any => "of any type".to_string(),
+/// "a message of type 5" — what a receive waits for, without its source.
+fn describe_type(sel: &Select) -> String {
+    match sel.ty {
+        crate::message::TypeSel::Any => "a message of any type".to_string(),
         crate::message::TypeSel::Is(FINALIZE_TAG) => {
-            return "the other ranks to finish (finalize)".to_string()
+            "the other ranks to finish (finalize)".to_string()
         }
         crate::message::TypeSel::Is(t) if t > crate::message::MAX_USER_TYPE => {
-            "of a utility or collective".to_string()
+            "a message of a utility or collective".to_string()
         }
-        crate::message::TypeSel::Is(t) => format!("of type {t}"),
-    };
+        crate::message::TypeSel::Is(t) => format!("a message of type {t}"),
+    }
+}
+
+/// "a message of type 5 from node 3" — for reports to the launcher.
+fn describe_select(sel: &Select) -> String {
+    let what = describe_type(sel);
     match sel.source {
-        Some(s) if s == crate::HOST => format!("a message {ty} from the host"),
-        Some(s) => format!("a message {ty} from node {s}"),
-        None => format!("a message {ty} from any node"),
+        _ if sel.ty == crate::message::TypeSel::Is(FINALIZE_TAG) => what,
+        Some(s) if s == crate::HOST => format!("{what} from the host"),
+        Some(s) => format!("{what} from node {s}"),
+        None => format!("{what} from any node"),
     }
 }
 
@@ -576,7 +575,7 @@ impl TcpTransport {
         })
     }
 
-    /// Record a failure from outside (the control channel).
+    /// The engine (for the control channel's watcher and reports).
     pub(crate) fn engine(&self) -> &Arc<Engine> {
         &self.engine
     }
@@ -633,7 +632,7 @@ impl Transport for TcpTransport {
             let mut st = e.lock();
             st.mailbox.arrive(dest, tag, len, Body::Ready(data));
             e.notify();
-            return Ok(SendToken::MAX);
+            return Ok(SENT);
         }
         let cost = len + EAGER_OVERHEAD;
         {
@@ -654,7 +653,7 @@ impl Transport for TcpTransport {
                     frame_len: len as u32,
                 };
                 e.send_frame(&mut st, h, data, None);
-                return Ok(SendToken::MAX);
+                return Ok(SENT);
             }
         }
         // Rendezvous: announce, keep the bytes until the receiver asks for them. Wait while
@@ -690,7 +689,7 @@ impl Transport for TcpTransport {
     }
 
     fn wait_send(&self, token: SendToken) -> Result<()> {
-        if token == SendToken::MAX {
+        if token == SENT {
             // An eager (or local) send is complete when `isend` returns.
             return Ok(());
         }
@@ -752,30 +751,21 @@ impl Transport for TcpTransport {
                 )));
             }
         }
-        let mut gave_up = None;
         let describe = |st: &State| match st.mailbox.unbound_select(token) {
             Some(sel) => describe_select(&sel),
             None => "the rest of a large message".to_string(),
         };
-        let r = self
-            .engine
-            .wait_described("a message", &describe, timeout, |e, st| {
-                if let Some(m) = e.take(st, token) {
-                    return Some(Some(m));
-                }
-                gave_up = e.hopeless(st, token);
-                gave_up.as_ref().map(|_| None)
-            })?;
-        match (r, gave_up) {
-            (Some(m), _) => Ok(m),
-            (None, Some(err)) => {
-                self.engine.lock().mailbox.cancel(token);
-                Err(err)
-            }
-            (None, None) => Err(Error::InvalidRequest(
-                "receive ended without a message".into(),
-            )),
+        let r = self.engine.wait_or_give_up(
+            "a message",
+            &describe,
+            timeout,
+            |e, st| e.take(st, token),
+            |e, st| e.hopeless(st, token),
+        );
+        if let Err(Error::PeerFinished { .. }) = r {
+            self.engine.lock().mailbox.cancel(token);
         }
+        r
     }
 
     fn cancel_recv(&self, token: RecvToken) -> bool {
@@ -797,20 +787,15 @@ impl Transport for TcpTransport {
             e.poll_inputs();
             return Ok(e.lock().mailbox.probe(sel));
         }
-        let mut gave_up = None;
         let describe = |_: &State| describe_select(sel);
-        let r = e.wait_described("a message (probe)", &describe, timeout, |e, st| {
-            if let Some(s) = st.mailbox.probe(sel) {
-                return Some(Some(s));
-            }
-            gave_up = e.hopeless_sel(st, sel);
-            gave_up.as_ref().map(|_| None)
-        })?;
-        match (r, gave_up) {
-            (Some(s), _) => Ok(Some(s)),
-            (None, Some(err)) => Err(err),
-            (None, None) => Ok(None),
-        }
+        e.wait_or_give_up(
+            "a message (probe)",
+            &describe,
+            timeout,
+            |_, st| st.mailbox.probe(sel),
+            |e, st| e.hopeless_sel(st, sel),
+        )
+        .map(Some)
     }
 
     fn claim(&self, status: &Status) -> Result<RecvToken> {
@@ -842,34 +827,32 @@ impl Transport for TcpTransport {
             }
             // 1. Barrier by recursive doubling over the links: afterwards no node needs
             //    another to forward anything a program will receive.
-            let exchange = |peer: NodeId, send_first: bool| -> Result<()> {
-                let sel = Select::internal(Some(peer), FINALIZE_TAG);
-                if send_first {
-                    let t = self.isend(peer, FINALIZE_TAG, Bytes::new())?;
-                    let r = self.post_recv(sel)?;
-                    self.wait_recv(r, None)?;
-                    self.wait_send(t)
+            // Each exchange posts its receive before waiting for its send, so that a
+            // barrier message that had to go by rendezvous still completes.
+            let exchange = |peer: NodeId, send: bool, receive: bool| -> Result<()> {
+                let t = if send {
+                    Some(self.isend(peer, FINALIZE_TAG, Bytes::new())?)
                 } else {
-                    let r = self.post_recv(sel)?;
+                    None
+                };
+                if receive {
+                    let r = self.post_recv(Select::internal(Some(peer), FINALIZE_TAG))?;
                     self.wait_recv(r, None)?;
-                    let t = self.isend(peer, FINALIZE_TAG, Bytes::new())?;
-                    self.wait_send(t)
                 }
+                t.map_or(Ok(()), |t| self.wait_send(t))
             };
             if e.me == crate::HOST {
                 // The host arrives at node 0 and is released by it.
-                exchange(0, true)?;
+                exchange(0, true, true)?;
             } else {
                 if e.me == 0 && e.has_host {
-                    let r = self.post_recv(Select::internal(Some(crate::HOST), FINALIZE_TAG))?;
-                    self.wait_recv(r, None)?;
+                    exchange(crate::HOST, false, true)?;
                 }
                 for k in 0..e.dim {
-                    exchange(e.me ^ (1 << k), true)?;
+                    exchange(e.me ^ (1 << k), true, true)?;
                 }
                 if e.me == 0 && e.has_host {
-                    let t = self.isend(crate::HOST, FINALIZE_TAG, Bytes::new())?;
-                    self.wait_send(t)?;
+                    exchange(crate::HOST, true, false)?;
                 }
             }
             // 2. Flush, say goodbye on every link, and wait for the neighbors' goodbyes.

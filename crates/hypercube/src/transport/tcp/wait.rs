@@ -137,6 +137,33 @@ impl Engine {
         self.wait_described(what, &|_| what.to_string(), timeout, f)
     }
 
+    /// [`Engine::wait_described`] that also gives up, with the error `hopeless` returns,
+    /// when the awaited message can no longer come (its sender finished).
+    pub(super) fn wait_or_give_up<T>(
+        &self,
+        what: &str,
+        describe: &dyn Fn(&State) -> String,
+        timeout: Option<Duration>,
+        mut ready: impl FnMut(&Engine, &mut State) -> Option<T>,
+        hopeless: impl Fn(&Engine, &State) -> Option<Error>,
+    ) -> Result<T> {
+        let mut gave_up = None;
+        let r = self.wait_described(what, describe, timeout, |e, st| {
+            if let Some(v) = ready(e, st) {
+                return Some(Some(v));
+            }
+            gave_up = hopeless(e, st);
+            gave_up.as_ref().map(|_| None)
+        })?;
+        match (r, gave_up) {
+            (Some(v), _) => Ok(v),
+            (None, Some(err)) => Err(err),
+            (None, None) => Err(Error::InvalidRequest(format!(
+                "{what}: the wait ended empty"
+            ))),
+        }
+    }
+
     /// [`Engine::wait_for`] with a description of what is awaited, computed only if the
     /// wait lasts long enough to be reported to the launcher (after `BLOCKED_REPORT` without
     /// any frame arriving); the launcher ends a job in which every rank is so blocked.
@@ -189,8 +216,8 @@ impl Engine {
                         self.parked.fetch_sub(1, Ordering::Relaxed);
                         blocked.tick(&st, describe);
                     }
-                    // Something happened: the peer is active, so spin a while again before
-                    // the next park.
+                    // Woken (by a frame, a notification or the park timeout): spin a while
+                    // again before the next park, since a reply often follows quickly.
                     if !self.tuning.spin.is_zero() {
                         spin_until = Instant::now() + self.tuning.spin;
                         spinning = Some(Spinning::new(self));
