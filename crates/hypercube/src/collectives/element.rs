@@ -26,8 +26,16 @@ pub trait Element: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     fn min_of(a: Self, b: Self) -> Self;
 }
 
-macro_rules! int_element {
-    ($($t:ty),*) => {$(
+/// One implementation for every primitive; only the four combining functions differ
+/// (wrapping for integers, IEEE for floats).
+macro_rules! element {
+    (
+        sum: |$sa:ident, $sb:ident| $sum:expr,
+        prod: |$pa:ident, $pb:ident| $prod:expr,
+        max: |$xa:ident, $xb:ident| $max:expr,
+        min: |$na:ident, $nb:ident| $min:expr;
+        $($t:ty),*
+    ) => {$(
         impl Element for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
             #[inline(always)]
@@ -45,64 +53,38 @@ macro_rules! int_element {
                 out.copy_from_slice(&self.to_le_bytes());
             }
             #[inline(always)]
-            fn sum(a: Self, b: Self) -> Self {
-                a.wrapping_add(b)
+            fn sum($sa: Self, $sb: Self) -> Self {
+                $sum
             }
             #[inline(always)]
-            fn prod(a: Self, b: Self) -> Self {
-                a.wrapping_mul(b)
+            fn prod($pa: Self, $pb: Self) -> Self {
+                $prod
             }
             #[inline(always)]
-            fn max_of(a: Self, b: Self) -> Self {
-                Ord::max(a, b)
+            fn max_of($xa: Self, $xb: Self) -> Self {
+                $max
             }
             #[inline(always)]
-            fn min_of(a: Self, b: Self) -> Self {
-                Ord::min(a, b)
+            fn min_of($na: Self, $nb: Self) -> Self {
+                $min
             }
         }
     )*};
 }
-int_element!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
-
-macro_rules! float_element {
-    ($($t:ty),*) => {$(
-        impl Element for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            #[inline(always)]
-            fn put_le(self, out: &mut BytesMut) {
-                out.extend_from_slice(&self.to_le_bytes());
-            }
-            #[inline(always)]
-            fn get_le(bytes: &[u8]) -> Self {
-                let mut b = [0u8; std::mem::size_of::<$t>()];
-                b.copy_from_slice(bytes);
-                <$t>::from_le_bytes(b)
-            }
-            #[inline(always)]
-            fn write_le(self, out: &mut [u8]) {
-                out.copy_from_slice(&self.to_le_bytes());
-            }
-            #[inline(always)]
-            fn sum(a: Self, b: Self) -> Self {
-                a + b
-            }
-            #[inline(always)]
-            fn prod(a: Self, b: Self) -> Self {
-                a * b
-            }
-            #[inline(always)]
-            fn max_of(a: Self, b: Self) -> Self {
-                a.max(b)
-            }
-            #[inline(always)]
-            fn min_of(a: Self, b: Self) -> Self {
-                a.min(b)
-            }
-        }
-    )*};
-}
-float_element!(f32, f64);
+element!(
+    sum: |a, b| a.wrapping_add(b),
+    prod: |a, b| a.wrapping_mul(b),
+    max: |a, b| Ord::max(a, b),
+    min: |a, b| Ord::min(a, b);
+    i8, i16, i32, i64, i128, u8, u16, u32, u64, u128
+);
+element!(
+    sum: |a, b| a + b,
+    prod: |a, b| a * b,
+    max: |a, b| a.max(b),
+    min: |a, b| a.min(b);
+    f32, f64
+);
 
 /// Encode elements as little-endian bytes.
 pub(crate) fn encode<T: Element>(xs: &[T]) -> Bytes {
