@@ -25,12 +25,12 @@ impl<'a> Ctx<'a> {
     /// other argument check that every participant makes identically).
     pub fn new(node: &'a Node, k: u32) -> Result<Ctx<'a>> {
         check_dim(node, k)?;
-        let mask = (1u32 << k) - 1;
+        let base = crate::topology::subcube_base(node.mynode(), k);
         Ok(Ctx {
             node,
             k,
-            base: node.mynode() & !mask,
-            me: node.mynode() & mask,
+            base,
+            me: node.mynode() - base,
             tag: node.collective_tag(k),
         })
     }
@@ -101,17 +101,16 @@ pub(crate) fn check_dim(node: &Node, k: u32) -> Result<()> {
 /// that contains `node`.
 pub(crate) fn rel_root(node: &Node, k: u32, root: NodeId) -> Result<u32> {
     check_dim(node, k)?;
-    let mask = (1u32 << k) - 1;
-    let base = node.mynode() & !mask;
-    if root & !mask != base {
+    let members = crate::topology::subcube_members(node.mynode(), k);
+    if !members.contains(&root) {
         return Err(Error::InvalidNode {
             node: root as i64,
             what: format!("subcube of dimension {k} containing node {}", node.mynode()),
-            first: base,
-            last: base | mask,
+            first: members.start,
+            last: members.end - 1,
         });
     }
-    Ok(root & mask)
+    Ok(root - members.start)
 }
 
 /// The near-equal split of `len` items into `p` parts: part `j` is `bounds(len, p, j)`.

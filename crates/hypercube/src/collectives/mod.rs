@@ -97,6 +97,6 @@ impl<'a> Subcube<'a> {
 
     /// The lowest physical node of the subcube.
     pub fn base(&self) -> NodeId {
-        self.node.mynode() & !(self.size().wrapping_sub(1))
+        crate::topology::subcube_base(self.node.mynode(), self.dim)
     }
 }

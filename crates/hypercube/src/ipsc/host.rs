@@ -18,6 +18,7 @@ use super::{check_dim, Element};
 use crate::error::{Error, Result};
 use crate::message::{MsgType, Select, TypeSel};
 use crate::node::IntoPayload;
+use crate::topology::subcube_base;
 use crate::{Node, NodeId, HOST};
 
 fn need_host(node: &Node, routine: &'static str) -> Result<()> {
@@ -30,7 +31,7 @@ fn need_host(node: &Node, routine: &'static str) -> Result<()> {
     Ok(())
 }
 
-fn subcube_base(node: &Node, routine: &'static str, entry: NodeId, dim: u32) -> Result<NodeId> {
+fn entry_base(node: &Node, routine: &'static str, entry: NodeId, dim: u32) -> Result<NodeId> {
     if dim > node.cubedim() {
         return Err(Error::IpscArgument {
             routine,
@@ -48,7 +49,7 @@ fn subcube_base(node: &Node, routine: &'static str, entry: NodeId, dim: u32) -> 
             last: node.numnodes() - 1,
         });
     }
-    Ok(entry & !((1u32 << dim) - 1))
+    Ok(subcube_base(entry, dim))
 }
 
 impl Node {
@@ -64,7 +65,7 @@ impl Node {
         dim: u32,
     ) -> Result<()> {
         need_host(self, "GSENDW")?;
-        let base = subcube_base(self, "GSENDW", entry, dim)?;
+        let base = entry_base(self, "GSENDW", entry, dim)?;
         self.send(base, ty, data)
     }
 
@@ -74,7 +75,7 @@ impl Node {
     #[doc(alias = "GRECVW")]
     pub fn grecv_from_host(&self, ty: MsgType, dim: u32) -> Result<Bytes> {
         check_dim(self, "GRECVW", dim)?;
-        let base = self.mynode() & !((1u32 << dim) - 1);
+        let base = subcube_base(self.mynode(), dim);
         if self.mynode() == base {
             let m = self.recv(Select::from_node(HOST, TypeSel::Is(ty.0)))?;
             let data = m.into_data();
@@ -100,7 +101,7 @@ impl Node {
         dim: u32,
     ) -> Result<()> {
         check_dim(self, "GOP", dim)?;
-        let base = self.mynode() & !((1u32 << dim) - 1);
+        let base = subcube_base(self.mynode(), dim);
         self.gop(x, op, base, dim)?;
         if self.mynode() == base {
             self.send(HOST, ty, crate::collectives::element::encode(x))?;
@@ -138,7 +139,7 @@ impl Node {
     #[doc(alias = "GCAT")]
     pub fn gcat_to_host(&self, data: impl IntoPayload, ty: MsgType, dim: u32) -> Result<()> {
         check_dim(self, "GCAT", dim)?;
-        let base = self.mynode() & !((1u32 << dim) - 1);
+        let base = subcube_base(self.mynode(), dim);
         let all = self.gcat(data, base, dim)?;
         if self.mynode() == base {
             self.send(HOST, ty, all)?;
