@@ -257,6 +257,12 @@ async fn run(job: Job) -> Result<ExitCode> {
     let start = Instant::now();
     let boot_deadline = tokio::time::Instant::now() + job.boot_timeout;
     let job_deadline = job.timeout.map(|t| tokio::time::Instant::now() + t);
+    let unjoined = |slot: u32| {
+        format!(
+            "{} exited before joining the cube (did it call hypercube::init?)",
+            name(slot)
+        )
+    };
     let mut joined = vec![false; total as usize];
     // Deadlock detection: a live rank that reported a long wait, and since when every live
     // rank has been in that state.
@@ -289,7 +295,7 @@ async fn run(job: Job) -> Result<ExitCode> {
                         if !joined[rank as usize] && !all_ready {
                             exited_unjoined.push(rank);
                             if joined.iter().any(|j| *j) {
-                                failure = Some(format!("{} exited before joining the cube (did it call hypercube::init?)", name(rank)));
+                                failure = Some(unjoined(rank));
                             }
                         }
                     }
@@ -301,14 +307,13 @@ async fn run(job: Job) -> Result<ExitCode> {
                 rendezvous::Event::Joined(r) => {
                     joined[r as usize] = true;
                     if let Some(u) = exited_unjoined.first() {
-                        failure = Some(format!("{} exited before joining the cube (did it call hypercube::init?)", name(*u)));
+                        failure = Some(unjoined(*u));
                     }
                 }
                 rendezvous::Event::AllReady => {
                     all_ready = true;
                     tracing::debug!("the cube is wired after {:?}", start.elapsed());
                 }
-                rendezvous::Event::Closed => {}
                 rendezvous::Event::Blocked(slot, what) => blocked[slot as usize] = Some(what),
                 rendezvous::Event::Running(slot) => blocked[slot as usize] = None,
             },

@@ -19,8 +19,6 @@ pub enum Event {
     Joined(u32),
     /// Every rank is ready and has been told to go.
     AllReady,
-    /// A rank's control connection closed after go (normal at exit).
-    Closed,
     /// A rank (slot) has waited a while with nothing arriving, for this.
     Blocked(u32, String),
     /// That rank's wait ended.
@@ -144,7 +142,6 @@ pub async fn run(
                     Err(_) => break,
                 }
             }
-            let _ = events.send(Event::Closed);
         });
     }
     drop(ready_tx);
