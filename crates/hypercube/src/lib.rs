@@ -75,7 +75,8 @@ pub fn init() -> Result<Node> {
 
 /// Message buffers of a few MiB are allocated and freed all the time; by default glibc
 /// gives such blocks back to the kernel at once (mmap/munmap), and every reuse then pays a
-/// page fault per 4 KiB (measured: ~30% of a 1 MiB allreduce at np = 8). Raise glibc's
+/// page fault per 4 KiB (measured: ~30% of a 1 MiB allreduce at np = 8; the command and
+/// figures are in `docs/perf/analysis.md`). Raise glibc's
 /// thresholds so freed buffers are reused — unless the user set `MALLOC_MMAP_THRESHOLD_` /
 /// `MALLOC_TRIM_THRESHOLD_` or `HYPERCUBE_KEEP_FREED_MEMORY=0`.
 fn keep_freed_memory() {

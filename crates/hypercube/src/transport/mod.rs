@@ -103,7 +103,8 @@ impl Tuning {
         if num_nodes > cores {
             // Oversubscribed: spin politely (yield between polls, so a peer that needs the
             // core gets it) but longer — measured at np = 8 and 16 on 2 cores, a 200 µs
-            // spin beat 0, 20, 50 and 100 µs for 8 B and 64 KiB allreduce.
+            // spin beat 0, 20, 50 and 100 µs for 8 B and 64 KiB allreduce (commands and
+            // figures: docs/perf/analysis.md).
             t.spin = Duration::from_micros(200);
             t.spin_yield = true;
         }
