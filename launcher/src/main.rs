@@ -61,6 +61,9 @@ fn main() -> ExitCode {
 /// nothing arriving) before the launcher calls it a deadlock.
 const DEADLOCK_GRACE: Duration = Duration::from_secs(2);
 
+/// The environment variable that tells every rank how many cores the job shares.
+const MODEL_CORES: &str = "HYPERCUBE_MODEL_CORES";
+
 /// How a rank ended.
 fn describe(status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
@@ -168,6 +171,13 @@ async fn run(job: Job) -> Result<ExitCode> {
     let control_addr = listener.local_addr()?;
     let secret: [u8; 32] = rand::random();
     let job_id: u64 = rand::random();
+    // Every rank's collectives choose their algorithm from the same core count (see
+    // hypercube::collectives::select::machine); a value the user set is kept.
+    let model_cores = std::env::var(MODEL_CORES).unwrap_or_else(|_| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .to_string()
+    });
 
     let out_lock = Arc::new(Mutex::new(()));
     let mut children: Vec<Child> = Vec::with_capacity(total as usize);
@@ -189,6 +199,7 @@ async fn run(job: Job) -> Result<ExitCode> {
             .env(control::ENV_DIM, job.dim.to_string())
             .env(control::ENV_JOB, format!("{job_id:x}"))
             .env(control::ENV_SECRET, control::to_hex(&secret))
+            .env(MODEL_CORES, &model_cores)
             .env(
                 control::ENV_BOOT_TIMEOUT_MS,
                 job.boot_timeout.as_millis().to_string(),

@@ -152,17 +152,25 @@ fn check_node(node: &Node, k: u32, round: u64) {
     let got = sc.reduce_scatter(&aff[me], Op::Fn(f)).unwrap();
     assert_eq!(got, comp[part(n, p, me)].to_vec(), "reduce_scatter affine");
     let prefix = fold(&aff[..=me], affine);
-    assert_eq!(sc.scan(&aff[me], Op::Fn(f)).unwrap(), prefix, "scan affine");
-    let ex = sc.exscan(&aff[me], Op::Fn(f)).unwrap();
-    assert_eq!(
-        ex,
-        (me > 0).then(|| fold(&aff[..me], affine)),
-        "exscan affine"
-    );
-    assert_eq!(
-        sc.scan(&ints[me], Op::Min).unwrap(),
-        fold(&ints[..=me], i64::min)
-    );
+    for alg in [Algorithm::Hypercube, Algorithm::Chain, Algorithm::Auto] {
+        let sa = sc.with(alg);
+        assert_eq!(
+            sa.scan(&aff[me], Op::Fn(f)).unwrap(),
+            prefix,
+            "scan {alg:?}"
+        );
+        let ex = sa.exscan(&aff[me], Op::Fn(f)).unwrap();
+        assert_eq!(
+            ex,
+            (me > 0).then(|| fold(&aff[..me], affine)),
+            "exscan {alg:?}"
+        );
+        assert_eq!(
+            sa.scan(&ints[me], Op::Min).unwrap(),
+            fold(&ints[..=me], i64::min),
+            "scan min {alg:?}"
+        );
+    }
 
     // Scatter, gather, gatherv.
     let m = 5;
@@ -272,6 +280,37 @@ fn whole_cube_d0_to_d4() {
 fn whole_cube_d5_d6() {
     check(5, &[5]);
     check(6, &[6]);
+}
+
+/// The chain scan sends 64 KiB segments: vectors of several segments (and a partial one),
+/// of 1-byte and 8-byte elements, with a non-commutative operator.
+#[test]
+fn chain_scan_across_segments() {
+    for d in 0..=4u32 {
+        run_local(d, |node| {
+            let me = node.mynode() as usize;
+            let p = node.numnodes() as usize;
+            let n = 3 * 8192 + 5;
+            let aff: Vec<Vec<u64>> = (0..p).map(|r| vec_affine(r as u64 + 9, n)).collect();
+            let f = &affine as &dyn Fn(u64, u64) -> u64;
+            let c = node.cube().with(Algorithm::Chain);
+            assert_eq!(
+                c.scan(&aff[me], Op::Fn(f)).unwrap(),
+                fold(&aff[..=me], affine)
+            );
+            assert_eq!(
+                c.exscan(&aff[me], Op::Fn(f)).unwrap(),
+                (me > 0).then(|| fold(&aff[..me], affine))
+            );
+            let bytes: Vec<Vec<u8>> = (0..p)
+                .map(|r| (0..2 * 65536 + 7).map(|i| (i * 7 + r) as u8).collect())
+                .collect();
+            assert_eq!(
+                c.scan(&bytes[me], Op::Max).unwrap(),
+                fold(&bytes[..=me], u8::max)
+            );
+        });
+    }
 }
 
 #[test]

@@ -152,17 +152,43 @@ fn eq_4_5_all_reduce_prefix_sums_barrier() {
             )
         });
         close(t, (ts + tw * mf) * lg(p), "eq 4.5 allreduce");
+        let hc = Algorithm::Hypercube;
         let t = time(d, c, |n| {
-            drop(n.cube().scan(&vec![1u8; m], Op::Sum).unwrap())
+            drop(n.cube().with(hc).scan(&vec![1u8; m], Op::Sum).unwrap())
         });
         close(t, (ts + tw * mf) * lg(p), "Alg 4.9 scan");
         let t = time(d, c, |n| {
-            drop(n.cube().exscan(&vec![1u8; m], Op::Sum).unwrap())
+            drop(n.cube().with(hc).exscan(&vec![1u8; m], Op::Sum).unwrap())
         });
         close(t, (ts + tw * mf) * lg(p), "Alg 4.9 exscan");
         let t = time(d, c, |n| n.cube().barrier().unwrap());
         close(t, ts * lg(p), "barrier");
     });
+}
+
+/// The pipelined chain scan: `(p − 2 + S)(t_s + t_w m/S)` with S segments of 64 KiB.
+#[test]
+fn chain_scan_pipeline() {
+    for d in 1..=4u32 {
+        let p = (1u32 << d) as f64;
+        for model in MODELS {
+            let (ts, tw) = (model.t_s, model.t_w);
+            for segs in [1usize, 3] {
+                let m = segs * 65536;
+                let want = (p - 2.0 + segs as f64) * (ts + tw * 65536.0);
+                let t = time(d, model, |n| {
+                    let c = n.cube().with(Algorithm::Chain);
+                    drop(c.scan(&vec![1u8; m], Op::Sum).unwrap())
+                });
+                close(t, want, "chain scan");
+                let t = time(d, model, |n| {
+                    let c = n.cube().with(Algorithm::Chain);
+                    drop(c.exscan(&vec![1u8; m], Op::Sum).unwrap())
+                });
+                close(t, want, "chain exscan");
+            }
+        }
+    }
 }
 
 #[test]
@@ -352,4 +378,28 @@ fn automatic_choice_follows_the_model() {
     );
     assert!(choose(Operation::Allgather, Algorithm::Pairwise, 3, 8, true).is_err());
     assert!(choose(Operation::Allreduce, Algorithm::Ring, 3, 8, false).is_err());
+}
+
+/// The work bound: with 16 ranks on 2 cores a long scan is decided by the bytes it moves
+/// (the chain), with a core per rank by the critical path (Alg. 4.9); short ones always by
+/// the critical path.
+#[test]
+fn selection_bounds_the_path_by_the_work() {
+    use hypercube::collectives::select::{machine, model_work, selection_time, Operation};
+    let pick = |cores: usize, k: u32, m: usize| {
+        let mc = hypercube::collectives::select::Machine { cores, ..machine() };
+        let t = |a| selection_time(Operation::Scan, a, k, m, &mc).unwrap();
+        if t(Algorithm::Chain) < t(Algorithm::Hypercube) {
+            Algorithm::Chain
+        } else {
+            Algorithm::Hypercube
+        }
+    };
+    assert_eq!(pick(2, 4, 1 << 20), Algorithm::Chain);
+    assert_eq!(pick(16, 4, 1 << 20), Algorithm::Hypercube);
+    assert_eq!(pick(2, 4, 8), Algorithm::Hypercube);
+    // Volumes: Alg. 4.9 moves m p log p; the chain m Σ hamming(j, j+1) (26 m at p = 16).
+    let w = |a| model_work(Operation::Scan, a, 4, 1).unwrap();
+    assert_eq!(w(Algorithm::Hypercube), 64.0);
+    assert_eq!(w(Algorithm::Chain), 26.0);
 }

@@ -141,14 +141,31 @@ fn run(node: &Node, sc: Subcube<'_>, name: &'static str) -> Result<()> {
         );
     }
     s.ok("reduce_scatter");
-    ensure!(
-        sc.scan(&aff[me], Op::Fn(f))? == fold(&aff[..=me], affine),
-        "scan"
-    );
-    ensure!(
-        sc.exscan(&aff[me], Op::Fn(f))? == (me > 0).then(|| fold(&aff[..me], affine)),
-        "exscan"
-    );
+    for alg in [Algorithm::Hypercube, Algorithm::Chain] {
+        let sa = sc.with(alg);
+        ensure!(
+            sa.scan(&aff[me], Op::Fn(f))? == fold(&aff[..=me], affine),
+            "scan {alg:?}"
+        );
+        ensure!(
+            sa.exscan(&aff[me], Op::Fn(f))? == (me > 0).then(|| fold(&aff[..me], affine)),
+            "exscan {alg:?}"
+        );
+    }
+    // Several 64 KiB segments of the chain, and the automatic choice at 1 MiB.
+    let long: Vec<Vec<u64>> = (0..p)
+        .map(|r| {
+            (0..(1 << 17) + 3)
+                .map(|i| rnd(s.seed(r) + 3 * i as u64) | (1 << 32))
+                .collect()
+        })
+        .collect();
+    for alg in [Algorithm::Chain, Algorithm::Auto] {
+        ensure!(
+            sc.with(alg).scan(&long[me], Op::Fn(f))? == fold(&long[..=me], affine),
+            "long scan {alg:?}"
+        );
+    }
     s.ok("scan");
 
     let m = 9;

@@ -42,7 +42,8 @@ struct Args {
     #[arg(short = 'x', value_name = "WARMUP", default_value_t = -1, allow_negative_numbers = true)]
     warmup: i64,
     /// Force a collective algorithm (auto, hypercube, ring, mesh, scatter-allgather,
-    /// reduce-scatter-gather, reduce-scatter-allgather, store-forward, pairwise)
+    /// reduce-scatter-gather, reduce-scatter-allgather, store-forward, pairwise, ecube,
+    /// gray-ring, chain)
     #[arg(short = 'a', long = "alg", value_name = "ALG", default_value = "auto")]
     alg: String,
 }

@@ -1,9 +1,11 @@
 //! Which algorithm runs: a per-call override ([`crate::collectives::Subcube::with`]), else a
 //! per-job setting `HYPERCUBE_ALG_<OP>=<name>` (e.g. `HYPERCUBE_ALG_ALLREDUCE=ring`), else
-//! the algorithm with the least model time (Grama's expressions, [`model_time`]) under this
-//! machine's cost parameters: `t_s` = `HYPERCUBE_MODEL_TS_US` (default 150 µs) and `t_w` =
+//! the algorithm with the least [`selection_time`] (Grama's expressions, [`model_time`],
+//! bounded below by the bytes moved over the cores the ranks share, [`model_work`]) under this
+//! [`machine`]'s parameters: `t_s` = `HYPERCUBE_MODEL_TS_US` (default 150 µs) and `t_w` =
 //! `HYPERCUBE_MODEL_TW_NS` per byte (default 1.2 ns), fitted to the `coll_bench` example at
-//! p = 8 on the 2-core development VM (see `docs/collectives.md`). Ties go to the hypercube algorithm. Every input to the choice is
+//! p = 8 on the 2-core development VM (see `docs/collectives.md`), and the copy cost and
+//! core count of [`Machine`]. Ties go to the hypercube algorithm. Every input to the choice is
 //! the same on every member, so all members choose alike.
 
 use std::str::FromStr;
@@ -38,6 +40,10 @@ pub enum Algorithm {
     Ecube,
     /// Circular shift as power-of-two shifts on the Gray-code ring (§4.6.2, eq. 4.11).
     GrayRing,
+    /// Prefix sums along the chain of ranks 0 → … → p−1, pipelined in 64 KiB segments
+    /// (the linear array of §4.1.1 with the pipelining of §4.2): fewer bytes than Alg. 4.9
+    /// (≈ 2m(p−1) instead of m p log p), more steps.
+    Chain,
 }
 
 impl FromStr for Algorithm {
@@ -56,11 +62,12 @@ impl FromStr for Algorithm {
                 "pairwise" => Algorithm::Pairwise,
                 "ecube" => Algorithm::Ecube,
                 "gray-ring" => Algorithm::GrayRing,
+                "chain" => Algorithm::Chain,
                 other => {
                     return Err(Error::Config(format!(
                     "unknown collective algorithm {other:?}; use one of auto, hypercube, ring, \
                      mesh, scatter-allgather, reduce-scatter-gather, reduce-scatter-allgather, \
-                     store-forward, pairwise, ecube, gray-ring"
+                     store-forward, pairwise, ecube, gray-ring, chain"
                 )))
                 }
             },
@@ -123,9 +130,8 @@ impl Operation {
             Operation::Allgather => &[Hypercube, Ring, Mesh],
             Operation::ReduceScatter => &[Hypercube, Ring],
             Operation::Allreduce => &[Hypercube, ReduceScatterAllgather, Ring],
-            Operation::Scan | Operation::Scatter | Operation::Gather | Operation::Barrier => {
-                &[Hypercube]
-            }
+            Operation::Scan => &[Hypercube, Chain],
+            Operation::Scatter | Operation::Gather | Operation::Barrier => &[Hypercube],
             Operation::Alltoall => &[StoreForward, Pairwise, Ring, Mesh],
             Operation::Shift => &[Ecube, GrayRing],
         }
@@ -181,8 +187,89 @@ pub fn model_time(
         (Operation::Shift, Ecube) => ts + tw * m,
         (Operation::Shift, GrayRing) => (ts + tw * m) * (2.0 * lg - 1.0).max(lg),
         (Operation::Barrier, Hypercube) => ts * lg,
+        (Operation::Scan, Chain) => {
+            if k == 0 {
+                0.0
+            } else {
+                let s = chain_segments(m_bytes) as f64;
+                (p - 2.0 + s) * (ts + tw * m / s)
+            }
+        }
         _ => return None,
     })
+}
+
+/// The segments of [`Algorithm::Chain`] for an `m_bytes` vector (each at most 64 KiB).
+pub fn chain_segments(m_bytes: usize) -> usize {
+    m_bytes.div_ceil(super::scan::chain::SEGMENT_BYTES).max(1)
+}
+
+/// The bytes `alg` moves through the links for `op` on `2^k` nodes, summed over every link
+/// a message crosses (a message routed over h links counts h times); `m_bytes` as in
+/// [`model_time`]. On a machine whose cores are shared by the ranks, every byte costs
+/// copies on some core, so this volume bounds the time from below (see [`choose`]).
+pub fn model_work(op: Operation, alg: Algorithm, k: u32, m_bytes: usize) -> Option<f64> {
+    use Algorithm::*;
+    let m = m_bytes as f64;
+    let p = (1u64 << k) as f64;
+    let lg = k as f64;
+    // Σ over the p nodes of the hops to every other node: p · (p/2) log p.
+    let all_pairs_hops = p * p / 2.0 * lg;
+    Some(match (op, alg) {
+        (Operation::Bcast | Operation::Reduce, Hypercube) => m * (p - 1.0),
+        (Operation::Bcast, ScatterAllgather) | (Operation::Reduce, ReduceScatterGather) => {
+            m / p * p / 2.0 * lg + m * (p - 1.0)
+        }
+        (Operation::Allreduce | Operation::Scan, Hypercube) => m * p * lg,
+        (Operation::Allreduce, ReduceScatterAllgather | Ring) => 2.0 * m * (p - 1.0),
+        (Operation::Allgather, Hypercube | Ring | Mesh) => m * p * (p - 1.0),
+        (Operation::ReduceScatter, Hypercube | Ring) => m * (p - 1.0),
+        (Operation::Scatter | Operation::Gather, Hypercube) => m * p / 2.0 * lg,
+        (Operation::Alltoall, StoreForward | Pairwise) => m * all_pairs_hops,
+        (Operation::Alltoall, Ring) => m * p / 2.0 * (p - 1.0) * p,
+        (Operation::Alltoall, Mesh) => {
+            let (r, c) = mesh_shape(k);
+            m * p / 2.0 * ((r + c) as f64 - 2.0) * p
+        }
+        (Operation::Shift, Ecube | GrayRing) => m * p * lg,
+        (Operation::Barrier, Hypercube) => 0.0,
+        (Operation::Scan, Chain) => {
+            let hops: u32 = (1..(1u32 << k)).map(|j| ((j - 1) ^ j).count_ones()).sum();
+            m * hops as f64
+        }
+        _ => return None,
+    })
+}
+
+/// What the automatic choice knows of the machine: Grama's parameters, the cost of moving
+/// one byte through a link in CPU time, and the cores the ranks share.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Machine {
+    /// `t_s` and `t_w` of the critical path, in seconds (per byte for `t_w`).
+    pub model: CostModel,
+    /// CPU seconds per byte moved over a link, both ends' copies together.
+    pub copy: f64,
+    /// Cores the ranks of the job share.
+    pub cores: usize,
+}
+
+/// The time the automatic choice compares: the larger of Grama's model time (the
+/// critical path, every node on its own processor) and the work bound — the bytes
+/// [`model_work`] moves, at [`Machine::copy`] each, spread over the cores the ranks share
+/// (at most one per rank). With a core per rank the first term decides; with 16 ranks on
+/// 2 cores, long messages are decided by the volume. On the development VM both terms
+/// predict the measured scan within 10% (docs/perf/analysis.md).
+pub fn selection_time(
+    op: Operation,
+    alg: Algorithm,
+    k: u32,
+    m_bytes: usize,
+    machine: &Machine,
+) -> Option<f64> {
+    let t = model_time(op, alg, k, m_bytes, machine.model)?;
+    let shared = machine.cores.clamp(1, 1 << k.min(30)) as f64;
+    let work = model_work(op, alg, k, m_bytes).unwrap_or(0.0) * machine.copy / shared;
+    Some(t.max(work))
 }
 
 /// May the automatic choice pick `a` for `op`? The two-phase broadcast and reduction
@@ -199,20 +286,34 @@ fn auto_candidate(op: Operation, a: Algorithm) -> bool {
     )
 }
 
-/// This machine's cost parameters in seconds (see the module docs). Read from the
-/// environment once per process.
-pub fn machine_model() -> CostModel {
-    static MODEL: std::sync::OnceLock<CostModel> = std::sync::OnceLock::new();
-    *MODEL.get_or_init(|| {
+/// This machine, from the environment (see the module docs), read once per process:
+/// `HYPERCUBE_MODEL_TS_US` (default 150), `HYPERCUBE_MODEL_TW_NS` (1.2),
+/// `HYPERCUBE_MODEL_COPY_NS` (0.55 ns per byte, fitted to the scans at p = 4..16 on the
+/// development VM) and `HYPERCUBE_MODEL_CORES`, which `hcrun` sets for every rank to the
+/// launching machine's available parallelism (else this machine's), so that every member
+/// chooses alike.
+pub fn machine() -> Machine {
+    static MACHINE: std::sync::OnceLock<Machine> = std::sync::OnceLock::new();
+    *MACHINE.get_or_init(|| {
         let get = |name: &str, default: f64| {
             std::env::var(name)
                 .ok()
                 .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v >= 0.0)
                 .unwrap_or(default)
         };
-        CostModel {
-            t_s: get("HYPERCUBE_MODEL_TS_US", 150.0) * 1e-6,
-            t_w: get("HYPERCUBE_MODEL_TW_NS", 1.2) * 1e-9,
+        let cores = std::env::var("HYPERCUBE_MODEL_CORES")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        Machine {
+            model: CostModel {
+                t_s: get("HYPERCUBE_MODEL_TS_US", 150.0) * 1e-6,
+                t_w: get("HYPERCUBE_MODEL_TW_NS", 1.2) * 1e-9,
+            },
+            copy: get("HYPERCUBE_MODEL_COPY_NS", 0.55) * 1e-9,
+            cores,
         }
     })
 }
@@ -267,8 +368,9 @@ pub fn choose(
         }
         return Ok(alg);
     }
-    let model = machine_model();
-    let mut best = (f64::INFINITY, op.algorithms()[0]);
+    let machine = machine();
+    // Least selection time; between equal volumes, the shorter critical path.
+    let mut best = ((f64::INFINITY, f64::INFINITY), op.algorithms()[0]);
     for &a in op.algorithms() {
         if !commutative && reorders(a) {
             continue;
@@ -276,9 +378,12 @@ pub fn choose(
         if !auto_candidate(op, a) {
             continue;
         }
-        if let Some(t) = model_time(op, a, k, m_bytes, model) {
-            if t < best.0 {
-                best = (t, a);
+        if let (Some(t), Some(path)) = (
+            selection_time(op, a, k, m_bytes, &machine),
+            model_time(op, a, k, m_bytes, machine.model),
+        ) {
+            if (t, path) < best.0 {
+                best = ((t, path), a);
             }
         }
     }

@@ -1,31 +1,44 @@
-//! Prefix sums (`MPI_Scan`, `MPI_Exscan`, Grama §4.3, Alg. 4.9).
+//! Prefix sums (`MPI_Scan`, `MPI_Exscan`, Grama §4.3): Alg. 4.9 on the hypercube, or the
+//! pipelined chain of ranks for long vectors.
 
+pub(crate) mod chain;
 mod hypercube;
 
 use super::ctx::Ctx;
 use super::element::{Element, Op};
-use super::select::{choose, Operation};
+use super::select::{choose, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
 
 impl Subcube<'_> {
-    /// Inclusive prefix reduction: relative rank j returns `x_0 ⊕ … ⊕ x_j`. Alg. 4.9.
+    /// Inclusive prefix reduction: relative rank j returns `x_0 ⊕ … ⊕ x_j`. Alg. 4.9, or
+    /// the pipelined chain ([`Algorithm::Chain`]). Both keep rank order, so `op` need not
+    /// be commutative.
     #[doc(alias = "MPI_Scan")]
     pub fn scan<T: Element>(&self, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
-        let m = std::mem::size_of_val(data);
-        choose(Operation::Scan, self.alg, self.dim, m, true)?;
-        let c = Ctx::new(self.node, self.dim)?;
-        hypercube::scan(&c, data.to_vec(), op, true)?
+        self.prefix(data, op, true)?
             .ok_or_else(|| Error::InvalidArgument("scan: no result".into()))
     }
 
     /// Exclusive prefix reduction: relative rank j > 0 returns `Some(x_0 ⊕ … ⊕ x_{j-1})`,
-    /// rank 0 returns `None`. Alg. 4.9.
+    /// rank 0 returns `None`. Algorithms as [`Subcube::scan`].
     #[doc(alias = "MPI_Exscan")]
     pub fn exscan<T: Element>(&self, data: &[T], op: Op<'_, T>) -> Result<Option<Vec<T>>> {
+        self.prefix(data, op, false)
+    }
+
+    fn prefix<T: Element>(
+        &self,
+        data: &[T],
+        op: Op<'_, T>,
+        inclusive: bool,
+    ) -> Result<Option<Vec<T>>> {
         let m = std::mem::size_of_val(data);
-        choose(Operation::Scan, self.alg, self.dim, m, true)?;
+        let alg = choose(Operation::Scan, self.alg, self.dim, m, true)?;
         let c = Ctx::new(self.node, self.dim)?;
-        hypercube::scan(&c, data.to_vec(), op, false)
+        match alg {
+            Algorithm::Chain => chain::scan(&c, data.to_vec(), op, inclusive),
+            _ => hypercube::scan(&c, data.to_vec(), op, inclusive),
+        }
     }
 }
