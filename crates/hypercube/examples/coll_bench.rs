@@ -73,7 +73,7 @@ fn main() -> hypercube::Result<()> {
         rows.push(("scan Hypercube".into(), t));
         let t = time(&node, iters, || {
             drop(
-                c.scatter(0, if node.mynode() == 0 { &blocks } else { &[] })
+                c.scatter(0, if node.mynode() == 0 { &blocks } else { &[] }, size)
                     .unwrap(),
             )
         });

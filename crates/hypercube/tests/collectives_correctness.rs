@@ -174,26 +174,38 @@ fn check_node(node: &Node, k: u32, round: u64) {
 
     // Scatter, gather, gatherv.
     let m = 5;
-    for &root in &roots {
+    for (&root, alg) in roots
+        .iter()
+        .flat_map(|r| [(r, Algorithm::Hypercube), (r, Algorithm::Ecube)])
+    {
+        let sa = sc.with(alg);
         let blocks: Vec<Bytes> = (0..p).map(|j| bytes_of(seed(root) + j as u64, m)).collect();
-        let mine = sc
-            .scatter(base + root as u32, if me == root { &blocks } else { &[] })
+        let mine = sa
+            .scatter(
+                base + root as u32,
+                if me == root { &blocks } else { &[] },
+                m,
+            )
             .unwrap();
-        assert_eq!(mine, blocks[me], "scatter root {root}");
-        let all = sc
+        assert_eq!(mine, blocks[me], "scatter {alg:?} root {root}");
+        let all = sa
             .gather(base + root as u32, bytes_of(seed(me), m))
             .unwrap();
         let want: Vec<Bytes> = (0..p).map(|j| bytes_of(seed(j), m)).collect();
         assert_eq!(
             all,
             (me == root).then(|| want.clone()),
-            "gather root {root}"
+            "gather {alg:?} root {root}"
         );
-        let all = sc
+        let all = sa
             .gatherv(base + root as u32, bytes_of(seed(me), me))
             .unwrap();
         let want: Vec<Bytes> = (0..p).map(|j| bytes_of(seed(j), j)).collect();
-        assert_eq!(all, (me == root).then_some(want), "gatherv root {root}");
+        assert_eq!(
+            all,
+            (me == root).then_some(want),
+            "gatherv {alg:?} root {root}"
+        );
     }
 
     // Allgather, allgatherv.
@@ -371,6 +383,25 @@ fn bad_arguments_are_errors_not_panics() {
             node.cube().allreduce(&vec![1.0f32; n], Op::Sum),
             Err(Error::InvalidArgument(_))
         ));
+        node.cube().barrier().unwrap();
+        // Scatter: blocks that are not block_len long fail at the root (here each node is
+        // the root of its own 0-cube); a member that passes another block_len than the
+        // root gets an error naming the length it received, the others their blocks.
+        let blocks: Vec<Bytes> = (0..4).map(|_| Bytes::from(vec![7u8; 3])).collect();
+        assert!(matches!(
+            node.subcube(0).scatter(me, &blocks[..1], 4),
+            Err(Error::InvalidArgument(_))
+        ));
+        for alg in [Algorithm::Hypercube, Algorithm::Ecube] {
+            let mine = if me == 0 { &blocks[..] } else { &[] };
+            let len = if me == 2 { 5 } else { 3 };
+            let got = node.cube().with(alg).scatter(0, mine, len);
+            if me == 2 {
+                assert!(matches!(got, Err(Error::InvalidArgument(ref s)) if s.contains("3 bytes")));
+            } else {
+                assert_eq!(got.unwrap(), blocks[0]);
+            }
+        }
         node.cube().barrier().unwrap();
         // Still usable afterwards.
         assert_eq!(node.cube().allreduce(&[1u16], Op::Sum).unwrap(), vec![4]);

@@ -170,16 +170,29 @@ fn run(node: &Node, sc: Subcube<'_>, name: &'static str) -> Result<()> {
 
     let m = 9;
     let blocks: Vec<Bytes> = (0..p).map(|j| bytes_of(s.seed(j) + 5, m)).collect();
-    let got = sc.scatter(base + root as u32, if me == root { &blocks } else { &[] })?;
-    ensure!(got == blocks[me], "scatter");
-    s.ok("scatter");
     let want: Vec<Bytes> = (0..p).map(|j| bytes_of(s.seed(j), m)).collect();
-    let got = sc.gather(base + root as u32, want[me].clone())?;
-    ensure!(got == (me == root).then(|| want.clone()), "gather");
-    s.ok("gather");
     let wantv: Vec<Bytes> = (0..p).map(|j| bytes_of(s.seed(j), j % 5)).collect();
-    let got = sc.gatherv(base, wantv[me].clone())?;
-    ensure!(got == (me == 0).then(|| wantv.clone()), "gatherv");
+    // A 3-hop block of 200 KiB (rendezvous) through the e-cube scatter and gather too.
+    let big: Vec<Bytes> = (0..p).map(|j| bytes_of(s.seed(j) + 9, 200 << 10)).collect();
+    for alg in [Algorithm::Hypercube, Algorithm::Ecube, Algorithm::Auto] {
+        let sa = sc.with(alg);
+        let got = sa.scatter(
+            base + root as u32,
+            if me == root { &blocks } else { &[] },
+            m,
+        )?;
+        ensure!(got == blocks[me], "scatter {alg:?}");
+        let got = sa.scatter(base, if me == 0 { &big } else { &[] }, 200 << 10)?;
+        ensure!(got == big[me], "long scatter {alg:?}");
+        let got = sa.gather(base + root as u32, want[me].clone())?;
+        ensure!(got == (me == root).then(|| want.clone()), "gather {alg:?}");
+        let got = sa.gather(base, big[me].clone())?;
+        ensure!(got == (me == 0).then(|| big.clone()), "long gather {alg:?}");
+        let got = sa.gatherv(base, wantv[me].clone())?;
+        ensure!(got == (me == 0).then(|| wantv.clone()), "gatherv {alg:?}");
+    }
+    s.ok("scatter");
+    s.ok("gather");
     s.ok("gatherv");
     for alg in [Algorithm::Hypercube, Algorithm::Ring, Algorithm::Mesh] {
         ensure!(

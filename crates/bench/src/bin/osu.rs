@@ -239,7 +239,7 @@ fn call(
         }
         Bench::Scatter => {
             let blocks: &[Bytes] = if me == 0 { &buf.blocks } else { &[] };
-            c.scatter(0, blocks)?;
+            c.scatter(0, blocks, s)?;
         }
         Bench::Gather => {
             c.gather(0, buf.block.clone())?;

@@ -131,7 +131,8 @@ impl Operation {
             Operation::ReduceScatter => &[Hypercube, Ring],
             Operation::Allreduce => &[Hypercube, ReduceScatterAllgather, Ring],
             Operation::Scan => &[Hypercube, Chain],
-            Operation::Scatter | Operation::Gather | Operation::Barrier => &[Hypercube],
+            Operation::Scatter | Operation::Gather => &[Hypercube, Ecube],
+            Operation::Barrier => &[Hypercube],
             Operation::Alltoall => &[StoreForward, Pairwise, Ring, Mesh],
             Operation::Shift => &[Ecube, GrayRing],
         }
@@ -185,6 +186,7 @@ pub fn model_time(
         (Operation::Alltoall, Ring) => (ts + tw * m * p / 2.0) * (p - 1.0),
         (Operation::Alltoall, Mesh) => (ts + tw * m * p / 2.0) * mesh_steps,
         (Operation::Shift, Ecube) => ts + tw * m,
+        (Operation::Scatter | Operation::Gather, Ecube) => (ts + tw * m) * (p - 1.0),
         (Operation::Shift, GrayRing) => (ts + tw * m) * (2.0 * lg - 1.0).max(lg),
         (Operation::Barrier, Hypercube) => ts * lg,
         (Operation::Scan, Chain) => {
@@ -224,7 +226,7 @@ pub fn model_work(op: Operation, alg: Algorithm, k: u32, m_bytes: usize) -> Opti
         (Operation::Allreduce, ReduceScatterAllgather | Ring) => 2.0 * m * (p - 1.0),
         (Operation::Allgather, Hypercube | Ring | Mesh) => m * p * (p - 1.0),
         (Operation::ReduceScatter, Hypercube | Ring) => m * (p - 1.0),
-        (Operation::Scatter | Operation::Gather, Hypercube) => m * p / 2.0 * lg,
+        (Operation::Scatter | Operation::Gather, Hypercube | Ecube) => m * p / 2.0 * lg,
         (Operation::Alltoall, StoreForward | Pairwise) => m * all_pairs_hops,
         (Operation::Alltoall, Ring) => m * p / 2.0 * (p - 1.0) * p,
         (Operation::Alltoall, Mesh) => {
@@ -272,18 +274,31 @@ pub fn selection_time(
     Some(t.max(work))
 }
 
-/// May the automatic choice pick `a` for `op`? The two-phase broadcast and reduction
-/// (§4.7.1/§4.7.2) win in the book's model for long messages, where p nodes move data in
-/// parallel; on a machine whose ranks share two cores the extra steps only add work, and
-/// they measured slower than the one-phase tree at every size and p = 8, 16
-/// (`hcrun --dim 3 -- target/release/osu bcast -m 8:1048576 -a scatter-allgather`, see
-/// docs/collectives.md). They stay available by request.
-fn auto_candidate(op: Operation, a: Algorithm) -> bool {
-    !matches!(
-        (op, a),
+/// May the automatic choice pick `a` for `op` (a block or vector of `m_bytes`, on `2^k`
+/// nodes)? Two measured rules, where the model and this machine disagree (commands in
+/// docs/collectives.md and docs/perf/analysis.md):
+///
+/// - The two-phase broadcast and reduction (§4.7.1/§4.7.2) win in the book's model for
+///   long messages, where p nodes move data in parallel; on a machine whose ranks share
+///   two cores the extra steps only add work, and they measured slower than the one-phase
+///   tree at every size and p = 8, 16. They stay available by request.
+/// - Scatter and gather with more ranks than cores: the e-cube algorithm (every block sent
+///   straight to or from the root, forwarded without copies, all sends started at once)
+///   measured faster than the binomial tree for gather at every size and for scatter from
+///   64 KiB on (the eager limit) at p = 4–16, although in Grama's single-port model the
+///   root's p − 1 start-ups make it slower. Below 64 KiB, or with a core per rank, the
+///   scatter is the tree of §4.4.
+fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {
+    let oversubscribed = machine.cores < (1usize << k.min(30));
+    match (op, a) {
         (Operation::Bcast, Algorithm::ScatterAllgather)
-            | (Operation::Reduce, Algorithm::ReduceScatterGather)
-    )
+        | (Operation::Reduce, Algorithm::ReduceScatterGather) => false,
+        (Operation::Gather, Algorithm::Hypercube) => !oversubscribed,
+        (Operation::Gather, Algorithm::Ecube) => oversubscribed,
+        (Operation::Scatter, Algorithm::Hypercube) => !oversubscribed || m_bytes < 64 << 10,
+        (Operation::Scatter, Algorithm::Ecube) => oversubscribed && m_bytes >= 64 << 10,
+        _ => true,
+    }
 }
 
 /// This machine, from the environment (see the module docs), read once per process:
@@ -375,7 +390,7 @@ pub fn choose(
         if !commutative && reorders(a) {
             continue;
         }
-        if !auto_candidate(op, a) {
+        if !auto_candidate(op, a, k, m_bytes, &machine) {
             continue;
         }
         if let (Some(t), Some(path)) = (

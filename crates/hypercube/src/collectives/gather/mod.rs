@@ -1,11 +1,12 @@
 //! Gather and gatherv (`MPI_Gather`, `MPI_Gatherv`, Grama §4.4).
 
+mod ecube;
 pub(crate) mod hypercube;
 
 use bytes::Bytes;
 
 use super::ctx::{rel_root, Ctx, Layout};
-use super::select::{choose, Operation};
+use super::select::{choose, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
 use crate::NodeId;
@@ -16,17 +17,24 @@ impl Subcube<'_> {
     #[doc(alias = "MPI_Gather")]
     pub fn gather(&self, root: NodeId, block: Bytes) -> Result<Option<Vec<Bytes>>> {
         let r = rel_root(self.node, self.dim, root)?;
-        choose(Operation::Gather, self.alg, self.dim, block.len(), true)?;
+        let alg = choose(Operation::Gather, self.alg, self.dim, block.len(), true)?;
         let c = Ctx::new(self.node, self.dim)?;
-        hypercube::gather(&c, r, block, Layout::Equal)
+        match alg {
+            Algorithm::Ecube => ecube::gather(&c, r, block),
+            _ => hypercube::gather(&c, r, block, Layout::Equal),
+        }
     }
 
     /// Gatherv: like [`Subcube::gather`] with blocks of any lengths.
     #[doc(alias = "MPI_Gatherv")]
     pub fn gatherv(&self, root: NodeId, block: Bytes) -> Result<Option<Vec<Bytes>>> {
         let r = rel_root(self.node, self.dim, root)?;
-        choose(Operation::Gather, self.alg, self.dim, block.len(), true)?;
+        let alg = // Lengths differ between members, so the automatic choice must not depend on them.
+        choose(Operation::Gather, self.alg, self.dim, 0, true)?;
         let c = Ctx::new(self.node, self.dim)?;
-        hypercube::gather(&c, r, block, Layout::Framed)
+        match alg {
+            Algorithm::Ecube => ecube::gather(&c, r, block),
+            _ => hypercube::gather(&c, r, block, Layout::Framed),
+        }
     }
 }

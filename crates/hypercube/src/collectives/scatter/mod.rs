@@ -1,21 +1,24 @@
 //! Scatter (`MPI_Scatter`, Grama §4.4).
 
+pub(crate) mod ecube;
 pub(crate) mod hypercube;
 
 use bytes::Bytes;
 
 use super::ctx::{rel_root, Ctx, Layout};
-use super::select::{choose, Operation};
+use super::select::{choose, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
 use crate::NodeId;
 
 impl Subcube<'_> {
-    /// Scatter: `root` passes one block per member (by relative rank, all of one length);
-    /// every member returns its block. Other members pass an empty slice. Alg.: §4.4,
-    /// eq. 4.6.
+    /// Scatter: `root` passes one block per member (by relative rank), each of
+    /// `block_len` bytes; every member returns its block. Other members pass an empty
+    /// slice. Every member must pass the same `root` and `block_len` (as `recvcount` in
+    /// `MPI_Scatter`), which selects the algorithm: the tree of §4.4 (eq. 4.6) or blocks
+    /// sent straight along their e-cube routes ([`Algorithm::Ecube`]).
     #[doc(alias = "MPI_Scatter")]
-    pub fn scatter(&self, root: NodeId, blocks: &[Bytes]) -> Result<Bytes> {
+    pub fn scatter(&self, root: NodeId, blocks: &[Bytes], block_len: usize) -> Result<Bytes> {
         let r = rel_root(self.node, self.dim, root)?;
         let p = self.size() as usize;
         if self.node.mynode() == root {
@@ -25,14 +28,31 @@ impl Subcube<'_> {
                     blocks.len()
                 )));
             }
-            if blocks.iter().any(|b| b.len() != blocks[0].len()) {
-                return Err(Error::InvalidArgument(
-                    "scatter: blocks differ in length; all blocks must have one length".into(),
-                ));
+            if let Some((j, b)) = blocks
+                .iter()
+                .enumerate()
+                .find(|(_, b)| b.len() != block_len)
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "scatter: block {j} has {} bytes but block_len = {block_len}; all blocks \
+                     must have block_len bytes",
+                    b.len()
+                )));
             }
         }
-        choose(Operation::Scatter, self.alg, self.dim, 0, true)?;
+        let alg = choose(Operation::Scatter, self.alg, self.dim, block_len, true)?;
         let c = Ctx::new(self.node, self.dim)?;
-        hypercube::scatter(&c, r, blocks.to_vec(), Layout::Equal)
+        let mine = match alg {
+            Algorithm::Ecube => ecube::scatter(&c, r, blocks)?,
+            _ => hypercube::scatter(&c, r, blocks.to_vec(), Layout::Equal)?,
+        };
+        if mine.len() != block_len {
+            return Err(Error::InvalidArgument(format!(
+                "scatter: received a block of {} bytes but block_len = {block_len}; every \
+                 member must pass the block_len of the root's blocks",
+                mine.len()
+            )));
+        }
+        Ok(mine)
     }
 }

@@ -1,0 +1,29 @@
+//! Gather with every block sent directly to the root along its e-cube route (§4.4's
+//! operation with the routing of §4.6.2 / Alg. 4.10): the nodes on the way forward the
+//! blocks in their progress threads; the root takes them as they come. Model time
+//! (single-ported root): `T = (t_s + t_w m)(p − 1)`. Each block is its own message, so
+//! blocks of any lengths (gatherv) need no framing.
+
+use bytes::Bytes;
+
+use crate::collectives::ctx::Ctx;
+use crate::error::Result;
+
+/// Every node's `mine` → at relative rank `root`, all blocks by relative rank.
+pub(crate) fn gather(c: &Ctx<'_>, root: u32, mine: Bytes) -> Result<Option<Vec<Bytes>>> {
+    if c.me != root {
+        c.send(root, mine)?;
+        return Ok(None);
+    }
+    let order = crate::collectives::scatter::ecube::by_distance(c, root);
+    let recvs = order
+        .iter()
+        .map(|&j| c.irecv(j))
+        .collect::<Result<Vec<_>>>()?;
+    let mut out = vec![Bytes::new(); c.p() as usize];
+    out[root as usize] = mine;
+    for (j, r) in order.into_iter().zip(recvs) {
+        out[j as usize] = r.wait()?.into_data();
+    }
+    Ok(Some(out))
+}
