@@ -13,6 +13,7 @@ const CHECKS: &[&str] = &[
     "bad_arguments",
     "self_send",
     "forwarding_while_busy",
+    "multi_part_messages",
 ];
 
 fn suite(d: u32) {

@@ -32,6 +32,7 @@ mod logging;
 mod mailbox;
 mod message;
 mod node;
+mod parts;
 pub mod transport;
 pub mod wire;
 
@@ -45,6 +46,7 @@ pub use hypercube_topology::NodeId;
 pub const HOST: NodeId = 0xFFFF_8000;
 pub use message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
 pub use node::{IntoPayload, Node, RecvRequest, SendRequest};
+pub use parts::Parts;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

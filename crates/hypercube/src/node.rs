@@ -11,14 +11,31 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use crate::error::{Error, Result};
 use crate::message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
+use crate::parts::Parts;
 use crate::transport::{RecvToken, SendToken, Transport};
 use crate::NodeId;
 
 /// Something that can be sent as a message payload. `Bytes`, `BytesMut`, `Vec<u8>` and
-/// `String` move in without a copy; borrowed slices are copied once.
-pub trait IntoPayload {
-    /// Convert into shared bytes.
+/// `String` move in without a copy; borrowed slices are copied once. [`Parts`] is sent as
+/// its buffers back to back, without joining them (one gather write); the receiver gets
+/// one contiguous message.
+pub trait IntoPayload: Sized {
+    /// Convert into shared bytes (several parts are joined with a copy).
     fn into_payload(self) -> Bytes;
+    /// Convert into the parts to send (the default: [`IntoPayload::into_payload`]'s one
+    /// buffer).
+    fn into_parts(self) -> Parts {
+        Parts::One(self.into_payload())
+    }
+}
+
+impl IntoPayload for Parts {
+    fn into_payload(self) -> Bytes {
+        self.into_bytes()
+    }
+    fn into_parts(self) -> Parts {
+        self
+    }
 }
 
 impl IntoPayload for Bytes {
@@ -212,9 +229,9 @@ impl Node {
         &self,
         dest: NodeId,
         tag: u32,
-        data: Bytes,
+        data: impl Into<Parts>,
     ) -> Result<SendRequest> {
-        let token = self.inner.t.isend(dest, tag, data)?;
+        let token = self.inner.t.isend(dest, tag, data.into())?;
         Ok(SendRequest {
             t: self.inner.t.clone(),
             token,
@@ -222,7 +239,12 @@ impl Node {
     }
 
     /// Send with a reserved tag.
-    pub(crate) fn send_internal(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<()> {
+    pub(crate) fn send_internal(
+        &self,
+        dest: NodeId,
+        tag: u32,
+        data: impl Into<Parts>,
+    ) -> Result<()> {
         self.isend_internal(dest, tag, data)?.wait()
     }
 
@@ -268,7 +290,7 @@ impl Node {
     /// Start a send (iPSC `isend`); wait for it with [`SendRequest::wait`].
     pub fn isend(&self, dest: NodeId, ty: MsgType, data: impl IntoPayload) -> Result<SendRequest> {
         let tag = check_type(ty.0)?;
-        self.isend_internal(dest, tag, data.into_payload())
+        self.isend_internal(dest, tag, data.into_parts())
     }
 
     /// Receive the oldest message that matches (iPSC `crecv`): `TypeSel::Is(t)` or

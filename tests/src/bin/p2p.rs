@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
 use bytes::Bytes;
-use hypercube::{Error, MsgType, Node, Select, TypeSel};
+use hypercube::{Error, MsgType, Node, Parts, Select, TypeSel};
 
 fn check(name: &str, r: Result<()>) -> Result<()> {
     r.with_context(|| format!("check {name} failed"))?;
@@ -37,6 +37,47 @@ fn main() -> Result<()> {
     check("bad_arguments", bad_args(&node))?;
     check("self_send", self_send(&node))?;
     check("forwarding_while_busy", forwarding_while_busy(&node))?;
+    check("multi_part_messages", multi_part(&node))?;
+    Ok(())
+}
+
+/// Messages sent as several buffers (`Parts`, one gather write) arrive as
+/// one contiguous message: eager and rendezvous sizes, more parts than one `writev` takes,
+/// empty parts, to every other node (forwarded) and to itself.
+fn multi_part(node: &Node) -> Result<()> {
+    let (me, p) = (node.mynode(), node.numnodes());
+    let shapes: [(usize, usize); 4] = [(3, 10), (600, 7), (5, 100_000), (40, 150_000)];
+    let make = |src: u32, dest: u32, i: usize| -> Vec<Bytes> {
+        let (n, len) = shapes[i];
+        (0..n)
+            .map(|k| {
+                let l = if k % 4 == 1 { 0 } else { len + k % 3 };
+                Bytes::from(payload(src, dest, (i * 1000 + k) as u32, l))
+            })
+            .collect()
+    };
+    let mut reqs = Vec::new();
+    for dest in 0..p {
+        for i in 0..shapes.len() {
+            let parts = Parts::from(make(me, dest, i));
+            reqs.push(node.isend(dest, MsgType(140 + i as u32), parts)?);
+        }
+    }
+    for src in 0..p {
+        for i in 0..shapes.len() {
+            let m = node.recv(Select::from_node(src, TypeSel::Is(140 + i as u32)))?;
+            let want: Vec<u8> = make(src, me, i).concat();
+            ensure!(
+                m.data()[..] == want[..],
+                "multi-part message {i} from {src}: {} bytes, {} expected",
+                m.data().len(),
+                want.len()
+            );
+        }
+    }
+    for r in reqs {
+        r.wait()?;
+    }
     Ok(())
 }
 

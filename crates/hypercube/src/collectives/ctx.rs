@@ -5,6 +5,7 @@ use bytes::{Bytes, BytesMut};
 
 use crate::error::{Error, Result};
 use crate::node::Node;
+use crate::parts::Parts;
 use crate::NodeId;
 
 /// One call of a collective on the subcube of dimension `k` that contains this node.
@@ -45,7 +46,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Send and wait until handed over.
-    pub fn send(&self, rel: u32, data: Bytes) -> Result<()> {
+    pub fn send(&self, rel: u32, data: impl Into<Parts>) -> Result<()> {
         self.node.send_internal(self.phys(rel), self.tag, data)
     }
 
@@ -58,7 +59,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Start a send.
-    pub fn isend(&self, rel: u32, data: Bytes) -> Result<crate::node::SendRequest> {
+    pub fn isend(&self, rel: u32, data: impl Into<Parts>) -> Result<crate::node::SendRequest> {
         self.node.isend_internal(self.phys(rel), self.tag, data)
     }
 
@@ -69,7 +70,7 @@ impl<'a> Ctx<'a> {
 
     /// Send to `to` and receive from `from` at the same time (both directions of a link
     /// are used at once, as in the book's exchange steps).
-    pub fn sendrecv(&self, to: u32, data: Bytes, from: u32) -> Result<Bytes> {
+    pub fn sendrecv(&self, to: u32, data: impl Into<Parts>, from: u32) -> Result<Bytes> {
         let r = self.node.irecv_internal(Some(self.phys(from)), self.tag)?;
         let s = self.node.isend_internal(self.phys(to), self.tag, data)?;
         let m = r.wait()?;
@@ -131,22 +132,19 @@ pub(crate) enum Layout<'a> {
     Framed,
 }
 
-/// Concatenate blocks into one message (a single block travels without a copy).
-pub(crate) fn pack(blocks: &[Bytes], layout: Layout<'_>) -> Bytes {
-    if blocks.len() == 1 && !matches!(layout, Layout::Framed) {
-        return blocks[0].clone();
-    }
-    let total: usize = blocks.iter().map(Bytes::len).sum();
-    let mut b = BytesMut::with_capacity(total + 8 * blocks.len());
+/// Blocks as one message: the blocks themselves, sent back to back without joining them
+/// (a framed layout adds one small buffer of lengths in front).
+pub(crate) fn pack(blocks: &[Bytes], layout: Layout<'_>) -> Parts {
+    let mut parts = Vec::with_capacity(blocks.len() + 1);
     if let Layout::Framed = layout {
+        let mut lens = BytesMut::with_capacity(8 * blocks.len());
         for x in blocks {
-            b.extend_from_slice(&(x.len() as u64).to_le_bytes());
+            lens.extend_from_slice(&(x.len() as u64).to_le_bytes());
         }
+        parts.push(lens.freeze());
     }
-    for x in blocks {
-        b.extend_from_slice(x);
-    }
-    b.freeze()
+    parts.extend(blocks.iter().cloned());
+    Parts::from(parts)
 }
 
 /// Split a message into the blocks of relative ranks `ids` (without copying).
@@ -207,7 +205,7 @@ pub(crate) fn unpack(
     Ok(out)
 }
 
-/// Join blocks into one buffer.
+/// Join blocks into one buffer (a single block without a copy).
 pub(crate) fn concat(blocks: &[Bytes]) -> Bytes {
-    pack(blocks, Layout::Equal)
+    pack(blocks, Layout::Equal).into_bytes()
 }

@@ -119,6 +119,27 @@ pub(crate) fn decode<T: Element>(b: &[u8], expected: Option<usize>, what: &str) 
     Ok(b.chunks_exact(T::SIZE).map(T::get_le).collect())
 }
 
+/// Decode blocks into one vector of `expected` elements (one copy, no joined buffer).
+pub(crate) fn decode_blocks<T: Element>(
+    blocks: &[Bytes],
+    expected: usize,
+    what: &str,
+) -> Result<Vec<T>> {
+    let total: usize = blocks.iter().map(Bytes::len).sum();
+    if total != expected * T::SIZE || blocks.iter().any(|b| b.len() % T::SIZE != 0) {
+        return Err(Error::InvalidArgument(format!(
+            "{what}: received {total} bytes where {expected} elements of {} bytes were \
+             expected; every participant must pass the same number of elements",
+            T::SIZE
+        )));
+    }
+    let mut out = Vec::with_capacity(expected);
+    for b in blocks {
+        out.extend(b.chunks_exact(T::SIZE).map(T::get_le));
+    }
+    Ok(out)
+}
+
 /// Check that `b` holds exactly `n` elements of `T` (the same error as [`decode`]).
 pub(crate) fn check_len<T: Element>(b: &[u8], n: usize, what: &str) -> Result<()> {
     if b.len() != n * T::SIZE {

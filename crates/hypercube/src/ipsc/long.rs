@@ -143,7 +143,7 @@ impl Node {
         header.extend_from_slice(&chunk.to_le_bytes());
         header.extend_from_slice(&0u32.to_le_bytes());
         let mut in_flight: VecDeque<SendRequest> = VecDeque::new();
-        in_flight.push_back(self.isend_internal(dest, header_tag, header.into())?);
+        in_flight.push_back(self.isend_internal(dest, header_tag, Bytes::from(header))?);
         let mut offset = 0usize;
         while offset < data.len() {
             let end = data.len().min(offset.saturating_add(chunk as usize));

@@ -27,12 +27,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 
 use crate::error::{Error, Result};
 use crate::mailbox::{Body, Mailbox};
 use crate::message::{Message, Select, Status};
 use crate::node::Node;
+use crate::parts::Parts;
 use crate::transport::{RecvToken, SendToken, Transport};
 use crate::NodeId;
 
@@ -239,7 +240,8 @@ impl Transport for LocalTransport {
         self.cube.dim
     }
 
-    fn isend(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<SendToken> {
+    fn isend(&self, dest: NodeId, tag: u32, data: Parts) -> Result<SendToken> {
+        let data = data.into_bytes();
         let p = self.cube.slots.len() as u32;
         if dest >= p {
             return Err(Error::InvalidNode {

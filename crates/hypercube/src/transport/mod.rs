@@ -4,10 +4,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bytes::Bytes;
-
 use crate::error::Result;
 use crate::message::{Message, Select, Status};
+use crate::parts::Parts;
 use crate::NodeId;
 
 pub mod local;
@@ -27,8 +26,9 @@ pub trait Transport: Send + Sync + 'static {
     fn rank(&self) -> NodeId;
     /// The cube dimension d (2^d nodes).
     fn dim(&self) -> u32;
-    /// Start sending `data` to `dest`. The data is shared, never copied on the way.
-    fn isend(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<SendToken>;
+    /// Start sending `data` to `dest`. The data is shared, never copied on the way; its
+    /// parts arrive as one contiguous message.
+    fn isend(&self, dest: NodeId, tag: u32, data: Parts) -> Result<SendToken>;
     /// Has the send finished (its buffer handed over)?
     fn test_send(&self, token: SendToken) -> Result<bool>;
     /// Block until the send has finished.

@@ -31,7 +31,12 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
     let row_members: Vec<u32> = (0..cols).map(|j| rank_at(row, j, c.k)).collect();
     let row_blocks = ring_pass(c, &row_members, col as usize, mine)?;
     let col_members: Vec<u32> = (0..r).map(|i| rank_at(i, col, c.k)).collect();
-    let rows = ring_pass(c, &col_members, row as usize, pack(&row_blocks, layout))?;
+    let rows = ring_pass(
+        c,
+        &col_members,
+        row as usize,
+        pack(&row_blocks, layout).into_bytes(),
+    )?;
     let mut out = vec![Bytes::new(); c.p() as usize];
     for (i, packed) in rows.into_iter().enumerate() {
         let ids: Vec<u32> = (0..cols).map(|j| rank_at(i as u32, j, c.k)).collect();

@@ -3,8 +3,8 @@
 //! `T = 2 (t_s log p + t_w (p-1) m/p) ≈ 2 (t_s log p + t_w m)`.
 
 use crate::collectives::allgather::hypercube::allgather;
-use crate::collectives::ctx::{bounds, concat, Ctx, Layout};
-use crate::collectives::element::{decode, encode, Element, Op};
+use crate::collectives::ctx::{bounds, Ctx, Layout};
+use crate::collectives::element::{decode_blocks, encode, Element, Op};
 use crate::collectives::reduce_scatter::hypercube::reduce_scatter;
 use crate::error::Result;
 
@@ -15,5 +15,5 @@ pub(crate) fn allreduce<T: Element>(c: &Ctx<'_>, data: Vec<T>, op: Op<'_, T>) ->
     let block = reduce_scatter(c, data, op)?;
     let sizes: Vec<usize> = (0..p).map(|j| bounds(n, p, j).len() * T::SIZE).collect();
     let all = allgather(c, encode(&block), Layout::Given(&sizes))?;
-    decode(&concat(&all), Some(n), "allreduce")
+    decode_blocks(&all, n, "allreduce")
 }

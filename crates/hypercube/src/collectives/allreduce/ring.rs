@@ -4,8 +4,8 @@
 //! `T = 2 (p-1)(t_s + t_w m/p)`.
 
 use crate::collectives::allgather::ring::allgather;
-use crate::collectives::ctx::{concat, Ctx};
-use crate::collectives::element::{decode, encode, Element, Op};
+use crate::collectives::ctx::Ctx;
+use crate::collectives::element::{decode_blocks, encode, Element, Op};
 use crate::collectives::reduce_scatter::ring::reduce_scatter;
 use crate::error::Result;
 
@@ -14,5 +14,5 @@ pub(crate) fn allreduce<T: Element>(c: &Ctx<'_>, data: Vec<T>, op: Op<'_, T>) ->
     let n = data.len();
     let block = reduce_scatter(c, data, op)?;
     let all = allgather(c, encode(&block))?;
-    decode(&concat(&all), Some(n), "allreduce")
+    decode_blocks(&all, n, "allreduce")
 }

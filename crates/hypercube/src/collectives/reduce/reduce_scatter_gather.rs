@@ -2,8 +2,8 @@
 //! of p blocks (Alg. 4.8) then gather of the reduced blocks at the root (§4.4):
 //! `T = 2 (t_s log p + t_w (p-1) m/p)`.
 
-use crate::collectives::ctx::{bounds, concat, Ctx, Layout};
-use crate::collectives::element::{decode, encode, Element, Op};
+use crate::collectives::ctx::{bounds, Ctx, Layout};
+use crate::collectives::element::{decode_blocks, encode, Element, Op};
 use crate::collectives::gather::hypercube::gather;
 use crate::collectives::reduce_scatter::hypercube::reduce_scatter;
 use crate::error::Result;
@@ -20,7 +20,7 @@ pub(crate) fn reduce<T: Element>(
     let block = reduce_scatter(c, data, op)?;
     let sizes: Vec<usize> = (0..p).map(|j| bounds(n, p, j).len() * T::SIZE).collect();
     match gather(c, root, encode(&block), Layout::Given(&sizes))? {
-        Some(all) => Ok(Some(decode(&concat(&all), Some(n), "reduce")?)),
+        Some(all) => Ok(Some(decode_blocks(&all, n, "reduce")?)),
         None => Ok(None),
     }
 }

@@ -10,13 +10,16 @@ use std::os::fd::AsRawFd;
 
 use bytes::{Bytes, BytesMut};
 
+use crate::parts::Parts;
 use crate::wire::frame::{Header, HEADER_LEN};
 use crate::NodeId;
 
 /// A frame waiting to be written.
 pub(crate) struct OutFrame {
     pub header: [u8; HEADER_LEN],
-    pub payload: Bytes,
+    pub payload: Parts,
+    /// Header + payload bytes.
+    len: usize,
     /// Bytes of header + payload already written.
     pub written: usize,
     /// When this frame is written, the send with this id is complete.
@@ -24,16 +27,39 @@ pub(crate) struct OutFrame {
 }
 
 impl OutFrame {
-    pub fn new(h: &Header, payload: Bytes, completes: Option<u64>) -> OutFrame {
+    pub fn new(h: &Header, payload: Parts, completes: Option<u64>) -> OutFrame {
         OutFrame {
             header: h.encode(),
+            len: HEADER_LEN + payload.len(),
             payload,
             written: 0,
             completes,
         }
     }
     fn len(&self) -> usize {
-        HEADER_LEN + self.payload.len()
+        self.len
+    }
+
+    /// Append what is left to write of this frame to `slices`, stopping at `max` slices.
+    fn unwritten<'a>(&'a self, slices: &mut Vec<IoSlice<'a>>, max: usize) {
+        let mut skip = self.written;
+        if skip < HEADER_LEN {
+            slices.push(IoSlice::new(&self.header[skip..]));
+            skip = 0;
+        } else {
+            skip -= HEADER_LEN;
+        }
+        for part in self.payload.iter() {
+            if slices.len() >= max {
+                return;
+            }
+            if skip >= part.len() {
+                skip -= part.len();
+                continue;
+            }
+            slices.push(IoSlice::new(&part[skip..]));
+            skip = 0;
+        }
     }
 }
 
@@ -58,19 +84,15 @@ impl LinkOut {
     /// Write as much of the queue as the socket takes. Completed send ids are appended
     /// to `done`.
     pub fn flush(&mut self, done: &mut Vec<u64>) -> io::Result<Flush> {
-        const BATCH: usize = 64;
+        // At most this many buffers per writev (the kernel's limit is 1024).
+        const MAX_SLICES: usize = 256;
         while !self.queue.is_empty() {
-            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(2 * BATCH);
-            for f in self.queue.iter().take(BATCH) {
-                let w = f.written;
-                if w < HEADER_LEN {
-                    slices.push(IoSlice::new(&f.header[w..]));
-                    if !f.payload.is_empty() {
-                        slices.push(IoSlice::new(&f.payload));
-                    }
-                } else {
-                    slices.push(IoSlice::new(&f.payload[w - HEADER_LEN..]));
+            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(16);
+            for f in &self.queue {
+                if slices.len() >= MAX_SLICES {
+                    break;
                 }
+                f.unwritten(&mut slices, MAX_SLICES);
             }
             let n = match self.stream.write_vectored(&slices) {
                 Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "socket closed")),

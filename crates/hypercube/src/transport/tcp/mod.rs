@@ -27,6 +27,7 @@ use link::{Flush, LinkIn, LinkOut, OutFrame, ReadError, ReadOutcome};
 use crate::error::{Error, Result};
 use crate::mailbox::{Body, Mailbox, NeedCts};
 use crate::message::{Message, Select, Status};
+use crate::parts::Parts;
 use crate::transport::{RecvToken, SendToken, Transport, Tuning};
 use crate::wire::frame::{Header, Kind};
 use crate::NodeId;
@@ -41,7 +42,7 @@ const FINALIZE_TAG: u32 = 0xFFFF_FFF0;
 /// A large send that waits for its clear-to-send or is being written.
 struct PendingSend {
     dest: NodeId,
-    data: Bytes,
+    data: Parts,
 }
 
 /// Everything the engine's threads share, under one lock.
@@ -229,7 +230,7 @@ impl Engine {
     }
 
     /// Route a frame towards its destination (or deliver it here).
-    fn send_frame(&self, st: &mut State, h: Header, payload: Bytes, completes: Option<u64>) {
+    fn send_frame(&self, st: &mut State, h: Header, payload: Parts, completes: Option<u64>) {
         let link = self.route(h.dest);
         self.push(st, link, OutFrame::new(&h, payload, completes));
     }
@@ -237,7 +238,7 @@ impl Engine {
     fn issue_cts(&self, st: &mut State, need: Option<NeedCts>) {
         if let Some(n) = need {
             let h = Header::control(Kind::Cts, self.me, n.source, n.msg_id, 0);
-            self.send_frame(st, h, Bytes::new(), None);
+            self.send_frame(st, h, Parts::default(), None);
         }
     }
 
@@ -300,7 +301,7 @@ impl Engine {
         }
         if h.dest != self.me {
             // Forward on the e-cube route; the payload is shared, not copied.
-            self.send_frame(st, h, payload, None);
+            self.send_frame(st, h, payload.into(), None);
             return;
         }
         match h.kind {
@@ -430,7 +431,7 @@ impl Engine {
         if *c >= self.tuning.eager_window / 4 {
             let amount = std::mem::take(c);
             let h = Header::control(Kind::Credit, self.me, source, 0, amount);
-            self.send_frame(st, h, Bytes::new(), None);
+            self.send_frame(st, h, Parts::default(), None);
         }
     }
 
@@ -624,13 +625,14 @@ impl Transport for TcpTransport {
         self.engine.dim
     }
 
-    fn isend(&self, dest: NodeId, tag: u32, data: Bytes) -> Result<SendToken> {
+    fn isend(&self, dest: NodeId, tag: u32, data: Parts) -> Result<SendToken> {
         self.check_dest(dest)?;
         let e = &*self.engine;
         let len = data.len() as u64;
         if dest == e.me {
             let mut st = e.lock();
-            st.mailbox.arrive(dest, tag, len, Body::Ready(data));
+            st.mailbox
+                .arrive(dest, tag, len, Body::Ready(data.into_bytes()));
             e.notify();
             return Ok(SENT);
         }
@@ -641,7 +643,7 @@ impl Transport for TcpTransport {
                 return Err(f.duplicate());
             }
             let slot = e.slot(dest);
-            if data.len() <= e.tuning.eager_limit && st.credits[slot] >= cost {
+            if len <= e.tuning.eager_limit as u64 && st.credits[slot] >= cost {
                 st.credits[slot] -= cost;
                 let h = Header {
                     kind: Kind::Eager,
@@ -676,7 +678,7 @@ impl Transport for TcpTransport {
             total_len: len,
             frame_len: 0,
         };
-        e.send_frame(&mut st, h, Bytes::new(), None);
+        e.send_frame(&mut st, h, Parts::default(), None);
         Ok(id)
     }
 
@@ -822,7 +824,7 @@ impl Transport for TcpTransport {
                 let others: Vec<NodeId> = e.others().collect();
                 for n in others {
                     let h = Header::control(Kind::Fin, e.me, n, 0, 0);
-                    e.send_frame(&mut st, h, Bytes::new(), None);
+                    e.send_frame(&mut st, h, Parts::default(), None);
                 }
             }
             // 1. Barrier by recursive doubling over the links: afterwards no node needs
@@ -831,7 +833,7 @@ impl Transport for TcpTransport {
             // barrier message that had to go by rendezvous still completes.
             let exchange = |peer: NodeId, send: bool, receive: bool| -> Result<()> {
                 let t = if send {
-                    Some(self.isend(peer, FINALIZE_TAG, Bytes::new())?)
+                    Some(self.isend(peer, FINALIZE_TAG, Parts::default())?)
                 } else {
                     None
                 };
@@ -865,7 +867,7 @@ impl Transport for TcpTransport {
                 for k in 0..st.out.len() {
                     let peer = st.out[k].peer;
                     let h = Header::control(Kind::Close, e.me, peer, 0, 0);
-                    e.push(&mut st, k, OutFrame::new(&h, Bytes::new(), None));
+                    e.push(&mut st, k, OutFrame::new(&h, Parts::default(), None));
                     st.out[k].closed = true;
                 }
             }
