@@ -172,6 +172,13 @@ impl Engine {
     /// Write what a link's socket takes; on a full socket, let the progress thread poll
     /// for POLLOUT.
     fn flush(&self, st: &mut State, link: usize) {
+        if self.write_out(st, link) {
+            self.wake_progress();
+        }
+    }
+
+    /// Write what a link's socket takes; true if the socket is full (output remains).
+    fn write_out(&self, st: &mut State, link: usize) -> bool {
         let mut done = Vec::new();
         let r = st.out[link].flush(&mut done);
         for id in done {
@@ -180,8 +187,8 @@ impl Engine {
             }
         }
         match r {
-            Ok(Flush::Empty) => {}
-            Ok(Flush::Blocked) => self.wake_progress(),
+            Ok(Flush::Empty) => false,
+            Ok(Flush::Blocked) => true,
             Err(e) => {
                 let peer = st.out[link].peer;
                 st.out[link].queue.clear();
@@ -194,6 +201,7 @@ impl Engine {
                         },
                     );
                 }
+                false
             }
         }
     }

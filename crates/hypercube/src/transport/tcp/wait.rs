@@ -188,6 +188,14 @@ impl Engine {
                 if let Some(e) = &st.failure {
                     return Err(e.duplicate());
                 }
+                // Output a full socket would not take: while a caller spins, the progress
+                // thread stays off the sockets, so the caller writes it on as room appears
+                // (otherwise a large message stalls until the spin budget runs out).
+                for k in 0..st.out.len() {
+                    if !st.out[k].queue.is_empty() {
+                        self.write_out(&mut st, k);
+                    }
+                }
                 let now = Instant::now();
                 if let Some(d) = deadline {
                     if now >= d {
