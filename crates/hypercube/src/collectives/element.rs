@@ -24,6 +24,19 @@ pub trait Element: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     fn max_of(a: Self, b: Self) -> Self;
     /// The smaller of `a` and `b` (floats: a NaN loses, as `f64::min`).
     fn min_of(a: Self, b: Self) -> Self;
+    /// Append the little-endian bytes of every element of `xs` to `out`.
+    fn extend_le(xs: &[Self], out: &mut Vec<u8>) {
+        let start = out.len();
+        out.resize(start + xs.len() * Self::SIZE, 0);
+        for (o, &x) in out[start..].chunks_exact_mut(Self::SIZE).zip(xs) {
+            x.write_le(o);
+        }
+    }
+    /// Append the elements whose little-endian bytes are `bytes` (a multiple of `SIZE`)
+    /// to `out`.
+    fn extend_from_le(bytes: &[u8], out: &mut Vec<Self>) {
+        out.extend(bytes.chunks_exact(Self::SIZE).map(Self::get_le));
+    }
 }
 
 /// One implementation for every primitive; only the four combining functions differ
@@ -68,6 +81,31 @@ macro_rules! element {
             fn min_of($na: Self, $nb: Self) -> Self {
                 $min
             }
+            #[cfg(target_endian = "little")]
+            fn extend_le(xs: &[Self], out: &mut Vec<u8>) {
+                // SAFETY: a primitive number has no padding bytes, so its memory is
+                // initialized bytes, which on a little-endian target are its encoding.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs))
+                };
+                out.extend_from_slice(bytes);
+            }
+            #[cfg(target_endian = "little")]
+            fn extend_from_le(bytes: &[u8], out: &mut Vec<Self>) {
+                let n = bytes.len() / std::mem::size_of::<$t>();
+                out.reserve(n);
+                // SAFETY: `out` has room for `n` more elements; every bit pattern is a
+                // valid primitive number and little-endian bytes are its memory, so
+                // copying `n * SIZE` bytes initializes exactly the next `n` elements.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        bytes.as_ptr(),
+                        out.as_mut_ptr().add(out.len()).cast::<u8>(),
+                        n * std::mem::size_of::<$t>(),
+                    );
+                    out.set_len(out.len() + n);
+                }
+            }
         }
     )*};
 }
@@ -88,21 +126,14 @@ element!(
 
 /// Encode elements as little-endian bytes.
 pub(crate) fn encode<T: Element>(xs: &[T]) -> Bytes {
-    // One allocation, then a straight loop the compiler can vectorize.
-    let mut b = vec![0u8; xs.len() * T::SIZE];
-    for (out, &x) in b.chunks_exact_mut(T::SIZE).zip(xs) {
-        x.write_le(out);
-    }
+    let mut b = Vec::with_capacity(xs.len() * T::SIZE);
+    T::extend_le(xs, &mut b);
     Bytes::from(b)
 }
 
 /// Append the little-endian bytes of `xs` to `out`.
 pub(crate) fn encode_into<T: Element>(xs: &[T], out: &mut Vec<u8>) {
-    let start = out.len();
-    out.resize(start + xs.len() * T::SIZE, 0);
-    for (o, &x) in out[start..].chunks_exact_mut(T::SIZE).zip(xs) {
-        x.write_le(o);
-    }
+    T::extend_le(xs, out);
 }
 
 /// Decode little-endian bytes; `expected` elements if given (a clear error otherwise).
@@ -116,7 +147,9 @@ pub(crate) fn decode<T: Element>(b: &[u8], expected: Option<usize>, what: &str) 
             T::SIZE
         )));
     }
-    Ok(b.chunks_exact(T::SIZE).map(T::get_le).collect())
+    let mut out = Vec::with_capacity(b.len() / T::SIZE);
+    T::extend_from_le(b, &mut out);
+    Ok(out)
 }
 
 /// Decode blocks into one vector of `expected` elements (one copy, no joined buffer).
@@ -135,7 +168,7 @@ pub(crate) fn decode_blocks<T: Element>(
     }
     let mut out = Vec::with_capacity(expected);
     for b in blocks {
-        out.extend(b.chunks_exact(T::SIZE).map(T::get_le));
+        T::extend_from_le(b, &mut out);
     }
     Ok(out)
 }
@@ -208,6 +241,36 @@ impl<T: Element> Op<'_, T> {
     /// `acc := acc ⊕ other` if `other_is_higher`, else `acc := other ⊕ acc` (rank order),
     /// with `other` read straight from received little-endian bytes (no decoded copy). The
     /// caller checked the length with [`check_len`].
+    /// Append `mine[i] ⊕ other[i]` (`other ⊕ mine` unless `other_is_higher`) to `out`:
+    /// one pass that reads both and writes the result, for a first step that must not
+    /// modify the caller's vector.
+    pub(crate) fn combine_into(
+        &self,
+        out: &mut Vec<T>,
+        mine: &[T],
+        other: &[u8],
+        other_is_higher: bool,
+    ) {
+        fn each<T: Element>(out: &mut Vec<T>, mine: &[T], other: &[u8], f: impl Fn(T, T) -> T) {
+            out.extend(
+                mine.iter()
+                    .zip(other.chunks_exact(T::SIZE))
+                    .map(|(&a, b)| f(a, T::get_le(b))),
+            );
+        }
+        match self {
+            Op::Sum => each(out, mine, other, T::sum),
+            Op::Prod => each(out, mine, other, T::prod),
+            Op::Max | Op::Min | Op::Fn(_) | Op::Commutative(_) => {
+                if other_is_higher {
+                    each(out, mine, other, |a, b| self.apply(a, b));
+                } else {
+                    each(out, mine, other, |a, b| self.apply(b, a));
+                }
+            }
+        }
+    }
+
     pub(crate) fn combine_bytes(&self, acc: &mut [T], other: &[u8], other_is_higher: bool) {
         fn each<T: Element>(acc: &mut [T], other: &[u8], f: impl Fn(T, T) -> T) {
             for (a, b) in acc.iter_mut().zip(other.chunks_exact(T::SIZE)) {

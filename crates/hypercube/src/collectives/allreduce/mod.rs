@@ -26,9 +26,7 @@ impl Subcube<'_> {
         )?;
         let c = Ctx::new(self.node, self.dim)?;
         match alg {
-            Algorithm::ReduceScatterAllgather => {
-                reduce_scatter_allgather::allreduce(&c, data.to_vec(), op)
-            }
+            Algorithm::ReduceScatterAllgather => reduce_scatter_allgather::allreduce(&c, data, op),
             Algorithm::Ring => ring::allreduce(&c, data.to_vec(), op),
             _ => hypercube::allreduce(&c, data.to_vec(), op),
         }

@@ -9,7 +9,7 @@ use crate::collectives::reduce_scatter::hypercube::reduce_scatter;
 use crate::error::Result;
 
 /// Element-wise reduction of every node's `data`, on every node.
-pub(crate) fn allreduce<T: Element>(c: &Ctx<'_>, data: Vec<T>, op: Op<'_, T>) -> Result<Vec<T>> {
+pub(crate) fn allreduce<T: Element>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
     let n = data.len();
     let p = c.p();
     let block = reduce_scatter(c, data, op)?;

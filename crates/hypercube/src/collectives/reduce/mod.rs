@@ -32,9 +32,7 @@ impl Subcube<'_> {
         )?;
         let c = Ctx::new(self.node, self.dim)?;
         match alg {
-            Algorithm::ReduceScatterGather => {
-                reduce_scatter_gather::reduce(&c, r, data.to_vec(), op)
-            }
+            Algorithm::ReduceScatterGather => reduce_scatter_gather::reduce(&c, r, data, op),
             _ => hypercube::reduce(&c, r, data.to_vec(), op),
         }
     }

@@ -12,7 +12,7 @@ use crate::error::Result;
 pub(crate) fn reduce<T: Element>(
     c: &Ctx<'_>,
     root: u32,
-    data: Vec<T>,
+    data: &[T],
     op: Op<'_, T>,
 ) -> Result<Option<Vec<T>>> {
     let n = data.len();

@@ -5,6 +5,11 @@
 //! a non-commutative ⊕ combines in rank order. Model time (the all-to-all broadcast
 //! expression, eq. 4.4, with m/p per block): `T = t_s log p + t_w (m/p)(p-1)`.
 
+//!
+//! Copies: the first step encodes the outgoing half straight from the caller's vector and
+//! writes `mine ⊕ received` for the kept half into a new, compact accumulator (no copy of
+//! the whole input first); later steps encode from and combine into that accumulator.
+
 use crate::collectives::ctx::{bounds, Ctx};
 use bytes::Bytes;
 
@@ -12,14 +17,16 @@ use crate::collectives::element::{check_len, encode_into, Element, Op};
 use crate::error::Result;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
-pub(crate) fn reduce_scatter<T: Element>(
-    c: &Ctx<'_>,
-    data: Vec<T>,
-    op: Op<'_, T>,
-) -> Result<Vec<T>> {
+pub(crate) fn reduce_scatter<T: Element>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
     let n = data.len();
     let p = c.p();
-    let mut acc = data;
+    if c.k == 0 {
+        return Ok(data.to_vec());
+    }
+    // The accumulator holds the kept blocks of the first step, in rank order, from
+    // offset `at[j]` for block j (only blocks this node still holds are looked up).
+    let mut acc: Vec<T> = Vec::new();
+    let mut at = vec![0usize; p as usize];
     for i in 0..c.k {
         let bit = 1u32 << i;
         let low = bit - 1;
@@ -31,24 +38,39 @@ pub(crate) fn reduce_scatter<T: Element>(
         let keep_ids: Vec<u32> = (0..p)
             .filter(|j| mine(j) && j & bit == c.me & bit)
             .collect();
-        // Encode the outgoing blocks straight from `acc`, and combine the incoming ones
-        // straight from the received bytes: no intermediate vectors.
         let send_len: usize = send_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
         let mut out = Vec::with_capacity(send_len * T::SIZE);
         for &j in &send_ids {
-            encode_into(&acc[bounds(n, p, j)], &mut out);
+            let r = bounds(n, p, j);
+            if i == 0 {
+                encode_into(&data[r], &mut out);
+            } else {
+                encode_into(&acc[at[j as usize]..at[j as usize] + r.len()], &mut out);
+            }
         }
-        let expected = keep_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
+        let expected: usize = keep_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
         let got = c.sendrecv(partner, Bytes::from(out), partner)?;
         check_len::<T>(&got, expected, "reduce_scatter")?;
+        if i == 0 {
+            acc.reserve_exact(expected);
+        }
         let mut off = 0;
         for j in keep_ids {
-            let r = bounds(n, p, j);
-            let len = r.len();
+            let len = bounds(n, p, j).len();
             let bytes = &got[off * T::SIZE..(off + len) * T::SIZE];
-            op.combine_bytes(&mut acc[r], bytes, partner > c.me);
+            if i == 0 {
+                at[j as usize] = acc.len();
+                op.combine_into(&mut acc, &data[bounds(n, p, j)], bytes, partner > c.me);
+            } else {
+                let a = at[j as usize];
+                op.combine_bytes(&mut acc[a..a + len], bytes, partner > c.me);
+            }
             off += len;
         }
     }
-    Ok(acc[bounds(n, p, c.me)].to_vec())
+    // The one block left: move it to the front of the accumulator (no new buffer).
+    let a = at[c.me as usize];
+    acc.truncate(a + bounds(n, p, c.me).len());
+    acc.drain(..a);
+    Ok(acc)
 }

@@ -26,7 +26,7 @@ impl Subcube<'_> {
         let c = Ctx::new(self.node, self.dim)?;
         match alg {
             Algorithm::Ring => ring::reduce_scatter(&c, data.to_vec(), op),
-            _ => hypercube::reduce_scatter(&c, data.to_vec(), op),
+            _ => hypercube::reduce_scatter(&c, data, op),
         }
     }
 }

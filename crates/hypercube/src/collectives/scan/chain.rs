@@ -50,8 +50,7 @@ pub(crate) fn scan<T: Element>(
             let got = c.recv(me - 1)?;
             check_len::<T>(&got, r.len(), "scan")?;
             if !inclusive {
-                let size = std::mem::size_of::<T>().max(1);
-                exclusive.extend(got.chunks_exact(size).map(T::get_le));
+                T::extend_from_le(&got, &mut exclusive);
             }
             // The prefix of the lower ranks is the left operand.
             op.combine_bytes(&mut data[r.clone()], &got, false);
