@@ -75,6 +75,10 @@ pub struct Tuning {
     pub spin_yield: bool,
     /// SO_SNDBUF/SO_RCVBUF of each link in bytes; 0 keeps the kernel's autotuning.
     pub socket_buffer: usize,
+    /// While callers drive the sockets, how often the progress thread looks whether they
+    /// stopped (the bound on a forwarding delay after a caller goes back to computing,
+    /// unless it forwarded recently — then it hands the sockets back at once).
+    pub progress_tick: Duration,
 }
 
 impl Default for Tuning {
@@ -87,14 +91,15 @@ impl Default for Tuning {
             spin: Duration::from_micros(100),
             spin_yield: false,
             socket_buffer: 0,
+            progress_tick: Duration::from_millis(1),
         }
     }
 }
 
 impl Tuning {
     /// Defaults overridden by `HYPERCUBE_EAGER_LIMIT`, `HYPERCUBE_EAGER_WINDOW`,
-    /// `HYPERCUBE_MAX_PENDING`, `HYPERCUBE_CHUNK` (bytes), `HYPERCUBE_SPIN_US` and
-    /// `HYPERCUBE_SPIN_YIELD` (0 or 1).
+    /// `HYPERCUBE_MAX_PENDING`, `HYPERCUBE_CHUNK` (bytes), `HYPERCUBE_SPIN_US`,
+    /// `HYPERCUBE_SPIN_YIELD` (0 or 1) and `HYPERCUBE_PROGRESS_TICK_US`.
     pub fn from_env(num_nodes: u32) -> Result<Tuning> {
         let mut t = Tuning::default();
         let cores = std::thread::available_parallelism()
@@ -107,6 +112,10 @@ impl Tuning {
             // figures: docs/perf/analysis.md).
             t.spin = Duration::from_micros(200);
             t.spin_yield = true;
+            // Each look is a context switch that takes a core from a rank; 1 ms ticks of
+            // 8-16 progress threads cost 15-25% on 8 B collectives at p = 8, 16 (measured
+            // against 5, 10 and 20 ms: docs/perf/analysis.md).
+            t.progress_tick = Duration::from_millis(10);
         }
         let get = |name: &str| -> Result<Option<u64>> {
             match std::env::var(name) {
@@ -136,6 +145,9 @@ impl Tuning {
         }
         if let Some(v) = get("HYPERCUBE_SPIN_YIELD")? {
             t.spin_yield = v != 0;
+        }
+        if let Some(v) = get("HYPERCUBE_PROGRESS_TICK_US")? {
+            t.progress_tick = Duration::from_micros(v.max(100));
         }
         Ok(t)
     }

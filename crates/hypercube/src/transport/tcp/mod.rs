@@ -95,6 +95,9 @@ pub(crate) struct Engine {
     parked: std::sync::atomic::AtomicUsize,
     /// Counts dispatched frames: a waiter that sees it move knows the job is alive.
     activity: std::sync::atomic::AtomicU64,
+    /// When this node last forwarded a frame, in ms since `epoch` (0: never).
+    last_forward_ms: std::sync::atomic::AtomicU64,
+    epoch: std::time::Instant,
     /// The launcher's control connection (write side), for "blocked"/"running" reports
     /// that let the launcher detect a job in which every rank waits for another.
     control: Mutex<Option<std::net::TcpStream>>,
@@ -310,6 +313,8 @@ impl Engine {
         if h.dest != self.me {
             // Forward on the e-cube route; the payload is shared, not copied.
             self.send_frame(st, h, payload.into(), None);
+            let now = self.epoch.elapsed().as_millis() as u64 + 1;
+            self.last_forward_ms.store(now, Ordering::Relaxed);
             return;
         }
         match h.kind {
@@ -568,6 +573,8 @@ impl TcpTransport {
             spinners: Default::default(),
             parked: Default::default(),
             activity: Default::default(),
+            last_forward_ms: Default::default(),
+            epoch: std::time::Instant::now(),
             control: Mutex::new(None),
             addrs,
         });

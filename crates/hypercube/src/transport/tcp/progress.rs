@@ -13,15 +13,20 @@ use super::{Engine, State};
 pub(super) fn run(e: &Engine) {
     while !e.stop.load(Ordering::SeqCst) {
         // A caller is spinning on (or parked in poll on) the sockets: stay out of its way,
-        // but look again soon — it may go back to computing without telling us, and
-        // forwarding is then delayed by at most this timeout.
+        // but look again after a tick — it may go back to computing without telling us
+        // (it does tell us if this node forwarded lately), and forwarding is then delayed
+        // by at most the tick.
         let busy = e.spinners.load(Ordering::SeqCst) > 0 || e.parked.load(Ordering::SeqCst) > 0;
         let fds = if busy {
             Vec::new()
         } else {
             e.poll_set(&e.lock())
         };
-        let timeout = Duration::from_millis(if busy { 1 } else { 1000 });
+        let timeout = if busy {
+            e.tuning.progress_tick
+        } else {
+            Duration::from_secs(1)
+        };
         e.poll_and_service(&e.wake_rx, fds, timeout, true);
     }
 }

@@ -60,6 +60,29 @@ impl Drop for BlockedReport<'_> {
     }
 }
 
+/// At the end of a wait: if this node forwarded frames lately, wake the progress thread so
+/// that it takes the sockets back at once (forwarding must not wait a whole progress tick
+/// while the program computes). Declared first in a wait, so it runs after the other
+/// guards have left.
+struct HandBack<'a>(&'a Engine);
+
+impl Drop for HandBack<'_> {
+    fn drop(&mut self) {
+        let e = self.0;
+        let last = e.last_forward_ms.load(Ordering::Relaxed);
+        if last == 0 {
+            return;
+        }
+        let now = e.epoch.elapsed().as_millis() as u64 + 1;
+        if now.saturating_sub(last) <= e.tuning.progress_tick.as_millis() as u64
+            && e.spinners.load(Ordering::SeqCst) == 0
+            && e.parked.load(Ordering::SeqCst) == 0
+        {
+            e.wake_progress();
+        }
+    }
+}
+
 /// Counts a spinning waiter for as long as it lives.
 struct Spinning<'a>(&'a Engine);
 
@@ -174,6 +197,7 @@ impl Engine {
         timeout: Option<Duration>,
         mut f: impl FnMut(&Engine, &mut State) -> Option<T>,
     ) -> Result<T> {
+        let _hand_back = HandBack(self);
         let mut blocked = BlockedReport::new(self);
         let start = Instant::now();
         let mut spin_until = start + self.tuning.spin;
