@@ -402,6 +402,20 @@ fn bad_arguments_are_errors_not_panics() {
                 assert_eq!(got.unwrap(), blocks[0]);
             }
         }
+        // Gather with blocks of different lengths: the root says so (the others' sends
+        // complete).
+        for alg in [Algorithm::Hypercube, Algorithm::Ecube] {
+            let got = node
+                .cube()
+                .with(alg)
+                .gather(0, Bytes::from(vec![1u8; 2 + (me as usize == 3) as usize]));
+            if me == 0 {
+                assert!(
+                    matches!(got, Err(Error::InvalidArgument(_))),
+                    "{alg:?}: {got:?}"
+                );
+            }
+        }
         node.cube().barrier().unwrap();
         // Still usable afterwards.
         assert_eq!(node.cube().allreduce(&[1u16], Op::Sum).unwrap(), vec![4]);

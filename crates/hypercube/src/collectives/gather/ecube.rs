@@ -7,10 +7,16 @@
 use bytes::Bytes;
 
 use crate::collectives::ctx::Ctx;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Every node's `mine` → at relative rank `root`, all blocks by relative rank.
-pub(crate) fn gather(c: &Ctx<'_>, root: u32, mine: Bytes) -> Result<Option<Vec<Bytes>>> {
+/// With `equal`, every block must have the root's length (gather, not gatherv).
+pub(crate) fn gather(
+    c: &Ctx<'_>,
+    root: u32,
+    mine: Bytes,
+    equal: bool,
+) -> Result<Option<Vec<Bytes>>> {
     if c.me != root {
         c.send(root, mine)?;
         return Ok(None);
@@ -22,8 +28,20 @@ pub(crate) fn gather(c: &Ctx<'_>, root: u32, mine: Bytes) -> Result<Option<Vec<B
         .collect::<Result<Vec<_>>>()?;
     let mut out = vec![Bytes::new(); c.p() as usize];
     out[root as usize] = mine;
+    let mut wrong = None;
     for (j, r) in order.into_iter().zip(recvs) {
-        out[j as usize] = r.wait()?.into_data();
+        let b = r.wait()?.into_data();
+        if equal && b.len() != out[root as usize].len() && wrong.is_none() {
+            wrong = Some((j, b.len()));
+        }
+        out[j as usize] = b;
+    }
+    if let Some((j, len)) = wrong {
+        return Err(Error::InvalidArgument(format!(
+            "gather: relative rank {j} sent {len} bytes but the root's block has {}; every \
+             member must pass a block of one length (or use gatherv)",
+            out[root as usize].len()
+        )));
     }
     Ok(Some(out))
 }

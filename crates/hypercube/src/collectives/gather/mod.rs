@@ -20,7 +20,7 @@ impl Subcube<'_> {
         let alg = choose(Operation::Gather, self.alg, self.dim, block.len(), true)?;
         let c = Ctx::new(self.node, self.dim)?;
         match alg {
-            Algorithm::Ecube => ecube::gather(&c, r, block),
+            Algorithm::Ecube => ecube::gather(&c, r, block, true),
             _ => hypercube::gather(&c, r, block, Layout::Equal),
         }
     }
@@ -33,7 +33,7 @@ impl Subcube<'_> {
         choose(Operation::Gather, self.alg, self.dim, 0, true)?;
         let c = Ctx::new(self.node, self.dim)?;
         match alg {
-            Algorithm::Ecube => ecube::gather(&c, r, block),
+            Algorithm::Ecube => ecube::gather(&c, r, block, false),
             _ => hypercube::gather(&c, r, block, Layout::Framed),
         }
     }
