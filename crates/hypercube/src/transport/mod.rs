@@ -87,7 +87,7 @@ impl Default for Tuning {
             eager_limit: 64 << 10,
             eager_window: 4 << 20,
             max_pending: 1 << 30,
-            chunk: 4 << 20,
+            chunk: 16 << 20,
             spin: Duration::from_micros(100),
             spin_yield: false,
             socket_buffer: 0,
