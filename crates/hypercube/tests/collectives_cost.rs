@@ -369,8 +369,16 @@ fn subcubes_cost_what_a_cube_of_their_dimension_costs() {
 
 #[test]
 fn automatic_choice_follows_the_model() {
-    use hypercube::collectives::select::{choose, Operation};
-    let a = |op, k, m, comm| choose(op, Algorithm::Auto, k, m, comm).unwrap();
+    use hypercube::collectives::select::{automatic, choose, machine, Machine, Operation};
+    // A core per rank (the model alone) and 2 cores (the work bound and the measured
+    // rules), whatever machine runs the test.
+    let big = Machine {
+        cores: 1024,
+        ..machine()
+    };
+    let two = Machine { cores: 2, ..big };
+    let a = |op, k, m, comm| automatic(op, k, m, comm, &big);
+    let a2 = |op, k, m, comm| automatic(op, k, m, comm, &two);
     // Short messages: the log p algorithms; long ones: the split-message ones (eq. 4.14).
     assert_eq!(a(Operation::Allreduce, 3, 8, true), Algorithm::Hypercube);
     assert_eq!(
@@ -382,12 +390,41 @@ fn automatic_choice_follows_the_model() {
         a(Operation::Alltoall, 3, 1 << 20, true),
         Algorithm::Pairwise
     );
+    // On 2 cores both all-to-alls move the same bytes; the one with fewer steps wins.
+    assert_eq!(
+        a2(Operation::Alltoall, 3, 1 << 20, true),
+        Algorithm::StoreForward
+    );
+    // The measured rules: the chain scan and the e-cube scatter/gather when ranks
+    // outnumber cores, from 64 KiB (the gather at every size).
+    assert_eq!(a(Operation::Scan, 4, 1 << 20, true), Algorithm::Hypercube);
+    assert_eq!(a2(Operation::Scan, 4, 1 << 20, true), Algorithm::Chain);
+    assert_eq!(a2(Operation::Scan, 4, 8, true), Algorithm::Hypercube);
+    assert_eq!(
+        a(Operation::Scatter, 4, 1 << 20, true),
+        Algorithm::Hypercube
+    );
+    assert_eq!(a2(Operation::Scatter, 4, 1 << 20, true), Algorithm::Ecube);
+    assert_eq!(a2(Operation::Scatter, 4, 8, true), Algorithm::Hypercube);
+    assert_eq!(a2(Operation::Gather, 4, 8, true), Algorithm::Ecube);
+    assert_eq!(a(Operation::Gather, 4, 8, true), Algorithm::Hypercube);
     // The two-phase broadcast and reduction are never chosen automatically (measured
     // slower on this 2-core machine at every size), only on request.
-    assert_eq!(a(Operation::Bcast, 4, 4 << 20, true), Algorithm::Hypercube);
-    assert_eq!(a(Operation::Reduce, 4, 4 << 20, true), Algorithm::Hypercube);
-    // A non-commutative operator never gets a reordering algorithm.
-    assert_ne!(a(Operation::Allreduce, 6, 1 << 20, false), Algorithm::Ring);
+    for m in [&big, &two] {
+        assert_eq!(
+            automatic(Operation::Bcast, 4, 4 << 20, true, m),
+            Algorithm::Hypercube
+        );
+        assert_eq!(
+            automatic(Operation::Reduce, 4, 4 << 20, true, m),
+            Algorithm::Hypercube
+        );
+        // A non-commutative operator never gets a reordering algorithm.
+        assert_ne!(
+            automatic(Operation::Allreduce, 6, 1 << 20, false, m),
+            Algorithm::Ring
+        );
+    }
     // An explicit request wins, and a wrong one is an error.
     assert_eq!(
         choose(Operation::Allgather, Algorithm::Mesh, 3, 8, true).unwrap(),

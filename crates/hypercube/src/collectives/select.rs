@@ -356,8 +356,14 @@ fn job_setting(op: Operation) -> Option<String> {
         .clone()
 }
 
-/// The algorithm that runs: `requested` unless `Auto`, else the job setting, else the least
-/// model time. `commutative` is false for a reduction whose operator may not be reordered;
+/// Does `a` combine the terms of `op` out of rank order (a commutative ⊕ only)?
+fn reorders(op: Operation, a: Algorithm) -> bool {
+    matches!(op, Operation::ReduceScatter | Operation::Allreduce)
+        && matches!(a, Algorithm::Ring | Algorithm::Mesh)
+}
+
+/// The algorithm that runs: `requested` unless `Auto`, else the job setting, else
+/// [`automatic`] on this [`machine`]. `commutative` is false for a reduction whose operator may not be reordered;
 /// the ring and mesh reductions are then excluded (an explicit request is an error).
 pub fn choose(
     op: Operation,
@@ -372,10 +378,6 @@ pub fn choose(
             alg = v.parse()?;
         }
     }
-    let reorders = |a: Algorithm| {
-        matches!(op, Operation::ReduceScatter | Operation::Allreduce)
-            && matches!(a, Algorithm::Ring | Algorithm::Mesh)
-    };
     if alg != Algorithm::Auto {
         if !op.algorithms().contains(&alg) {
             return Err(Error::InvalidArgument(format!(
@@ -383,7 +385,7 @@ pub fn choose(
                 op.algorithms()
             )));
         }
-        if !commutative && reorders(alg) {
+        if !commutative && reorders(op, alg) {
             return Err(Error::InvalidArgument(format!(
                 "algorithm {alg:?} for {op:?} reorders the terms and needs a commutative \
                  operator; use Op::Commutative or another algorithm"
@@ -391,24 +393,43 @@ pub fn choose(
         }
         return Ok(alg);
     }
-    let machine = machine();
-    // Least selection time; between equal volumes, the shorter critical path.
-    let mut best = ((f64::INFINITY, f64::INFINITY), op.algorithms()[0]);
+    Ok(automatic(op, k, m_bytes, commutative, &machine()))
+}
+
+/// The automatic choice on `machine`: the candidate with the least [`selection_time`]; between equal ones (equal volumes, when the work bound
+// decides), the fewer steps — the start-ups the volume does not hide — then the
+/// between equal ones (equal volumes, when the work bound decides) the one with fewer
+/// steps — the start-ups the volume does not hide — then the shorter critical path.
+/// Candidates exclude what a non-commutative operator cannot use and what the measured
+/// rules of this machine rule out (see the module source, `auto_candidate`).
+pub fn automatic(
+    op: Operation,
+    k: u32,
+    m_bytes: usize,
+    commutative: bool,
+    machine: &Machine,
+) -> Algorithm {
+    let steps_model = CostModel { t_s: 1.0, t_w: 0.0 };
+    let mut best = (
+        (f64::INFINITY, f64::INFINITY, f64::INFINITY),
+        op.algorithms()[0],
+    );
     for &a in op.algorithms() {
-        if !commutative && reorders(a) {
+        if !commutative && reorders(op, a) {
             continue;
         }
-        if !auto_candidate(op, a, k, m_bytes, &machine) {
+        if !auto_candidate(op, a, k, m_bytes, machine) {
             continue;
         }
-        if let (Some(t), Some(path)) = (
-            selection_time(op, a, k, m_bytes, &machine),
+        if let (Some(t), Some(steps), Some(path)) = (
+            selection_time(op, a, k, m_bytes, machine),
+            model_time(op, a, k, m_bytes, steps_model),
             model_time(op, a, k, m_bytes, machine.model),
         ) {
-            if (t, path) < best.0 {
-                best = ((t, path), a);
+            if (t, steps, path) < best.0 {
+                best = ((t, steps, path), a);
             }
         }
     }
-    Ok(best.1)
+    best.1
 }
