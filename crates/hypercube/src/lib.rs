@@ -80,11 +80,7 @@ pub fn init() -> Result<Node> {
 /// page fault per 4 KiB (measured: ~30% of a 1 MiB allreduce at np = 8; the command and
 /// figures are in `docs/perf/analysis.md`). Raise glibc's
 /// thresholds so freed buffers are reused — unless the user set `MALLOC_MMAP_THRESHOLD_` /
-/// `MALLOC_TRIM_THRESHOLD_` or `HYPERCUBE_KEEP_FREED_MEMORY=0`. The trim threshold is
-/// 512 MiB: a burst of 64 messages of 4 MiB in flight (OSU's bandwidth window) is freed at
-/// once, and with 256 MiB the heap was trimmed after every window and refilled page by
-/// page (4 MiB bandwidth 2.9–3.6 → 3.7–4.2 GB/s). A process keeps up to that much freed
-/// memory after such a burst.
+/// `MALLOC_TRIM_THRESHOLD_` or `HYPERCUBE_KEEP_FREED_MEMORY=0`.
 fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
@@ -98,7 +94,7 @@ fn keep_freed_memory() {
         // SAFETY: mallopt only adjusts glibc's allocator parameters.
         unsafe {
             libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20);
-            libc::mallopt(libc::M_TRIM_THRESHOLD, 512 << 20);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
         }
     }
 }
