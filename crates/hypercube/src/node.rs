@@ -90,6 +90,9 @@ struct NodeInner {
     /// Per subcube dimension: how many utility/collective calls this node has made on
     /// subcubes of that dimension (every member makes the same calls in the same order).
     seq: std::sync::Mutex<[u32; 32]>,
+    /// Long-message headers taken off the queue by a receive whose buffer was too small,
+    /// kept for the next matching long receive (`ipsc::long`).
+    long_headers: std::sync::Mutex<Vec<crate::ipsc::long::HeldHeader>>,
 }
 
 impl Drop for NodeInner {
@@ -204,13 +207,20 @@ impl Node {
             inner: Arc::new(NodeInner {
                 t,
                 seq: std::sync::Mutex::new([0; 32]),
+                long_headers: std::sync::Mutex::new(Vec::new()),
             }),
         }
     }
 
     /// The transport underneath (for utilities and collectives).
-    pub(crate) fn transport(&self) -> &Arc<dyn Transport> {
-        &self.inner.t
+    /// The long-message headers this node holds back (see `NodeInner::long_headers`).
+    pub(crate) fn long_headers(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Vec<crate::ipsc::long::HeldHeader>> {
+        self.inner
+            .long_headers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// A fresh tag in the reserved type space for one utility/collective call on a subcube

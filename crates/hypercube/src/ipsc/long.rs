@@ -22,7 +22,6 @@
 //! [`super::MAX_RESERVED_USER_TYPE`].
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
 
@@ -30,7 +29,6 @@ use super::{check_node, keyed_tag, SLOT_LONG_DATA, SLOT_LONG_HEADER};
 use crate::error::{Error, Result};
 use crate::message::{Message, MsgType, Status};
 use crate::node::{IntoPayload, RecvRequest, SendRequest};
-use crate::transport::Transport;
 use crate::{Node, NodeId};
 
 /// The seed's chunk size, MAXLEN = 16384 bytes: the default of [`Node::lsend`].
@@ -42,16 +40,13 @@ pub const PIPELINE_DEPTH: usize = 16;
 const HEADER_BYTES: usize = 16;
 
 /// A header taken off the queue but not yet followed by its chunks (the buffer was too
-/// small). Keyed by the node's transport, so nodes of one process never see each other's.
-struct Pending {
-    owner: Weak<dyn Transport>,
+/// small). Each node keeps its own (in the `Node`), for its next matching long receive.
+pub(crate) struct HeldHeader {
     source: NodeId,
     ty: u32,
     total: u64,
     chunk: u32,
 }
-
-static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
 
 #[derive(Clone, Copy)]
 struct Header {
@@ -236,14 +231,11 @@ impl Node {
             check_node(self, "LRECVW source", src)?;
         }
         {
-            let mine = Arc::downgrade(self.transport());
-            let mut pending = PENDING.lock().unwrap_or_else(|p| p.into_inner());
-            pending.retain(|p| p.owner.strong_count() > 0);
-            if let Some(i) = pending.iter().position(|p| {
-                Weak::ptr_eq(&p.owner, &mine)
-                    && p.ty == ty.0
-                    && (source.is_none() || source == Some(p.source))
-            }) {
+            let mut pending = self.long_headers();
+            if let Some(i) = pending
+                .iter()
+                .position(|p| p.ty == ty.0 && (source.is_none() || source == Some(p.source)))
+            {
                 let p = pending.remove(i);
                 return Ok(Header {
                     source: p.source,
@@ -259,11 +251,9 @@ impl Node {
 
     /// Keep a header for the next matching long receive (ahead of later ones).
     fn put_back_long_header(&self, h: Header) {
-        let mut pending = PENDING.lock().unwrap_or_else(|p| p.into_inner());
-        pending.insert(
+        self.long_headers().insert(
             0,
-            Pending {
-                owner: Arc::downgrade(self.transport()),
+            HeldHeader {
                 source: h.source,
                 ty: h.ty,
                 total: h.total,

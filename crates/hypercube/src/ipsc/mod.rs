@@ -55,7 +55,7 @@ pub mod compat;
 mod gcat;
 mod gop;
 mod host;
-mod long;
+pub(crate) mod long;
 mod mesh;
 mod sparse;
 
