@@ -60,24 +60,24 @@ impl Drop for BlockedReport<'_> {
     }
 }
 
-/// At the end of a wait: if this node forwarded frames lately, wake the progress thread so
-/// that it takes the sockets back at once (forwarding must not wait a whole progress tick
-/// while the program computes). Declared first in a wait, so it runs after the other
-/// guards have left.
+/// At the end of a wait, when no other caller drives the sockets: if this node forwarded
+/// frames lately, or output is still queued on a full socket, wake the progress thread so
+/// that it takes the sockets back at once (neither forwarding nor the rest of a large send
+/// may wait a whole progress tick while the program computes). Declared first in a wait,
+/// so it runs after the other guards have left.
 struct HandBack<'a>(&'a Engine);
 
 impl Drop for HandBack<'_> {
     fn drop(&mut self) {
         let e = self.0;
-        let last = e.last_forward_ms.load(Ordering::Relaxed);
-        if last == 0 {
+        if e.spinners.load(Ordering::SeqCst) != 0 || e.parked.load(Ordering::SeqCst) != 0 {
             return;
         }
+        let last = e.last_forward_ms.load(Ordering::Relaxed);
         let now = e.epoch.elapsed().as_millis() as u64 + 1;
-        if now.saturating_sub(last) <= e.tuning.progress_tick.as_millis() as u64
-            && e.spinners.load(Ordering::SeqCst) == 0
-            && e.parked.load(Ordering::SeqCst) == 0
-        {
+        let forwarding =
+            last != 0 && now.saturating_sub(last) <= e.tuning.progress_tick.as_millis() as u64;
+        if forwarding || e.lock().out.iter().any(|o| !o.queue.is_empty()) {
             e.wake_progress();
         }
     }
