@@ -238,9 +238,6 @@ impl<T: Element> Op<'_, T> {
         !matches!(self, Op::Fn(_))
     }
 
-    /// `acc := acc ⊕ other` if `other_is_higher`, else `acc := other ⊕ acc` (rank order),
-    /// with `other` read straight from received little-endian bytes (no decoded copy). The
-    /// caller checked the length with [`check_len`].
     /// Append `mine[i] ⊕ other[i]` (`other ⊕ mine` unless `other_is_higher`) to `out`:
     /// one pass that reads both and writes the result, for a first step that must not
     /// modify the caller's vector.
@@ -271,6 +268,9 @@ impl<T: Element> Op<'_, T> {
         }
     }
 
+    /// `acc := acc ⊕ other` if `other_is_higher`, else `acc := other ⊕ acc` (rank order),
+    /// with `other` read straight from received little-endian bytes (no decoded copy). The
+    /// caller checked the length with [`check_len`].
     pub(crate) fn combine_bytes(&self, acc: &mut [T], other: &[u8], other_is_higher: bool) {
         fn each<T: Element>(acc: &mut [T], other: &[u8], f: impl Fn(T, T) -> T) {
             for (a, b) in acc.iter_mut().zip(other.chunks_exact(T::SIZE)) {

@@ -5,8 +5,8 @@
 //! [`machine`]'s parameters: `t_s` = `HYPERCUBE_MODEL_TS_US` (default 150 µs) and `t_w` =
 //! `HYPERCUBE_MODEL_TW_NS` per byte (default 1.2 ns), fitted to the `coll_bench` example at
 //! p = 8 on the 2-core development VM (see `docs/collectives.md`), and the copy cost and
-//! core count of [`Machine`]. Ties go to the hypercube algorithm. Every input to the choice is
-//! the same on every member, so all members choose alike.
+//! core count of [`Machine`]; ties as [`automatic`] says. Every input to the choice is the
+//! same on every member, so all members choose alike.
 
 use std::str::FromStr;
 
@@ -275,7 +275,7 @@ pub fn selection_time(
 }
 
 /// May the automatic choice pick `a` for `op` (a block or vector of `m_bytes`, on `2^k`
-/// nodes)? Two measured rules, where the model and this machine disagree (commands in
+/// nodes)? Three measured rules, where the model and this machine disagree (commands in
 /// docs/collectives.md and docs/perf/analysis.md):
 ///
 /// - The two-phase broadcast and reduction (§4.7.1/§4.7.2) win in the book's model for
@@ -363,8 +363,9 @@ fn reorders(op: Operation, a: Algorithm) -> bool {
 }
 
 /// The algorithm that runs: `requested` unless `Auto`, else the job setting, else
-/// [`automatic`] on this [`machine`]. `commutative` is false for a reduction whose operator may not be reordered;
-/// the ring and mesh reductions are then excluded (an explicit request is an error).
+/// [`automatic`] on this [`machine`]. `commutative` is false for a reduction whose operator
+/// may not be reordered; the ring and mesh reductions are then excluded (an explicit
+/// request is an error).
 pub fn choose(
     op: Operation,
     requested: Algorithm,
@@ -396,10 +397,10 @@ pub fn choose(
     Ok(automatic(op, k, m_bytes, commutative, &machine()))
 }
 
-/// The automatic choice on `machine`: the candidate with the least [`selection_time`]; between equal ones (equal volumes, when the work bound
-// decides), the fewer steps — the start-ups the volume does not hide — then the
+/// The automatic choice on `machine`: the candidate with the least [`selection_time`];
 /// between equal ones (equal volumes, when the work bound decides) the one with fewer
-/// steps — the start-ups the volume does not hide — then the shorter critical path.
+/// steps — the start-ups the volume does not hide — then the shorter critical path, then
+/// the first listed in [`Operation::algorithms`].
 /// Candidates exclude what a non-commutative operator cannot use and what the measured
 /// rules of this machine rule out (see the module source, `auto_candidate`).
 pub fn automatic(

@@ -77,7 +77,8 @@ pub struct Tuning {
     pub socket_buffer: usize,
     /// While callers drive the sockets, how often the progress thread looks whether they
     /// stopped (the bound on a forwarding delay after a caller goes back to computing,
-    /// unless it forwarded recently — then it hands the sockets back at once).
+    /// unless the node forwarded lately or has output queued — then the caller hands the
+    /// sockets back at once).
     pub progress_tick: Duration,
 }
 

@@ -29,8 +29,8 @@ impl Subcube<'_> {
     #[doc(alias = "MPI_Gatherv")]
     pub fn gatherv(&self, root: NodeId, block: Bytes) -> Result<Option<Vec<Bytes>>> {
         let r = rel_root(self.node, self.dim, root)?;
-        let alg = // Lengths differ between members, so the automatic choice must not depend on them.
-        choose(Operation::Gather, self.alg, self.dim, 0, true)?;
+        // Lengths differ between members, so the automatic choice must not depend on them.
+        let alg = choose(Operation::Gather, self.alg, self.dim, 0, true)?;
         let c = Ctx::new(self.node, self.dim)?;
         match alg {
             Algorithm::Ecube => ecube::gather(&c, r, block, false),
