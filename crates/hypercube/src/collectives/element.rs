@@ -131,11 +131,6 @@ pub(crate) fn encode<T: Element>(xs: &[T]) -> Bytes {
     Bytes::from(b)
 }
 
-/// Append the little-endian bytes of `xs` to `out`.
-pub(crate) fn encode_into<T: Element>(xs: &[T], out: &mut Vec<u8>) {
-    T::extend_le(xs, out);
-}
-
 /// Decode little-endian bytes; `expected` elements if given (a clear error otherwise).
 pub(crate) fn decode<T: Element>(b: &[u8], expected: Option<usize>, what: &str) -> Result<Vec<T>> {
     if b.len() % T::SIZE != 0 || expected.is_some_and(|n| n * T::SIZE != b.len()) {

@@ -201,7 +201,8 @@ pub fn model_time(
     })
 }
 
-/// The segments of [`Algorithm::Chain`] for an `m_bytes` vector (each at most 64 KiB).
+/// The segments of [`Algorithm::Chain`] for an `m_bytes` vector: near-equal ones of at
+/// most 64 KiB (the algorithm splits its vector this way too).
 pub fn chain_segments(m_bytes: usize) -> usize {
     m_bytes.div_ceil(super::scan::chain::SEGMENT_BYTES).max(1)
 }

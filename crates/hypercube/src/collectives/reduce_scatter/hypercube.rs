@@ -13,7 +13,7 @@
 use crate::collectives::ctx::{bounds, Ctx};
 use bytes::Bytes;
 
-use crate::collectives::element::{check_len, encode_into, Element, Op};
+use crate::collectives::element::{check_len, Element, Op};
 use crate::error::Result;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
@@ -43,9 +43,9 @@ pub(crate) fn reduce_scatter<T: Element>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>)
         for &j in &send_ids {
             let r = bounds(n, p, j);
             if i == 0 {
-                encode_into(&data[r], &mut out);
+                T::extend_le(&data[r], &mut out);
             } else {
-                encode_into(&acc[at[j as usize]..at[j as usize] + r.len()], &mut out);
+                T::extend_le(&acc[at[j as usize]..at[j as usize] + r.len()], &mut out);
             }
         }
         let expected: usize = keep_ids.iter().map(|&j| bounds(n, p, j).len()).sum();

@@ -13,22 +13,13 @@
 //! fewer cores than there are ranks, the bytes are the time, and the selection
 //! ([`crate::collectives::select`]) picks this algorithm for long vectors.
 
-use crate::collectives::ctx::Ctx;
+use crate::collectives::ctx::{bounds, Ctx};
 use crate::collectives::element::{check_len, encode, Element, Op};
+use crate::collectives::select::chain_segments;
 use crate::error::Result;
 
-/// Segment length in bytes: one eager message (no rendezvous round trip per segment).
+/// The most bytes a segment has: one eager message (no rendezvous round trip per segment).
 pub(crate) const SEGMENT_BYTES: usize = 64 << 10;
-
-/// Elements of `T` per segment.
-fn per_segment<T>() -> usize {
-    (SEGMENT_BYTES / std::mem::size_of::<T>().max(1)).max(1)
-}
-
-/// The number of segments a vector of `n` elements of `T` travels in.
-pub(crate) fn segments<T>(n: usize) -> usize {
-    n.div_ceil(per_segment::<T>()).max(1)
-}
 
 /// Inclusive (`x_0 ⊕ … ⊕ x_me`) or exclusive (`x_0 ⊕ … ⊕ x_{me-1}`, `None` at rank 0).
 pub(crate) fn scan<T: Element>(
@@ -38,14 +29,15 @@ pub(crate) fn scan<T: Element>(
     inclusive: bool,
 ) -> Result<Option<Vec<T>>> {
     let (p, me, n) = (c.p(), c.me, data.len());
-    let per = per_segment::<T>();
+    // S near-equal segments of at most SEGMENT_BYTES, the S of the model time.
+    let segs = chain_segments(std::mem::size_of_val(&data[..])) as u32;
     let mut exclusive: Vec<T> = Vec::new();
     if !inclusive && me > 0 {
         exclusive.reserve_exact(n);
     }
     let mut sends = Vec::new();
-    for s in 0..segments::<T>(n) {
-        let r = (s * per).min(n)..((s + 1) * per).min(n);
+    for s in 0..segs {
+        let r = bounds(n, segs, s);
         if me > 0 {
             let got = c.recv(me - 1)?;
             check_len::<T>(&got, r.len(), "scan")?;
