@@ -80,6 +80,10 @@ pub struct Tuning {
     /// unless the node forwarded lately or has output queued — then the caller hands the
     /// sockets back at once).
     pub progress_tick: Duration,
+    /// The TCP congestion control each link asks for, the first the kernel accepts
+    /// (`TCP_CONGESTION`); empty keeps the system's. Default: CUBIC, else Reno — not BBR,
+    /// which on loopback halved 1 MiB ping-pong speed (see `docs/perf/analysis.md`).
+    pub congestion: Vec<String>,
 }
 
 impl Default for Tuning {
@@ -93,14 +97,44 @@ impl Default for Tuning {
             spin_yield: false,
             socket_buffer: 0,
             progress_tick: Duration::from_millis(1),
+            // Reno is always allowed to an unprivileged process; CUBIC may need
+            // CAP_NET_ADMIN when it is not in net.ipv4.tcp_allowed_congestion_control.
+            congestion: vec!["cubic".into(), "reno".into()],
         }
     }
+}
+
+/// `HYPERCUBE_TCP_CONGESTION`: `system` (or nothing) keeps the system's choice; otherwise
+/// comma-separated algorithm names, tried in order.
+fn parse_congestion(v: &str) -> Result<Vec<String>> {
+    let v = v.trim();
+    if v.is_empty() || v.eq_ignore_ascii_case("system") {
+        return Ok(Vec::new());
+    }
+    v.split(',')
+        .map(|n| {
+            let n = n.trim();
+            // The kernel's names are short ASCII words (TCP_CA_NAME_MAX = 16 with the NUL).
+            if n.is_empty()
+                || n.len() > 15
+                || !n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            {
+                Err(crate::Error::Config(format!(
+                    "HYPERCUBE_TCP_CONGESTION={v:?}: {n:?} is not a congestion control name \
+                     (use names such as cubic,reno, or `system`)"
+                )))
+            } else {
+                Ok(n.to_string())
+            }
+        })
+        .collect()
 }
 
 impl Tuning {
     /// Defaults overridden by `HYPERCUBE_EAGER_LIMIT`, `HYPERCUBE_EAGER_WINDOW`,
     /// `HYPERCUBE_MAX_PENDING`, `HYPERCUBE_CHUNK` (bytes), `HYPERCUBE_SPIN_US`,
-    /// `HYPERCUBE_SPIN_YIELD` (0 or 1) and `HYPERCUBE_PROGRESS_TICK_US`.
+    /// `HYPERCUBE_SPIN_YIELD` (0 or 1), `HYPERCUBE_PROGRESS_TICK_US` and
+    /// `HYPERCUBE_TCP_CONGESTION` (comma-separated names, tried in order, or `system`).
     pub fn from_env(num_nodes: u32) -> Result<Tuning> {
         let mut t = Tuning::default();
         let cores = std::thread::available_parallelism()
@@ -150,6 +184,25 @@ impl Tuning {
         if let Some(v) = get("HYPERCUBE_PROGRESS_TICK_US")? {
             t.progress_tick = Duration::from_micros(v.max(100));
         }
+        if let Ok(v) = std::env::var("HYPERCUBE_TCP_CONGESTION") {
+            t.congestion = parse_congestion(&v)?;
+        }
         Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_congestion;
+
+    #[test]
+    fn congestion_names_parse() {
+        assert_eq!(parse_congestion("system").unwrap(), Vec::<String>::new());
+        assert_eq!(parse_congestion("  ").unwrap(), Vec::<String>::new());
+        assert_eq!(parse_congestion("cubic, reno").unwrap(), ["cubic", "reno"]);
+        let e = parse_congestion("cubic,,reno").unwrap_err().to_string();
+        assert!(e.contains("HYPERCUBE_TCP_CONGESTION"), "{e}");
+        assert!(parse_congestion("bbr;rm").is_err());
+        assert!(parse_congestion("a_name_longer_than_15").is_err());
     }
 }

@@ -9,6 +9,7 @@
 mod bootstrap;
 mod link;
 mod progress;
+mod sockopt;
 mod wait;
 
 use std::collections::HashMap;
@@ -457,27 +458,6 @@ impl Engine {
     }
 }
 
-/// Ask for socket buffers of `bytes` each way (0: leave the kernel's autotuning alone).
-fn set_buffers(s: &std::net::TcpStream, bytes: usize) {
-    use std::os::fd::AsRawFd;
-    if bytes == 0 {
-        return;
-    }
-    let v = bytes.min(i32::MAX as usize) as libc::c_int;
-    for opt in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
-        // SAFETY: setsockopt on our own open socket with a pointer to a live c_int.
-        unsafe {
-            libc::setsockopt(
-                s.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&v as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
-    }
-}
-
 /// "a message of type 5" — what a receive waits for, without its source.
 fn describe_type(sel: &Select) -> String {
     match sel.ty {
@@ -521,7 +501,8 @@ impl TcpTransport {
             s.set_nonblocking(true)
                 .map_err(|e| Error::io("configuring a link", e))?;
             let _ = s.set_nodelay(true);
-            set_buffers(&s, tuning.socket_buffer);
+            sockopt::set_buffers(&s, tuning.socket_buffer);
+            sockopt::set_congestion(&s, &tuning.congestion);
             let r = s
                 .try_clone()
                 .map_err(|e| Error::io("cloning a link socket", e))?;
