@@ -341,9 +341,10 @@ pub fn readme(recs: &[Record], info: &RunInfo) -> String {
          per-rank message (per destination for alltoall/scatter, the per-rank result for \
          reduce_scatter). Open MPI runs through `/work/shared/anchors/run-mpi.sh` (TCP: \
          `ob1`/`tcp,self` on `lo`; shm: `vader`), ranks yielding when idle. The floor is \
-         `target/release/floor` (two processes, one loopback socket, `TCP_NODELAY`); \
-         `c-floor-*` rows are the C `tcp_limit` of `run-floor.sh`, as a cross-check of the \
-         Rust floor.\n\n",
+         `target/release/floor` (two processes, one loopback socket, `TCP_NODELAY`, and the \
+         CUBIC congestion control our links ask for); `c-floor-*` rows are the C \
+         `tcp_limit` of `run-floor.sh`, as a cross-check of the Rust floor, with the \
+         system's congestion control (BBR on this VM; Open MPI keeps it too).\n\n",
     );
 
     s.push_str(

@@ -44,6 +44,11 @@ struct Args {
     /// Warm-up iterations per size in a sweep (-1 = a tenth of the iterations)
     #[arg(short = 'x', value_name = "WARMUP", default_value_t = -1, allow_negative_numbers = true)]
     warmup: i64,
+    /// TCP congestion control of the socket, the first of these the kernel accepts, or
+    /// `system` for the machine's default. The default is the runtime's own (hypercube's
+    /// links ask for cubic, else reno), so that the floor stays a floor under it.
+    #[arg(long, value_name = "NAMES", default_value = "cubic,reno")]
+    congestion: String,
 }
 
 /// What is measured.
@@ -82,6 +87,7 @@ fn main() -> anyhow::Result<()> {
         Ok(addr) => {
             let addr: SocketAddr = addr.parse().context("bad peer address")?;
             let s = TcpStream::connect(addr).context("connecting to the parent")?;
+            set_congestion(&s, &args.congestion)?;
             for (m, p) in &points {
                 peer(&s, *m, *p)?;
             }
@@ -159,6 +165,7 @@ fn parent(
         .spawn()
         .context("spawning the peer process")?;
     let (s, _) = listener.accept().context("accepting the peer")?;
+    set_congestion(&s, &args.congestion)?;
     if osu_form {
         let mode = mode.expect("a sweep has a mode");
         let (title, col) = match mode {
@@ -191,6 +198,33 @@ fn parent(
         bail!("the peer process failed ({st}); args {args:?}");
     }
     Ok(())
+}
+
+/// Ask for the first congestion control of the comma-separated `names` the kernel takes
+/// (`system`: leave the machine's default). None taken is an error: a floor measured with
+/// another algorithm than asked for would mislead.
+fn set_congestion(s: &TcpStream, names: &str) -> anyhow::Result<()> {
+    use std::os::fd::AsRawFd;
+    if names.trim() == "system" {
+        return Ok(());
+    }
+    for name in names.split(',').map(str::trim) {
+        // SAFETY: setsockopt on our own open socket with a pointer to a live byte buffer of
+        // the length given.
+        let rc = unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_CONGESTION,
+                name.as_ptr().cast(),
+                name.len() as libc::socklen_t,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+    }
+    bail!("the kernel took none of the congestion controls {names:?} (try --congestion system)")
 }
 
 fn prepare(s: &TcpStream, mode: Mode) -> anyhow::Result<()> {
