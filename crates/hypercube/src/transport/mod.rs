@@ -82,7 +82,9 @@ pub struct Tuning {
     pub progress_tick: Duration,
     /// The TCP congestion control each link asks for, the first the kernel accepts
     /// (`TCP_CONGESTION`); empty keeps the system's. Default: CUBIC, else Reno — not BBR,
-    /// which on loopback halved 1 MiB ping-pong speed (see `docs/perf/analysis.md`).
+    /// which on loopback reorders segments and made a 1 MiB ping-pong 1.5-2x slower — but
+    /// only when ranks do not outnumber cores; otherwise the system's (measured both ways:
+    /// `docs/perf/analysis.md`).
     pub congestion: Vec<String>,
 }
 
@@ -151,6 +153,10 @@ impl Tuning {
             // 8-16 progress threads cost 15-25% on 8 B collectives at p = 8, 16 (measured
             // against 5, 10 and 20 ms: docs/perf/analysis.md).
             t.progress_tick = Duration::from_millis(10);
+            // With more ranks than cores the system's congestion control stays: on this VM
+            // (BBR) CUBIC made 64 KiB and 1 MiB collectives at p = 4-16 up to 1.3-1.8x
+            // slower, with more context switches (docs/perf/analysis.md, session 3).
+            t.congestion = Vec::new();
         }
         let get = |name: &str| -> Result<Option<u64>> {
             match std::env::var(name) {

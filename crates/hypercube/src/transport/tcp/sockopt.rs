@@ -1,12 +1,14 @@
 //! Socket options of a link: buffer sizes and the TCP congestion control.
 //!
 //! Why the congestion control matters on loopback (figures in `docs/perf/analysis.md`,
-//! session 3): with the machine's default here, BBR, a 1 MiB ping-pong between two
-//! spinning readers took 190–280 µs, with retransmissions and drops on a link that cannot
-//! lose anything, because BBR's paced, model-based window (14 segments of 64 KiB) is smaller
-//! than one message. With CUBIC or Reno the same exchange took 95–140 µs and 4 MiB
-//! bandwidth rose from ~4 to 6–8 GB/s. A message-passing link is bursty and
-//! application-limited, which is the case loss-based algorithms handle well.
+//! session 3): with this VM's default, BBR, a 1 MiB ping-pong between two spinning readers
+//! took 190–280 µs. BBR paces its segments from a timer, so one flow is transmitted from
+//! two CPUs, and loopback delivers what each CPU sends through that CPU's backlog: segments
+//! arrive out of order (`TCPOFOQueue`), SACK recovery and spurious fast retransmits follow
+//! (`TcpRetransSegs`, `TCPDSACKRecv` in `nstat`), and the window shrinks. With CUBIC or Reno
+//! there is no pacing, no reordering, and the same exchange took 95–140 µs; 4 MiB bandwidth
+//! rose from ~3.5–4 to 5–6 GB/s. With more ranks than cores, though, CUBIC was slower for
+//! collectives (more wake-ups), so `Tuning` then keeps the system's choice.
 
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
