@@ -98,6 +98,9 @@ pub(crate) struct Engine {
     activity: std::sync::atomic::AtomicU64,
     /// When this node last forwarded a frame, in ms since `epoch` (0: never).
     last_forward_ms: std::sync::atomic::AtomicU64,
+    /// When a caller's wait last ended without handing the sockets back, in µs since
+    /// `epoch` (0: never) — the progress thread keeps off the sockets for a tick after it.
+    last_wait_end_us: std::sync::atomic::AtomicU64,
     epoch: std::time::Instant,
     /// The launcher's control connection (write side), for "blocked"/"running" reports
     /// that let the launcher detect a job in which every rank waits for another.
@@ -555,6 +558,7 @@ impl TcpTransport {
             parked: Default::default(),
             activity: Default::default(),
             last_forward_ms: Default::default(),
+            last_wait_end_us: Default::default(),
             epoch: std::time::Instant::now(),
             control: Mutex::new(None),
             addrs,

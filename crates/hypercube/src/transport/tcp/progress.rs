@@ -11,23 +11,28 @@ use std::time::Duration;
 use super::{Engine, State};
 
 pub(super) fn run(e: &Engine) {
+    let tick_us = e.tuning.progress_tick.as_micros() as u64;
+    let mut woken = false;
     while !e.stop.load(Ordering::SeqCst) {
-        // A caller is spinning on (or parked in poll on) the sockets: stay out of its way,
-        // but look again after a tick — it may go back to computing without telling us
-        // (it does tell us if this node forwarded lately), and forwarding is then delayed
-        // by at most the tick.
+        // A caller is spinning on (or parked in poll on) the sockets, or left a wait less
+        // than a tick ago and will likely wait again: stay out of its way, but look again
+        // after (the rest of) a tick — it may go back to computing without telling us (it
+        // does tell us, by the wake-up pipe, if this node forwarded lately or has output
+        // queued), and forwarding is then delayed by at most the tick.
         let busy = e.spinners.load(Ordering::SeqCst) > 0 || e.parked.load(Ordering::SeqCst) > 0;
-        let fds = if busy {
-            Vec::new()
-        } else {
-            e.poll_set(&e.lock())
+        let since_wait = match e.last_wait_end_us.load(Ordering::Relaxed) {
+            0 => u64::MAX,
+            t => (e.epoch.elapsed().as_micros() as u64 + 1).saturating_sub(t),
         };
-        let timeout = if busy {
-            e.tuning.progress_tick
+        let recent = !woken && since_wait < tick_us;
+        let (fds, timeout) = if busy {
+            (Vec::new(), e.tuning.progress_tick)
+        } else if recent {
+            (Vec::new(), Duration::from_micros(tick_us - since_wait))
         } else {
-            Duration::from_secs(1)
+            (e.poll_set(&e.lock()), Duration::from_secs(1))
         };
-        e.poll_and_service(&e.wake_rx, fds, timeout, true);
+        woken = e.poll_and_service(&e.wake_rx, fds, timeout, true);
     }
 }
 
@@ -56,15 +61,16 @@ impl Engine {
     }
 
     /// Block in poll(2) on `wake` and the given links (at most `timeout`), then read what
-    /// is readable and write what is writable. `blocking_locks`: wait for a link's input
-    /// lock held by another reader (the progress thread) rather than skip it.
+    /// is readable and write what is writable; returns whether `wake` was written to.
+    /// `blocking_locks`: wait for a link's input lock held by another reader (the progress
+    /// thread) rather than skip it.
     pub(super) fn poll_and_service(
         &self,
         wake: &UnixStream,
         links: Vec<(usize, libc::pollfd)>,
         timeout: Duration,
         blocking_locks: bool,
-    ) {
+    ) -> bool {
         let mut fds: Vec<libc::pollfd> = Vec::with_capacity(links.len() + 1);
         fds.push(libc::pollfd {
             fd: wake.as_raw_fd(),
@@ -81,9 +87,10 @@ impl Engine {
                 tracing::error!("poll failed: {err}");
                 std::thread::sleep(Duration::from_millis(10));
             }
-            return;
+            return false;
         }
-        if fds[0].revents != 0 {
+        let woken = fds[0].revents != 0;
+        if woken {
             let mut drain = [0u8; 64];
             while matches!((&*wake).read(&mut drain), Ok(n) if n > 0) {}
         }
@@ -105,5 +112,6 @@ impl Engine {
                 self.notify();
             }
         }
+        woken
     }
 }

@@ -63,8 +63,9 @@ impl Drop for BlockedReport<'_> {
 /// At the end of a wait, when no other caller drives the sockets: if this node forwarded
 /// frames lately, or output is still queued on a full socket, wake the progress thread so
 /// that it takes the sockets back at once (neither forwarding nor the rest of a large send
-/// may wait a whole progress tick while the program computes). Declared first in a wait,
-/// so it runs after the other guards have left.
+/// may wait a whole progress tick while the program computes); otherwise note the time, and
+/// the progress thread stays aside for a tick. Declared first in a wait, so it runs after
+/// the other guards have left.
 struct HandBack<'a>(&'a Engine);
 
 impl Drop for HandBack<'_> {
@@ -79,6 +80,13 @@ impl Drop for HandBack<'_> {
             last != 0 && now.saturating_sub(last) <= e.tuning.progress_tick.as_millis() as u64;
         if forwarding || e.lock().out.iter().any(|o| !o.queue.is_empty()) {
             e.wake_progress();
+        } else {
+            // The program will likely wait again soon (a ping-pong, the next step of a
+            // collective): the progress thread keeps off the sockets for a tick, or it
+            // would sleep in poll on them between two waits and be woken by every
+            // message the caller is about to read itself.
+            let now = e.epoch.elapsed().as_micros() as u64 + 1;
+            e.last_wait_end_us.store(now, Ordering::Relaxed);
         }
     }
 }
