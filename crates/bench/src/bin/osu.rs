@@ -46,6 +46,10 @@ struct Args {
     /// gray-ring, chain)
     #[arg(short = 'a', long = "alg", value_name = "ALG", default_value = "auto")]
     alg: String,
+    /// Collectives: also print each rank's own mean time (a `# per rank:` line after each
+    /// row), to see where the average comes from (e.g. a broadcast's root vs. its leaves)
+    #[arg(long)]
+    per_rank: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -330,6 +334,19 @@ fn collective(
         let sum = cube.reduce(0, &[mine], Op::Sum)?;
         if let Some(sum) = sum {
             say(node, &osu::row_line(s, sum[0] / p as f64));
+        }
+        if args.per_rank {
+            let all = cube.gather(0, bytes::Bytes::copy_from_slice(&mine.to_le_bytes()))?;
+            if let Some(all) = all {
+                let each: Vec<String> = all
+                    .iter()
+                    .map(|b| {
+                        let v = <[u8; 8]>::try_from(&b[..]).map_or(f64::NAN, f64::from_le_bytes);
+                        format!("{v:.2}")
+                    })
+                    .collect();
+                say(node, &format!("# per rank: {}", each.join(" ")));
+            }
         }
         if s == 0 {
             break;
