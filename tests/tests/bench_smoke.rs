@@ -167,3 +167,57 @@ fn the_floor_prints_both_formats() {
         assert!(f[2].parse::<f64>().is_ok(), "{text:?}");
     }
 }
+
+#[test]
+fn per_rank_times_follow_each_row() {
+    let l = run_osu(
+        2,
+        &["bcast", "-m", "8:16", "-i", "2", "-x", "0", "--per-rank"],
+    );
+    let rows: Vec<&str> = l
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !s.starts_with("# per rank:"))
+        .collect();
+    check_table(
+        &rows,
+        "OSU-style hypercube bcast Latency Test (np=4)",
+        "Avg Latency(us)",
+        &[8, 16],
+    );
+    let per: Vec<&String> = l.iter().filter(|s| s.starts_with("# per rank:")).collect();
+    assert_eq!(per.len(), 2, "one per-rank line per size: {l:#?}");
+    for line in per {
+        let v: Vec<f64> = line["# per rank:".len()..]
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or_else(|_| panic!("{line:?}")))
+            .collect();
+        assert_eq!(v.len(), 4, "one figure per rank: {line:?}");
+        assert!(v.iter().all(|x| x.is_finite() && *x >= 0.0), "{line:?}");
+    }
+}
+
+#[test]
+fn the_floor_takes_a_congestion_control_and_refuses_an_unknown_one() {
+    let floor = bench_bin("floor");
+    for cc in ["system", "reno", "no-such-algorithm,reno"] {
+        let out = Command::new(&floor)
+            .args(["spin", "8", "20", "--congestion", cc])
+            .output()
+            .expect("running floor");
+        assert!(out.status.success(), "floor --congestion {cc}: {out:?}");
+    }
+    let out = Command::new(&floor)
+        .args(["spin", "8", "20", "--congestion", "no-such-algorithm"])
+        .output()
+        .expect("running floor");
+    assert!(
+        !out.status.success(),
+        "an unknown algorithm must fail: {out:?}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("took none of the congestion controls"),
+        "{err}"
+    );
+}
