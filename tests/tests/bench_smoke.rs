@@ -177,7 +177,7 @@ fn per_rank_times_follow_each_row() {
     let rows: Vec<&str> = l
         .iter()
         .map(String::as_str)
-        .filter(|s| !s.starts_with("# per rank:"))
+        .filter(|s| !s.starts_with("# per rank"))
         .collect();
     check_table(
         &rows,
@@ -194,6 +194,23 @@ fn per_rank_times_follow_each_row() {
             .collect();
         assert_eq!(v.len(), 4, "one figure per rank: {line:?}");
         assert!(v.iter().all(|x| x.is_finite() && *x >= 0.0), "{line:?}");
+    }
+    let skew: Vec<&String> = l
+        .iter()
+        .filter(|s| s.starts_with("# per rank, barrier exit after rank 0's:"))
+        .collect();
+    assert_eq!(skew.len(), 2, "one barrier-exit line per size: {l:#?}");
+    for line in skew {
+        let v: Vec<f64> = line
+            .rsplit(':')
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or_else(|_| panic!("{line:?}")))
+            .collect();
+        assert_eq!(v.len(), 4, "one figure per rank: {line:?}");
+        assert_eq!(v[0], 0.0, "rank 0 against itself: {line:?}");
+        assert!(v.iter().all(|x| x.is_finite()), "{line:?}");
     }
 }
 

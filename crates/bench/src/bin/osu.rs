@@ -317,6 +317,10 @@ fn collective(
         let mut buf = Buffers::new(bench, s as usize, p, a, me);
         let mut scratch = buf.floats.clone();
         let mut total = 0.0f64;
+        // With --per-rank: the sum of this rank's barrier exit times (CLOCK_MONOTONIC, one
+        // clock for every process on a machine), µs after the first timed exit.
+        let mut exits = 0.0f64;
+        let mut exit0 = None;
         for i in 0..n + skip {
             if bench == Bench::Gop {
                 scratch.copy_from_slice(&buf.floats);
@@ -329,6 +333,10 @@ fn collective(
                 total += t;
             }
             cube.barrier()?;
+            if args.per_rank && i >= skip {
+                let t = monotonic_us();
+                exits += t - *exit0.get_or_insert(t);
+            }
         }
         let mine = total * 1e6 / n.max(1) as f64;
         let sum = cube.reduce(0, &[mine], Op::Sum)?;
@@ -336,16 +344,32 @@ fn collective(
             say(node, &osu::row_line(s, sum[0] / p as f64));
         }
         if args.per_rank {
-            let all = cube.gather(0, bytes::Bytes::copy_from_slice(&mine.to_le_bytes()))?;
-            if let Some(all) = all {
-                let each: Vec<String> = all
+            // Each rank's mean time, and its mean barrier exit relative to rank 0's (how
+            // much later than rank 0 it starts the next call).
+            let first = exit0.unwrap_or(0.0);
+            let exit = first + exits / n.max(1) as f64;
+            let mut mine_b = mine.to_le_bytes().to_vec();
+            mine_b.extend_from_slice(&exit.to_le_bytes());
+            if let Some(all) = cube.gather(0, bytes::Bytes::from(mine_b))? {
+                let pair = |b: &bytes::Bytes| -> (f64, f64) {
+                    let f = |k: usize| {
+                        b.get(k..k + 8)
+                            .and_then(|x| <[u8; 8]>::try_from(x).ok())
+                            .map_or(f64::NAN, f64::from_le_bytes)
+                    };
+                    (f(0), f(8))
+                };
+                let vals: Vec<(f64, f64)> = all.iter().map(pair).collect();
+                let t: Vec<String> = vals.iter().map(|v| format!("{:.2}", v.0)).collect();
+                let e: Vec<String> = vals
                     .iter()
-                    .map(|b| {
-                        let v = <[u8; 8]>::try_from(&b[..]).map_or(f64::NAN, f64::from_le_bytes);
-                        format!("{v:.2}")
-                    })
+                    .map(|v| format!("{:+.2}", v.1 - vals[0].1))
                     .collect();
-                say(node, &format!("# per rank: {}", each.join(" ")));
+                say(node, &format!("# per rank: {}", t.join(" ")));
+                say(
+                    node,
+                    &format!("# per rank, barrier exit after rank 0's: {}", e.join(" ")),
+                );
             }
         }
         if s == 0 {
@@ -353,4 +377,16 @@ fn collective(
         }
     }
     Ok(())
+}
+
+/// CLOCK_MONOTONIC in µs: one clock for every process on the machine (`Instant` is the same
+/// clock but does not show its value).
+fn monotonic_us() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into a live, exclusively borrowed struct.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 * 1e6 + ts.tv_nsec as f64 / 1e3
 }
