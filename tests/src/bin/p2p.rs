@@ -298,20 +298,33 @@ fn self_send(node: &Node) -> Result<()> {
 
 /// Node 0 and node 3 exchange messages whose e-cube route runs through node 1 while node 1's
 /// program computes (no communication call) and node 2's program blocks in an unrelated
-/// receive: forwarding must not depend on them.
+/// receive: forwarding must not depend on them. Node 1 computes right after a receive of its
+/// own (the moment its progress thread has just stepped aside for the caller), for much
+/// longer than the exchange takes when node 1 forwards while computing — so an exchange
+/// that waited for node 1's next library call would take longer than node 1's computation.
 fn forwarding_while_busy(node: &Node) -> Result<()> {
     if node.numnodes() < 4 {
         return Ok(());
     }
+    // Node 1 computes this long; the exchange must end in half of it.
+    const COMPUTE: Duration = Duration::from_millis(3000);
     let me = node.mynode();
     let rounds = 20u32;
     match me {
         0 => {
+            node.send(1, MsgType(804), b"go")?;
+            let t = std::time::Instant::now();
             for i in 0..rounds {
                 node.send(3, MsgType(800), i.to_le_bytes().to_vec())?;
                 let m = node.recv(Select::from_node(3, TypeSel::Is(801)))?;
                 ensure!(m.data()[..] == (i + 1).to_le_bytes()[..]);
             }
+            let took = t.elapsed();
+            ensure!(
+                took < COMPUTE / 2,
+                "{rounds} round trips through node 1 took {took:?} while node 1 computed for \
+                 {COMPUTE:?}: forwarding waited for node 1's program"
+            );
             node.send(2, MsgType(802), b"done")?;
         }
         3 => {
@@ -322,10 +335,11 @@ fn forwarding_while_busy(node: &Node) -> Result<()> {
             }
         }
         1 => {
+            node.recv(Select::from_node(0, TypeSel::Is(804)))?;
             // Compute for a while without calling the library.
             let t = std::time::Instant::now();
             let mut x = 0u64;
-            while t.elapsed() < Duration::from_millis(300) {
+            while t.elapsed() < COMPUTE {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
             }
             std::hint::black_box(x);
