@@ -145,6 +145,21 @@ fn machine() -> String {
     format!("{cores} cores ({cpu}), {}", shell("uname", &["-sr"]))
 }
 
+/// The system's TCP congestion control, and what our links and the floor ask for (the
+/// choice moves loopback figures by up to 2×: `docs/perf/analysis.md`).
+fn congestion_line() -> String {
+    let system = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into());
+    let ours = std::env::var("HYPERCUBE_TCP_CONGESTION").map_or_else(
+        |_| "cubic (else reno) when ranks do not outnumber cores, else the system's".into(),
+        |v| format!("HYPERCUBE_TCP_CONGESTION={v}"),
+    );
+    format!(
+        "system {system} (Open MPI and the C floor use it); our links: {ours}; Rust floor: cubic"
+    )
+}
+
 /// The 1-minute load average, from /proc/loadavg.
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
@@ -216,6 +231,7 @@ fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
             ("date".into(), started),
             ("commit".into(), commit),
             ("machine".into(), machine()),
+            ("TCP congestion control".into(), congestion_line()),
             (
                 "command".into(),
                 format!(
