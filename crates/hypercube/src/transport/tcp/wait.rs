@@ -79,6 +79,9 @@ impl Drop for HandBack<'_> {
         let forwarding =
             last != 0 && now.saturating_sub(last) <= e.tuning.progress_tick.as_millis() as u64;
         if forwarding || e.lock().out.iter().any(|o| !o.queue.is_empty()) {
+            // Hand back for good: an older wait's end must not send the progress thread
+            // aside again after it has taken over.
+            e.last_wait_end_us.store(0, Ordering::Relaxed);
             e.wake_progress();
         } else {
             // The program will likely wait again soon (a ping-pong, the next step of a
