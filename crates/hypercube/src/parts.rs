@@ -1,7 +1,7 @@
 //! The bytes of one outgoing message, in one or more parts.
 //!
 //! A message made of several buffers — the blocks a collective forwards, a header and a
-//! body — is sent as they are, with one gather write (`writev`), instead of being copied
+//! body — is sent as they are, with one gather write (`sendmsg`), instead of being copied
 //! into one buffer first. The receiver gets one contiguous message either way.
 
 use bytes::{Bytes, BytesMut};

@@ -1,5 +1,5 @@
 //! One hypercube link: a TCP socket to the neighbor across one dimension. The output side
-//! (a queue of frames written with `writev`) lives in the engine's state; the input side
+//! (a queue of frames written with one gather `sendmsg`) lives in the engine's state; the input side
 //! (a read buffer and the frame parser) has its own lock so whichever thread holds it —
 //! the progress thread or a caller that is waiting — reads the socket.
 
@@ -84,7 +84,7 @@ impl LinkOut {
     /// Write as much of the queue as the socket takes. Completed send ids are appended
     /// to `done`.
     pub fn flush(&mut self, done: &mut Vec<u64>) -> io::Result<Flush> {
-        // At most this many buffers per writev (the kernel's limit is 1024).
+        // At most this many buffers per gather write (the kernel's limit is 1024).
         const MAX_SLICES: usize = 256;
         while !self.queue.is_empty() {
             let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(16);
