@@ -26,6 +26,13 @@ pub mod svg;
 use std::fmt;
 use std::str::FromStr;
 
+/// The congestion controls hypercube's links ask for by default, comma-separated (the first
+/// the kernel accepts is used): the floor's default and the report's note, from the one
+/// source, `Tuning::default()`.
+pub fn links_congestion() -> String {
+    hypercube::transport::Tuning::default().congestion.join(",")
+}
+
 /// One benchmark of the `osu` program: its first argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Bench {

@@ -151,12 +151,14 @@ fn congestion_line() -> String {
     let system = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into());
+    let asked = hypercube_bench::links_congestion();
     let ours = std::env::var("HYPERCUBE_TCP_CONGESTION").map_or_else(
-        |_| "cubic (else reno) when ranks do not outnumber cores, else the system's".into(),
+        |_| format!("the first of {asked} when ranks do not outnumber cores, else the system's"),
         |v| format!("HYPERCUBE_TCP_CONGESTION={v}"),
     );
     format!(
-        "system {system} (Open MPI and the C floor use it); our links: {ours}; Rust floor: cubic"
+        "system {system} (Open MPI and the C floor use it); our links: {ours}; Rust floor: the \
+         first of {asked}"
     )
 }
 

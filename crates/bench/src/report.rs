@@ -342,9 +342,9 @@ pub fn readme(recs: &[Record], info: &RunInfo) -> String {
          reduce_scatter). Open MPI runs through `/work/shared/anchors/run-mpi.sh` (TCP: \
          `ob1`/`tcp,self` on `lo`; shm: `vader`), ranks yielding when idle. The floor is \
          `target/release/floor` (two processes, one loopback socket, `TCP_NODELAY`, and the \
-         CUBIC congestion control our links ask for); `c-floor-*` rows are the C \
-         `tcp_limit` of `run-floor.sh`, as a cross-check of the Rust floor, with the \
-         system's congestion control (BBR on this VM; Open MPI keeps it too).\n\n",
+         congestion control our links ask for); `c-floor-*` rows are the C `tcp_limit` of \
+         `run-floor.sh`, as a cross-check of the Rust floor, with the system's congestion \
+         control, which Open MPI keeps too (the run's line above names each).\n\n",
     );
 
     s.push_str(

@@ -45,9 +45,9 @@ struct Args {
     #[arg(short = 'x', value_name = "WARMUP", default_value_t = -1, allow_negative_numbers = true)]
     warmup: i64,
     /// TCP congestion control of the socket, the first of these the kernel accepts, or
-    /// `system` for the machine's default. The default is the runtime's own (hypercube's
-    /// links ask for cubic, else reno), so that the floor stays a floor under it.
-    #[arg(long, value_name = "NAMES", default_value = "cubic,reno")]
+    /// `system` for the machine's default. The default is what hypercube's links ask for
+    /// (`Tuning::default().congestion`), so that the floor stays a floor under them.
+    #[arg(long, value_name = "NAMES", default_value_t = hypercube_bench::links_congestion())]
     congestion: String,
 }
 
