@@ -4,6 +4,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -156,6 +157,8 @@ fn parent(
     osu_form: bool,
 ) -> anyhow::Result<()> {
     let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
+    // Check the names before a peer is started, so a refusal is one clear error.
+    set_congestion_fd(listener.as_raw_fd(), &args.congestion)?;
     let addr = listener.local_addr()?;
     let exe = std::env::current_exe().context("finding this program")?;
     let mut child = Command::new(exe)
@@ -204,7 +207,11 @@ fn parent(
 /// (`system`: leave the machine's default). None taken is an error: a floor measured with
 /// another algorithm than asked for would mislead.
 fn set_congestion(s: &TcpStream, names: &str) -> anyhow::Result<()> {
-    use std::os::fd::AsRawFd;
+    set_congestion_fd(s.as_raw_fd(), names)
+}
+
+/// [`set_congestion`] on any TCP socket (the listener too).
+fn set_congestion_fd(fd: std::os::fd::RawFd, names: &str) -> anyhow::Result<()> {
     if names.trim() == "system" {
         return Ok(());
     }
@@ -213,7 +220,7 @@ fn set_congestion(s: &TcpStream, names: &str) -> anyhow::Result<()> {
         // the length given.
         let rc = unsafe {
             libc::setsockopt(
-                s.as_raw_fd(),
+                fd,
                 libc::IPPROTO_TCP,
                 libc::TCP_CONGESTION,
                 name.as_ptr().cast(),
