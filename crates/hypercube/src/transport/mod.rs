@@ -199,7 +199,22 @@ impl Tuning {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_congestion;
+    use super::{parse_congestion, Tuning};
+
+    /// Links ask for a congestion control only when the ranks do not outnumber the cores
+    /// (with more ranks, the system's measured faster for collectives).
+    #[test]
+    fn congestion_control_is_asked_for_only_when_cores_suffice() {
+        if std::env::var_os("HYPERCUBE_TCP_CONGESTION").is_some() {
+            return; // the user's choice overrides both cases
+        }
+        assert_eq!(
+            Tuning::from_env(1).unwrap().congestion,
+            Tuning::default().congestion
+        );
+        assert!(!Tuning::default().congestion.is_empty());
+        assert!(Tuning::from_env(u32::MAX).unwrap().congestion.is_empty());
+    }
 
     #[test]
     fn congestion_names_parse() {

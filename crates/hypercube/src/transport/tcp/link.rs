@@ -1,7 +1,7 @@
 //! One hypercube link: a TCP socket to the neighbor across one dimension. The output side
-//! (a queue of frames written with one gather `sendmsg`) lives in the engine's state; the input side
-//! (a read buffer and the frame parser) has its own lock so whichever thread holds it —
-//! the progress thread or a caller that is waiting — reads the socket.
+//! (a queue of frames written with gather `sendmsg` calls) lives in the engine's state; the
+//! input side (a read buffer and the frame parser) has its own lock so whichever thread
+//! holds it — the progress thread or a caller that is waiting — reads the socket.
 
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
