@@ -1,6 +1,8 @@
 //! Helpers for cross-process tests: build the real launcher (`hcrun`) once, run a node
 //! program through it with a deadline, and make sure nothing is left running.
 
+pub mod cluster;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
@@ -143,19 +145,29 @@ pub fn run_hcrun(
     env: &[(&str, &str)],
     timeout: Duration,
 ) -> JobOutput {
-    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(hcrun());
     cmd.args(hcrun_args);
     if !program.is_empty() {
         cmd.arg("--").args(program);
     }
-    cmd.envs(env.iter().copied())
-        .stdin(Stdio::null())
+    cmd.envs(env.iter().copied());
+    run_command(cmd, timeout)
+}
+
+/// Run a command in its own process group with stdin closed and its output captured; the
+/// whole group is killed when it ends, fails or outlives `timeout` (then this panics with
+/// what it printed).
+pub fn run_command(mut cmd: Command, timeout: Duration) -> JobOutput {
+    use std::os::unix::process::CommandExt;
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
     let start = Instant::now();
-    let mut child = cmd.spawn().expect("starting hcrun");
+    let what = format!("{:?}", cmd.get_program());
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {what}: {e}"));
     let _guard = Guard {
         pid: child.id() as i32,
     };
@@ -172,16 +184,19 @@ pub fn run_hcrun(
         s
     });
     let status = loop {
-        if let Some(st) = child.try_wait().expect("waiting for hcrun") {
+        if let Some(st) = child.try_wait().expect("waiting for the job") {
             break st;
         }
         if start.elapsed() > timeout {
-            let _ = child.kill();
-            let st = child.wait().expect("waiting for hcrun");
+            // SAFETY: kill(2) of our own child's process group.
+            unsafe {
+                libc_kill(-(child.id() as i32), 9);
+            }
+            let st = child.wait().expect("waiting for the job");
             let stdout = t_out.join().unwrap_or_default();
             let stderr = t_err.join().unwrap_or_default();
             panic!(
-                "hcrun did not finish within {timeout:?} ({st:?})\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+                "{what} did not finish within {timeout:?} ({st:?})\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
             );
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -219,3 +234,40 @@ pub fn alive(pid: u32) -> bool {
         Err(_) => false,
     }
 }
+
+/// The checks every rank of `coll_suite` prints (`OK <op> <scope>`).
+pub fn collective_checks() -> Vec<String> {
+    const OPS: &[&str] = &[
+        "bcast",
+        "reduce",
+        "allreduce",
+        "reduce_scatter",
+        "scan",
+        "scatter",
+        "gather",
+        "gatherv",
+        "allgather",
+        "allgatherv",
+        "alltoall",
+        "alltoallv",
+        "shift",
+        "barrier",
+    ];
+    ["cube", "subcube"]
+        .iter()
+        .flat_map(|scope| OPS.iter().map(move |op| format!("{op} {scope}")))
+        .collect()
+}
+
+/// The checks every rank of `ipsc_suite` prints (`OK <check>`).
+pub const IPSC_CHECKS: &[&str] = &[
+    "broadcast",
+    "gop",
+    "gcat",
+    "long",
+    "sparse",
+    "mesh",
+    "errors",
+    "interference",
+    "compat",
+];

@@ -3,28 +3,8 @@
 
 use hypercube_tests::run_job;
 
-const OPS: &[&str] = &[
-    "bcast",
-    "reduce",
-    "allreduce",
-    "reduce_scatter",
-    "scan",
-    "scatter",
-    "gather",
-    "gatherv",
-    "allgather",
-    "allgatherv",
-    "alltoall",
-    "alltoallv",
-    "shift",
-    "barrier",
-];
-
 fn suite(d: u32) {
-    let checks: Vec<String> = ["cube", "subcube"]
-        .iter()
-        .flat_map(|scope| OPS.iter().map(move |op| format!("{op} {scope}")))
-        .collect();
+    let checks = hypercube_tests::collective_checks();
     let checks: Vec<&str> = checks.iter().map(String::as_str).collect();
     run_job(d, env!("CARGO_BIN_EXE_coll_suite"), &[])
         .assert_ok()

@@ -9,22 +9,10 @@ use hypercube_tests::run_job;
 #[path = "../src/bin/ipsc_suite.rs"]
 mod suite;
 
-const CHECKS: &[&str] = &[
-    "broadcast",
-    "gop",
-    "gcat",
-    "long",
-    "sparse",
-    "mesh",
-    "errors",
-    "interference",
-    "compat",
-];
-
 fn suite(d: u32) {
     run_job(d, env!("CARGO_BIN_EXE_ipsc_suite"), &[])
         .assert_ok()
-        .assert_every_rank_passed(1 << d, CHECKS);
+        .assert_every_rank_passed(1 << d, hypercube_tests::IPSC_CHECKS);
 }
 
 #[test]

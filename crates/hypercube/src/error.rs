@@ -111,6 +111,13 @@ pub enum Error {
     #[error("configuration error: {0}")]
     Config(String),
 
+    /// `hypercube::init` was called a second time in this process. A process joins one
+    /// job: keep the `Node` of the first call (pass `&Node` to the code that needs it).
+    #[error(
+        "hypercube::init was called twice: a process joins one job; keep the Node the first          call returned and pass &Node to the code that needs it"
+    )]
+    AlreadyInitialized,
+
     /// A blocking call ran past the deadline the caller gave.
     #[error("timed out after {timeout_ms} ms waiting for {what}")]
     Timeout {

@@ -25,9 +25,11 @@
 //! Run it with `cargo run --release -p launcher -- --dim 3 -- path/to/program`.
 #![deny(missing_docs)]
 
+mod boot;
 pub mod collectives;
 mod error;
 pub mod ipsc;
+mod job;
 mod logging;
 mod mailbox;
 mod message;
@@ -48,31 +50,24 @@ pub use message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
 pub use node::{IntoPayload, Node, RecvRequest, SendRequest};
 pub use parts::Parts;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use transport::tcp::{self, BootConfig, TcpTransport};
-use transport::Tuning;
-
-/// Join the job the launcher set up (reading its `HYPERCUBE_*` environment), open the d
-/// links and pass the ready barrier. Started without a launcher, the process is a job of
-/// one node (d = 0), like an MPI singleton.
+/// Join the job this process was started in, open its d links and pass the ready barrier.
+///
+/// The process manager is found from the environment: `hcrun` (one host), or a PMI-1
+/// manager — MPICH's `mpiexec` (Hydra) or Slurm's `srun --mpi=pmi2` — on one host or many
+/// (`docs/clusters.md`). Started by none of them, the process is a job of one node
+/// (d = 0), like an MPI singleton. A process joins one job: a second call is
+/// [`Error::AlreadyInitialized`].
 pub fn init() -> Result<Node> {
-    keep_freed_memory();
-    let Some(cfg) = BootConfig::from_env()? else {
-        logging::init(0);
-        let t = TcpTransport::start(0, 0, vec![], vec![], false, Tuning::from_env(1)?)?;
-        return Ok(Node::with_transport(Arc::new(t)));
-    };
-    logging::init(cfg.rank);
-    let (t, ctl) = tcp::connect(&cfg)?;
-    let t = Arc::new(t);
-    if let Ok(w) = ctl.try_clone() {
-        t.engine().set_control(w);
+    static INITIALIZED: AtomicBool = AtomicBool::new(false);
+    if INITIALIZED.swap(true, Ordering::SeqCst) {
+        return Err(Error::AlreadyInitialized);
     }
-    watch_control(&t, ctl, cfg.rank);
-    tracing::debug!("node {} of {} is up", cfg.rank, 1u32 << cfg.dim);
-    Ok(Node::with_transport(t))
+    keep_freed_memory();
+    let t = boot::join(boot::Launch::detect()?)?;
+    Ok(Node::with_transport(Arc::new(t)))
 }
 
 /// Message buffers of a few MiB are allocated and freed all the time; by default glibc
@@ -110,35 +105,6 @@ where
         node.abort(&e.to_string());
     }
     node.finalize()
-}
-
-/// The control channel stays open: an abort or the launcher's disappearance ends this
-/// process (unless it already finished).
-fn watch_control(t: &Arc<TcpTransport>, mut ctl: std::net::TcpStream, rank: u32) {
-    use wire::control::{read_blocking, ToNode};
-    let done = t.done_flag.clone();
-    let engine = t.engine().clone();
-    let _ = std::thread::Builder::new()
-        .name(format!("hc-control-{rank}"))
-        .spawn(move || {
-            let why = match read_blocking::<ToNode>(&mut ctl) {
-                Ok(ToNode::Abort { reason }) => reason,
-                Ok(other) => format!("unexpected control message {other:?}"),
-                Err(e) => format!("lost the launcher ({e})"),
-            };
-            if done.load(Ordering::SeqCst) {
-                return;
-            }
-            engine.abort(Error::Shutdown(why.clone()));
-            tracing::debug!("exiting: {why}");
-            // The launcher may be gone (and our stderr with it): never panic on the write.
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "node {rank}: the job is being stopped: {why}"
-            );
-            std::process::exit(1);
-        });
 }
 
 /// The README's node program, compiled and run as a doctest (as a one-node job).

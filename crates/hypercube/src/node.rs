@@ -394,7 +394,8 @@ impl Node {
         Ok((v, m.status()))
     }
 
-    /// Where a node's link listener is (diagnostics; `None` for in-process transports).
+    /// Where a node's link listener is, where known (diagnostics): every node's under
+    /// `hcrun`, the neighbors' under a PMI manager; `None` for in-process transports.
     pub fn peer_address(&self, node: NodeId) -> Option<SocketAddr> {
         self.inner.t.peer_address(node)
     }
@@ -406,7 +407,7 @@ impl Node {
     }
 
     /// Stop the whole job: print `reason` and exit this process with status 1; the launcher
-    /// then stops every other rank.
+    /// (`hcrun`, or a PMI manager through PMI `abort`) then stops every other rank.
     pub fn abort(&self, reason: &str) -> ! {
         use std::io::Write;
         let _ = writeln!(
@@ -414,6 +415,8 @@ impl Node {
             "node {} aborts the job: {reason}",
             self.mynode()
         );
+        // Under a PMI manager this asks it to stop every rank; under hcrun the exit does.
+        crate::job::abort(reason);
         std::process::exit(1)
     }
 }

@@ -1,5 +1,5 @@
 //! The only code that knows bytes on the wire: the link frame header, the link handshake,
-//! the launcher control messages and the serde codec (bincode is confined to `codec`).
+//! the launcher control messages, the PMI-1 lines and the serde codec (bincode is confined to `codec`).
 //!
 //! `docs/protocol.md` describes the layouts byte by byte.
 
@@ -7,3 +7,4 @@ pub mod codec;
 pub mod control;
 pub(crate) mod frame;
 pub(crate) mod handshake;
+pub mod pmi;

@@ -6,7 +6,6 @@
 //! itself for a short spin; then it parks and the progress thread (blocked in `poll`)
 //! carries on. See `docs/architecture.md`.
 
-mod bootstrap;
 mod link;
 mod progress;
 mod sockopt;
@@ -22,7 +21,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-pub(crate) use bootstrap::{connect, BootConfig};
 use link::{Flush, LinkIn, LinkOut, OutFrame, ReadError, ReadOutcome};
 
 use crate::error::{Error, Result};
@@ -102,10 +100,9 @@ pub(crate) struct Engine {
     /// `epoch` (0: never) — the progress thread keeps off the sockets for a tick after it.
     last_wait_end_us: std::sync::atomic::AtomicU64,
     epoch: std::time::Instant,
-    /// The launcher's control connection (write side), for "blocked"/"running" reports
-    /// that let the launcher detect a job in which every rank waits for another.
-    control: Mutex<Option<std::net::TcpStream>>,
-    addrs: Vec<SocketAddr>,
+    /// Link listener addresses by rank, where known (every rank's under `hcrun`, the
+    /// neighbors' under PMI).
+    addrs: Vec<Option<SocketAddr>>,
 }
 
 /// A node's TCP transport: the engine plus its background threads.
@@ -215,17 +212,7 @@ impl Engine {
 
     /// Tell the launcher (if any) that this node is blocked or running again.
     fn report(&self, msg: &crate::wire::control::ToLauncher) {
-        use std::io::Write;
-        if let Some(c) = relock(self.control.lock()).as_mut() {
-            if let Ok(bytes) = crate::wire::control::frame(msg) {
-                let _ = c.write_all(&bytes);
-            }
-        }
-    }
-
-    /// Attach the launcher's control connection (write side).
-    pub(crate) fn set_control(&self, s: std::net::TcpStream) {
-        *relock(self.control.lock()) = Some(s);
+        crate::job::report(msg);
     }
 
     /// Wake parked waiters. Call with the state lock held (after changing the state).
@@ -239,6 +226,11 @@ impl Engine {
     fn fail(&self, st: &mut State, e: Error) {
         if st.failure.is_none() {
             tracing::error!("{e}");
+            if matches!(e, Error::PeerGone { .. } | Error::Protocol { .. }) {
+                // The job cannot go on: under a process manager that does not watch
+                // every rank for us, this makes it stop them all.
+                crate::job::fatal(&e);
+            }
             st.failure = Some(e);
         }
         self.notify();
@@ -492,7 +484,7 @@ impl TcpTransport {
         me: NodeId,
         dim: u32,
         links: Vec<(NodeId, std::net::TcpStream)>,
-        addrs: Vec<SocketAddr>,
+        addrs: Vec<Option<SocketAddr>>,
         has_host: bool,
         tuning: Tuning,
     ) -> Result<TcpTransport> {
@@ -560,7 +552,6 @@ impl TcpTransport {
             last_forward_ms: Default::default(),
             last_wait_end_us: Default::default(),
             epoch: std::time::Instant::now(),
-            control: Mutex::new(None),
             addrs,
         });
         let e2 = engine.clone();
@@ -906,11 +897,14 @@ impl Transport for TcpTransport {
         for o in &e.lock().out {
             let _ = o.stream.shutdown(std::net::Shutdown::Both);
         }
+        if result.is_ok() {
+            crate::job::finished();
+        }
         result
     }
 
     fn peer_address(&self, node: NodeId) -> Option<SocketAddr> {
-        self.engine.addrs.get(node as usize).copied()
+        self.engine.addrs.get(node as usize).copied().flatten()
     }
 }
 

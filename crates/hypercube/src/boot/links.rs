@@ -1,0 +1,262 @@
+//! Opening a node's links once it knows where its neighbors listen — the same for every
+//! process manager: for each dimension k the node whose bit k is 0 dials the one whose bit
+//! k is 1, both prove the job secret (`wire::handshake`), and a connection that fails the
+//! proof is logged and dropped while the job carries on.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::wire::handshake;
+use crate::NodeId;
+
+/// Who this node is in the job and the job's keys.
+#[derive(Debug, Clone)]
+pub(crate) struct Keys {
+    pub rank: NodeId,
+    pub dim: u32,
+    pub job: u64,
+    pub secret: Vec<u8>,
+    /// How long the whole start-up may take (for error messages).
+    pub timeout: Duration,
+}
+
+impl Keys {
+    /// Time left before `deadline`, or the timeout error naming the stage.
+    pub fn left(&self, deadline: Instant, stage: &str) -> Result<Duration> {
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(Error::BootstrapTimeout {
+                stage: stage.into(),
+                timeout_ms: self.timeout.as_millis() as u64,
+            });
+        }
+        Ok(deadline - now)
+    }
+
+    fn is_host(&self) -> bool {
+        self.rank == crate::HOST
+    }
+
+    /// The neighbors that dial this node (their bit k is 0, ours is 1); node 0 also takes
+    /// the host's link if the job has one.
+    pub fn dialed_by(&self, has_host: bool) -> Vec<NodeId> {
+        if self.is_host() {
+            return Vec::new();
+        }
+        let me = self.rank;
+        (0..self.dim)
+            .filter(|k| me & (1 << k) != 0)
+            .map(|k| me ^ (1 << k))
+            .chain((me == 0 && has_host).then_some(crate::HOST))
+            .collect()
+    }
+
+    /// The neighbors this node dials (bit k is 0 here); the host dials node 0.
+    pub fn dials(&self) -> Vec<NodeId> {
+        if self.is_host() {
+            return vec![0];
+        }
+        let me = self.rank;
+        (0..self.dim)
+            .filter(|k| me & (1 << k) == 0)
+            .map(|k| me ^ (1 << k))
+            .collect()
+    }
+
+    /// Every neighbor (both directions), in dimension order.
+    pub fn neighbors(&self) -> Vec<NodeId> {
+        if self.is_host() {
+            return vec![0];
+        }
+        (0..self.dim).map(|k| self.rank ^ (1 << k)).collect()
+    }
+}
+
+/// Accept link connections for the whole job: handshake each on its own thread (so a
+/// silent stranger cannot stall the others) and hand the good ones over. Connections that
+/// fail the handshake — or arrive once all links are up — are dropped; the warnings are
+/// rate-limited (one line per second at most, with the count of those not shown).
+pub(crate) fn spawn_acceptor(
+    listener: TcpListener,
+    keys: Keys,
+    expected: Vec<NodeId>,
+) -> Result<mpsc::Receiver<(NodeId, TcpStream)>> {
+    let (tx, rx) = mpsc::channel();
+    // The neighbors whose link is up: a second connection claiming one is refused.
+    let connected: Arc<Mutex<Vec<NodeId>>> = Arc::default();
+    let warn = Arc::new(RateLimit::default());
+    std::thread::Builder::new()
+        .name(format!("hc-accept-{}", keys.rank))
+        .spawn(move || loop {
+            let (mut s, from) = match listener.accept() {
+                Ok(x) => x,
+                Err(e) => {
+                    warn.warn(format_args!("accepting a link connection: {e}"));
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+            };
+            let keys = keys.clone();
+            let expected = expected.clone();
+            let connected = connected.clone();
+            let tx = tx.clone();
+            let warn = warn.clone();
+            let _ = std::thread::Builder::new()
+                .name("hc-handshake".into())
+                .spawn(move || {
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                    let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
+                    let allowed =
+                        |r: NodeId| expected.contains(&r) && !relock(connected.lock()).contains(&r);
+                    match handshake::accept(&mut s, &keys.secret, keys.job, keys.rank, allowed) {
+                        Ok(r) => {
+                            let mut c = relock(connected.lock());
+                            if c.contains(&r) {
+                                warn.warn(format_args!(
+                                    "rejected a second link from node {r} ({from})"
+                                ));
+                                return;
+                            }
+                            c.push(r);
+                            drop(c);
+                            let _ = s.set_read_timeout(None);
+                            let _ = s.set_write_timeout(None);
+                            let _ = tx.send((r, s));
+                        }
+                        Err(why) => warn.warn(format_args!(
+                            "rejected a link connection from {from}: {why}; the job carries on"
+                        )),
+                    }
+                });
+        })
+        .map_err(|e| Error::io("starting the link acceptor", e))?;
+    Ok(rx)
+}
+
+/// Dial the neighbors this node dials, collect those that dial it, and return the links
+/// in slot order: link k goes across dimension k; node 0's link `dim` goes to the host.
+/// `addr_of` gives a neighbor's listener address.
+pub(crate) fn establish(
+    keys: &Keys,
+    has_host: bool,
+    addr_of: impl Fn(NodeId) -> Option<SocketAddr>,
+    dialed: mpsc::Receiver<(NodeId, TcpStream)>,
+    deadline: Instant,
+) -> Result<Vec<(NodeId, TcpStream)>> {
+    let me = keys.rank;
+    let is_host = keys.is_host();
+    let nlinks = if is_host {
+        1
+    } else {
+        keys.dim as usize + usize::from(me == 0 && has_host)
+    };
+    let slot = |peer: NodeId| -> usize {
+        if is_host {
+            0
+        } else if peer == crate::HOST {
+            keys.dim as usize
+        } else {
+            (me ^ peer).trailing_zeros() as usize
+        }
+    };
+    let mut links: Vec<Option<(NodeId, TcpStream)>> = (0..nlinks).map(|_| None).collect();
+    for peer in keys.dials() {
+        let addr = addr_of(peer).ok_or_else(|| {
+            Error::Bootstrap(format!("no address is known for neighbor node {peer}"))
+        })?;
+        let t = keys.left(deadline, "dialing a neighbor")?;
+        let mut s = TcpStream::connect_timeout(&addr, t).map_err(|e| {
+            Error::Bootstrap(format!(
+                "node {me} cannot reach its neighbor node {peer} at {addr}: {e}. Check that \
+                 this address is reachable from this host (a firewall? the wrong network?); \
+                 HYPERCUBE_IFACE or HYPERCUBE_ADDR choose the address a rank publishes \
+                 (docs/clusters.md)"
+            ))
+        })?;
+        let t = keys.left(deadline, "the link handshake")?;
+        s.set_read_timeout(Some(t))
+            .and_then(|_| s.set_write_timeout(Some(t)))
+            .map_err(|e| Error::io("configuring a link", e))?;
+        handshake::dial(&mut s, &keys.secret, keys.job, me, peer).map_err(|d| {
+            Error::Bootstrap(format!(
+                "link to node {peer} at {addr}: {d} (is another job's process listening there?)"
+            ))
+        })?;
+        s.set_read_timeout(None)
+            .and_then(|_| s.set_write_timeout(None))
+            .map_err(|e| Error::io("configuring a link", e))?;
+        links[slot(peer)] = Some((peer, s));
+    }
+    // Collect the ones that dial us.
+    loop {
+        let missing: Vec<NodeId> = keys
+            .dialed_by(has_host)
+            .into_iter()
+            .filter(|&p| links.get(slot(p)).is_some_and(|l| l.is_none()))
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
+        let stage = format!(
+            "waiting for neighbor node(s) {} to dial in",
+            missing
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let t = keys.left(deadline, &stage)?;
+        match dialed.recv_timeout(t) {
+            Ok((peer, s)) => {
+                let k = slot(peer);
+                if k < links.len() && links[k].is_none() {
+                    links[k] = Some((peer, s));
+                }
+            }
+            Err(_) => {
+                return Err(Error::BootstrapTimeout {
+                    stage,
+                    timeout_ms: keys.timeout.as_millis() as u64,
+                })
+            }
+        }
+    }
+    Ok(links.into_iter().flatten().collect())
+}
+
+fn relock<T>(r: std::sync::LockResult<T>) -> T {
+    r.unwrap_or_else(|p| p.into_inner())
+}
+
+/// At most one warning line per second; the lines held back are counted and reported
+/// with the next one shown (a flood of 200 strangers gives a few lines, not 200).
+#[derive(Default)]
+struct RateLimit {
+    last_ms: AtomicU64,
+    held: AtomicU64,
+    epoch: std::sync::OnceLock<Instant>,
+}
+
+impl RateLimit {
+    fn warn(&self, msg: std::fmt::Arguments<'_>) {
+        let epoch = *self.epoch.get_or_init(Instant::now);
+        let now = epoch.elapsed().as_millis() as u64 + 1_000;
+        let last = self.last_ms.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < 1_000
+            || self
+                .last_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            self.held.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        match self.held.swap(0, Ordering::Relaxed) {
+            0 => tracing::warn!("{msg}"),
+            n => tracing::warn!("{msg} ({n} more held back since the last warning)"),
+        }
+    }
+}

@@ -1,0 +1,624 @@
+//! Joining a job started by a PMI-1 process manager — MPICH's Hydra (`mpiexec`) or Slurm
+//! (`srun --mpi=pmi2`) — on one host or many.
+//!
+//! The conversation (one request line, one reply line; `wire::pmi` has the format):
+//! `init`, `get_maxes`, `get_my_kvsname`; the size must be a power of two; rank 0 draws
+//! the job secret and `put`s it; every rank binds its link listener on an address the other
+//! hosts can reach (`super::addr`) and `put`s it; `barrier_in`; each rank `get`s the secret
+//! and only its d neighbors' addresses; the links open with the same handshake as under
+//! `hcrun`; a second `barrier_in` is the ready barrier. The connection stays open: a broken
+//! link or `Node::abort` sends `abort` (the manager then stops every rank), a clean end
+//! sends `finalize`, and the manager's disappearance ends the process.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::transport::tcp::TcpTransport;
+use crate::transport::Tuning;
+use crate::wire::control::{from_hex, to_hex, ToLauncher};
+use crate::wire::pmi::{self, Reply};
+use crate::NodeId;
+
+use super::links::{self, Keys};
+
+/// Largest job under PMI (as under `hcrun`): 2^16 ranks.
+const MAX_DIM: u32 = 16;
+/// Our keys in the job's key-value space (never `PMI_`-prefixed: those are the manager's).
+const KEY_JOB: &str = "hypercube-job";
+fn key_addr(rank: NodeId) -> String {
+    format!("hypercube-addr-{rank}")
+}
+
+/// How the process manager handed this process its PMI connection.
+#[derive(Debug, Clone)]
+pub(crate) enum PmiEnv {
+    /// An inherited socket (`PMI_FD`), with `PMI_RANK` and `PMI_SIZE`.
+    Fd { fd: RawFd, rank: u32, size: u32 },
+    /// A `host:port` to dial (`PMI_PORT`) and the id to present (`PMI_ID`); rank and size
+    /// come from the manager (or `PMI_RANK`/`PMI_SIZE` when there is no id).
+    Port {
+        addr: String,
+        id: Option<i64>,
+        rank: Option<u32>,
+        size: Option<u32>,
+    },
+}
+
+impl PmiEnv {
+    /// Read `PMI_FD` / `PMI_PORT` and friends; `None` when neither is set.
+    pub fn from_env() -> Result<Option<PmiEnv>> {
+        let num = |name: &str| -> Result<Option<u32>> {
+            match std::env::var(name) {
+                Err(_) => Ok(None),
+                Ok(v) => v.trim().parse().map(Some).map_err(|_| {
+                    Error::Config(format!(
+                        "{name}={v:?} from the process manager is not a number"
+                    ))
+                }),
+            }
+        };
+        if let Ok(v) = std::env::var("PMI_FD") {
+            let fd: RawFd = v.trim().parse().ok().filter(|fd| *fd >= 0).ok_or_else(|| {
+                Error::Config(format!("PMI_FD={v:?} is not a file descriptor number"))
+            })?;
+            let need = |name: &str| {
+                num(name)?.ok_or_else(|| {
+                    Error::Config(format!(
+                        "PMI_FD is set but {name} is not: the process manager did not say \
+                         who this process is"
+                    ))
+                })
+            };
+            return Ok(Some(PmiEnv::Fd {
+                fd,
+                rank: need("PMI_RANK")?,
+                size: need("PMI_SIZE")?,
+            }));
+        }
+        if let Ok(addr) = std::env::var("PMI_PORT") {
+            let id = match std::env::var("PMI_ID") {
+                Err(_) => None,
+                Ok(v) => Some(
+                    v.trim()
+                        .parse()
+                        .map_err(|_| Error::Config(format!("PMI_ID={v:?} is not a number")))?,
+                ),
+            };
+            return Ok(Some(PmiEnv::Port {
+                addr,
+                id,
+                rank: num("PMI_RANK")?,
+                size: num("PMI_SIZE")?,
+            }));
+        }
+        Ok(None)
+    }
+}
+
+/// The socket to the process manager: inherited (usually a socketpair) or dialed.
+enum Stream {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+impl Stream {
+    fn set_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_read_timeout(t).and_then(|_| s.set_write_timeout(t)),
+            Stream::Tcp(s) => s.set_read_timeout(t).and_then(|_| s.set_write_timeout(t)),
+        }
+    }
+    fn raw(&self) -> RawFd {
+        match self {
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+    fn write_line(&mut self, line: &str) -> std::io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.write_all(line.as_bytes()),
+            Stream::Tcp(s) => s.write_all(line.as_bytes()),
+        }
+    }
+    fn read_some(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.read(buf),
+            Stream::Tcp(s) => s.read(buf),
+        }
+    }
+}
+
+/// A PMI-1 client: one request, one reply, every read bounded by the start-up deadline.
+pub(crate) struct Client {
+    stream: Stream,
+    /// Bytes read past the last line (a well-behaved server sends none).
+    pending: Vec<u8>,
+    kvsname: String,
+    keylen_max: usize,
+    vallen_max: usize,
+    rank: u32,
+    size: u32,
+}
+
+fn pm_error(what: impl std::fmt::Display) -> Error {
+    Error::Bootstrap(format!(
+        "the process manager (PMI-1): {what}. Was this program started by `mpiexec` (MPICH \
+         Hydra) or `srun --mpi=pmi2`? See docs/clusters.md"
+    ))
+}
+
+impl Client {
+    /// Connect (or take the inherited socket), `init`, `get_maxes`, `get_my_kvsname`.
+    pub fn connect(env: &PmiEnv, deadline: Instant, timeout: Duration) -> Result<Client> {
+        let (stream, mut rank, mut size) = match env {
+            PmiEnv::Fd { fd, rank, size } => (Stream::Unix(adopt_fd(*fd)?), *rank, *size),
+            PmiEnv::Port {
+                addr, rank, size, ..
+            } => {
+                let sa = addr
+                    .to_socket_addrs()
+                    .ok()
+                    .and_then(|mut a| a.next())
+                    .ok_or_else(|| pm_error(format!("PMI_PORT={addr:?} is not a host:port")))?;
+                let t = left(deadline, timeout, "connecting to the process manager")?;
+                let s = TcpStream::connect_timeout(&sa, t)
+                    .map_err(|e| pm_error(format!("cannot connect to PMI_PORT={addr} ({e})")))?;
+                let _ = s.set_nodelay(true);
+                (Stream::Tcp(s), rank.unwrap_or(0), size.unwrap_or(1))
+            }
+        };
+        let mut c = Client {
+            stream,
+            pending: Vec::new(),
+            kvsname: String::new(),
+            keylen_max: 64,
+            vallen_max: 256,
+            rank,
+            size,
+        };
+        if let PmiEnv::Port { id: Some(id), .. } = env {
+            // MPICH's port handshake: initack, then size, rank and debug as `set` lines.
+            let r = c.call(
+                "initack",
+                &[("pmiid", &id.to_string())],
+                "initack",
+                deadline,
+                timeout,
+            )?;
+            drop(r);
+            for _ in 0..3 {
+                let r = c.read_reply(deadline, timeout, "the port handshake")?;
+                if r.cmd != "set" {
+                    return Err(pm_error(format!("expected cmd=set, got cmd={}", r.cmd)));
+                }
+                if let Some(v) = r.get("size") {
+                    size = v.parse().map_err(|_| pm_error(format!("size={v:?}")))?;
+                }
+                if let Some(v) = r.get("rank") {
+                    rank = v.parse().map_err(|_| pm_error(format!("rank={v:?}")))?;
+                }
+            }
+            c.rank = rank;
+            c.size = size;
+        }
+        let r = c.call(
+            "init",
+            &[("pmi_version", "1"), ("pmi_subversion", "1")],
+            "response_to_init",
+            deadline,
+            timeout,
+        )?;
+        let version = r.get("pmi_version").unwrap_or("1");
+        let sub: u32 = r.get("pmi_subversion").unwrap_or("1").parse().unwrap_or(0);
+        if r.rc().map_err(pm_error)? != 0 || version != "1" || sub < 1 {
+            return Err(pm_error(format!(
+                "it does not speak PMI 1.1 (it answered pmi_version={version} \
+                 pmi_subversion={sub}, rc={:?})",
+                r.get("rc").unwrap_or("")
+            )));
+        }
+        let r = c.call("get_maxes", &[], "maxes", deadline, timeout)?;
+        let field = |k: &str, default: usize| -> usize {
+            r.get(k).and_then(|v| v.parse().ok()).unwrap_or(default)
+        };
+        c.keylen_max = field("keylen_max", 64);
+        c.vallen_max = field("vallen_max", 256);
+        let r = c.call("get_my_kvsname", &[], "my_kvsname", deadline, timeout)?;
+        c.kvsname = r
+            .get("kvsname")
+            .filter(|k| !k.is_empty())
+            .ok_or_else(|| pm_error("its my_kvsname reply names no kvsname"))?
+            .to_string();
+        if c.rank >= c.size {
+            return Err(pm_error(format!(
+                "rank {} in a job of {} processes",
+                c.rank, c.size
+            )));
+        }
+        Ok(c)
+    }
+
+    /// One request, one reply whose `cmd` must be `expect`.
+    fn call(
+        &mut self,
+        cmd: &str,
+        pairs: &[(&str, &str)],
+        expect: &str,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<Reply> {
+        let line = pmi::request(cmd, pairs).map_err(pm_error)?;
+        self.stream
+            .set_timeout(Some(left(deadline, timeout, &format!("PMI {cmd}"))?))
+            .map_err(|e| Error::io("configuring the PMI socket", e))?;
+        self.stream
+            .write_line(&line)
+            .map_err(|e| pm_error(format!("sending cmd={cmd} failed ({e})")))?;
+        let r = self.read_reply(deadline, timeout, &format!("the reply to cmd={cmd}"))?;
+        if r.cmd != expect {
+            return Err(pm_error(format!(
+                "it answered cmd={cmd} with cmd={} (expected cmd={expect})",
+                r.cmd
+            )));
+        }
+        Ok(r)
+    }
+
+    fn read_reply(&mut self, deadline: Instant, timeout: Duration, what: &str) -> Result<Reply> {
+        loop {
+            if let Some(i) = self.pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=i).collect();
+                return pmi::parse_reply(&line)
+                    .map_err(|e| pm_error(format!("{what} is garbage: {e}")));
+            }
+            if self.pending.len() > pmi::MAX_LINE {
+                return Err(pm_error(format!(
+                    "{what} is longer than {} bytes",
+                    pmi::MAX_LINE
+                )));
+            }
+            self.stream
+                .set_timeout(Some(left(deadline, timeout, what)?))
+                .map_err(|e| Error::io("configuring the PMI socket", e))?;
+            let mut buf = [0u8; 1024];
+            match self.stream.read_some(&mut buf) {
+                Ok(0) => return Err(pm_error(format!("it closed the connection before {what}"))),
+                Ok(n) => self.pending.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Err(Error::BootstrapTimeout {
+                        stage: format!("waiting for {what} from the process manager"),
+                        timeout_ms: timeout.as_millis() as u64,
+                    })
+                }
+                Err(e) => return Err(pm_error(format!("reading {what} failed ({e})"))),
+            }
+        }
+    }
+
+    fn check_key_value(&self, key: &str, value: &str) -> Result<()> {
+        if key.starts_with("PMI_") {
+            return Err(pm_error(format!(
+                "the key {key} is reserved for the manager"
+            )));
+        }
+        if key.len() > self.keylen_max || value.len() > self.vallen_max {
+            return Err(pm_error(format!(
+                "the pair {key}={value} exceeds its limits (keys {} bytes, values {})",
+                self.keylen_max, self.vallen_max
+            )));
+        }
+        Ok(())
+    }
+
+    /// Publish `key=value` (visible to the others after the next barrier).
+    fn put(&mut self, key: &str, value: &str, deadline: Instant, t: Duration) -> Result<()> {
+        self.check_key_value(key, value)?;
+        let kvs = self.kvsname.clone();
+        let r = self.call(
+            "put",
+            &[("kvsname", &kvs), ("key", key), ("value", value)],
+            "put_result",
+            deadline,
+            t,
+        )?;
+        match r.rc().map_err(pm_error)? {
+            0 => Ok(()),
+            rc => Err(pm_error(format!(
+                "put of {key} failed (rc={rc}, {})",
+                r.get("msg").unwrap_or("no message")
+            ))),
+        }
+    }
+
+    /// Read a key; `None` when the manager has no such key (it answers at once).
+    fn get(&mut self, key: &str, deadline: Instant, t: Duration) -> Result<Option<String>> {
+        let kvs = self.kvsname.clone();
+        let r = self.call(
+            "get",
+            &[("kvsname", &kvs), ("key", key)],
+            "get_result",
+            deadline,
+            t,
+        )?;
+        Ok(match r.rc().map_err(pm_error)? {
+            0 => r.get("value").map(str::to_string),
+            _ => None,
+        })
+    }
+
+    fn barrier(&mut self, deadline: Instant, t: Duration) -> Result<()> {
+        self.call("barrier_in", &[], "barrier_out", deadline, t)
+            .map(drop)
+    }
+
+    /// Ask the manager to stop the whole job. Nothing is read back (it kills us).
+    fn send_abort(&mut self, reason: &str) {
+        let msg = pmi::sanitize(reason, 600);
+        let msg = if msg.is_empty() { "abort".into() } else { msg };
+        if let Ok(line) = pmi::request("abort", &[("exitcode", "1"), ("error_msg", &msg)]) {
+            let _ = self.stream.set_timeout(Some(Duration::from_secs(1)));
+            let _ = self.stream.write_line(&line);
+        }
+    }
+}
+
+/// Take ownership of the inherited PMI socket (after checking it is one) and keep it from
+/// leaking into child processes.
+fn adopt_fd(fd: RawFd) -> Result<UnixStream> {
+    // SAFETY: fstat on a descriptor number only reads its status (EBADF if not open).
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 || st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
+        return Err(pm_error(format!(
+            "PMI_FD={fd} is not an open socket in this process (was it started by a \
+             launcher that closed it, or through a wrapper that did?)"
+        )));
+    }
+    // SAFETY: the descriptor is open and a socket; the manager handed it to this process
+    // for its PMI conversation, which this client now owns.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        Ok(UnixStream::from(OwnedFd::from_raw_fd(fd)))
+    }
+}
+
+fn left(deadline: Instant, timeout: Duration, stage: &str) -> Result<Duration> {
+    let now = Instant::now();
+    if now >= deadline {
+        return Err(Error::BootstrapTimeout {
+            stage: stage.into(),
+            timeout_ms: timeout.as_millis() as u64,
+        });
+    }
+    Ok(deadline - now)
+}
+
+/// The powers of two around `n`, for the error message.
+fn nearest_powers(n: u32) -> (u32, u32) {
+    let hi = n.checked_next_power_of_two().unwrap_or(1 << 31);
+    let lo = if hi == n { n } else { hi / 2 };
+    (lo.max(1), hi)
+}
+
+/// Join the job: everything of the module doc. On a failure after the manager answered,
+/// the job is aborted through PMI so that no rank waits for this one until its timeout.
+pub(crate) fn join(env: &PmiEnv, timeout: Duration) -> Result<TcpTransport> {
+    let deadline = Instant::now() + timeout;
+    let mut client = Client::connect(env, deadline, timeout)?;
+    crate::logging::init(client.rank);
+    match rendezvous(&mut client, deadline, timeout) {
+        Ok((t, keys)) => {
+            let client = Arc::new(Mutex::new(client));
+            let done = Arc::new(AtomicBool::new(false));
+            watch_manager(client.clone(), done.clone(), keys.rank);
+            crate::job::install(Box::new(Pmi { client, done }));
+            Ok(t)
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "node {}: {e}", client.rank);
+            client.send_abort(&e.to_string());
+            Err(e)
+        }
+    }
+}
+
+fn rendezvous(
+    c: &mut Client,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<(TcpTransport, Keys)> {
+    let (rank, size) = (c.rank, c.size);
+    if !size.is_power_of_two() || size > 1 << MAX_DIM {
+        let (lo, hi) = nearest_powers(size);
+        return Err(Error::Config(format!(
+            "this job has {size} processes, but a hypercube needs a power of two (at most \
+             2^{MAX_DIM}): start it with {lo} or {hi} processes (srun -n / mpiexec -n)"
+        )));
+    }
+    let dim = size.trailing_zeros();
+
+    // Where to listen: loopback if every rank is on this host, else an address the other
+    // hosts can reach.
+    let mapping = c.get("PMI_process_mapping", deadline, timeout)?;
+    let hosts = mapping.as_deref().and_then(pmi::mapping_nodes).or_else(|| {
+        ["SLURM_STEP_NUM_NODES", "SLURM_NNODES"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+    });
+    let choice = super::addr::choose(hosts == Some(1) || size == 1)?;
+    tracing::debug!(
+        "rank {rank}: the job spans {} host(s) (PMI_process_mapping={mapping:?}); \
+         publishing {} ({})",
+        hosts.map_or("an unknown number of".into(), |h| h.to_string()),
+        choice.ip,
+        choice.why
+    );
+    let listener = TcpListener::bind(SocketAddr::new(choice.ip, 0)).map_err(|e| {
+        Error::Bootstrap(format!(
+            "binding the link listener on {} (chosen by {}): {e}. Is it an address of this \
+             host? Set HYPERCUBE_IFACE or HYPERCUBE_ADDR (docs/clusters.md)",
+            choice.ip, choice.why
+        ))
+    })?;
+    let listen = listener
+        .local_addr()
+        .map_err(|e| Error::io("reading the listener address", e))?;
+
+    // Rank 0 draws the job's id and secret; everyone publishes its listener.
+    if rank == 0 {
+        use rand::RngCore;
+        let mut secret = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut secret);
+        let job = rand::random::<u64>();
+        c.put(
+            KEY_JOB,
+            &format!("{job:016x}.{}", to_hex(&secret)),
+            deadline,
+            timeout,
+        )?;
+    }
+    c.put(&key_addr(rank), &listen.to_string(), deadline, timeout)?;
+    c.barrier(deadline, timeout)?;
+
+    let job_s = c.get(KEY_JOB, deadline, timeout)?.ok_or_else(|| {
+        Error::Bootstrap(
+            "rank 0 published no job key: are all ranks this program, built with the same \
+             version of hypercube?"
+                .into(),
+        )
+    })?;
+    let (job, secret) = job_s
+        .split_once('.')
+        .and_then(|(j, s)| Some((u64::from_str_radix(j, 16).ok()?, from_hex(s)?)))
+        .filter(|(_, s)| !s.is_empty())
+        .ok_or_else(|| {
+            Error::Bootstrap(format!("rank 0 published a malformed job key {job_s:?}"))
+        })?;
+    let keys = Keys {
+        rank,
+        dim,
+        job,
+        secret,
+        timeout,
+    };
+    let mut addrs: Vec<Option<SocketAddr>> = vec![None; size as usize];
+    for peer in keys.neighbors() {
+        let a = c.get(&key_addr(peer), deadline, timeout)?.ok_or_else(|| {
+            Error::Bootstrap(format!("neighbor node {peer} published no address"))
+        })?;
+        let sa: SocketAddr = a.parse().map_err(|_| {
+            Error::Bootstrap(format!(
+                "neighbor node {peer} published a malformed address {a:?}"
+            ))
+        })?;
+        if sa.ip().is_loopback() && !listen.ip().is_loopback() {
+            tracing::warn!(
+                "neighbor node {peer} published a loopback address ({sa}) in a job that spans \
+                 hosts: set HYPERCUBE_IFACE or HYPERCUBE_ADDR there"
+            );
+        }
+        addrs[peer as usize] = Some(sa);
+    }
+    tracing::debug!(
+        "rank {rank}: neighbors at {:?}",
+        addrs.iter().flatten().collect::<Vec<_>>()
+    );
+    let dialed = links::spawn_acceptor(listener, keys.clone(), keys.dialed_by(false))?;
+    let links = links::establish(&keys, false, |p| addrs[p as usize], dialed, deadline)?;
+    // The ready barrier.
+    c.barrier(deadline, timeout)?;
+    let tuning = Tuning::from_env(size)?;
+    let t = TcpTransport::start(rank, dim, links, addrs, false, tuning)?;
+    Ok((t, keys))
+}
+
+/// The supervisor of a job under a PMI manager.
+struct Pmi {
+    client: Arc<Mutex<Client>>,
+    done: Arc<AtomicBool>,
+}
+
+impl crate::job::Supervisor for Pmi {
+    fn report(&self, _msg: &ToLauncher) {
+        // PMI-1 has no place for the deadlock detector's reports.
+    }
+
+    fn fatal(&self, e: &Error) {
+        // Called with the engine's lock held: only a short write (bounded by a timeout).
+        if let Ok(mut c) = self.client.try_lock() {
+            c.send_abort(&e.to_string());
+        }
+    }
+
+    fn abort(&self, reason: &str) {
+        let mut c = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        c.send_abort(reason);
+    }
+
+    fn finished(&self) {
+        self.done.store(true, Ordering::SeqCst);
+        let mut c = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        let t = Duration::from_secs(30);
+        if let Err(e) = c.call("finalize", &[], "finalize_ack", Instant::now() + t, t) {
+            tracing::warn!("finalize with the process manager: {e}");
+        }
+    }
+}
+
+/// The manager's disappearance (its socket hangs up) ends this process, unless the job
+/// finished. `poll` for `POLLRDHUP` only: the replies stay for the client to read.
+fn watch_manager(client: Arc<Mutex<Client>>, done: Arc<AtomicBool>, rank: NodeId) {
+    let fd = client
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .stream
+        .raw();
+    let _ = std::thread::Builder::new()
+        .name(format!("hc-pmi-{rank}"))
+        .spawn(move || loop {
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLRDHUP,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd; the descriptor lives as long as the client (the
+            // process), which this thread's Arc keeps.
+            let n = unsafe { libc::poll(&mut p, 1, 1000) };
+            if done.load(Ordering::SeqCst) {
+                return;
+            }
+            if n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0 {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "node {rank}: the job is being stopped: lost the process manager (its PMI \
+                     connection closed)"
+                );
+                std::process::exit(1);
+            }
+            let _ = &client;
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn powers_around() {
+        assert_eq!(nearest_powers(6), (4, 8));
+        assert_eq!(nearest_powers(1), (1, 1));
+        assert_eq!(nearest_powers(3), (2, 4));
+        assert_eq!(nearest_powers(9), (8, 16));
+    }
+}
