@@ -33,6 +33,7 @@ mod mailbox;
 mod message;
 mod node;
 mod parts;
+mod tags;
 pub mod transport;
 pub mod wire;
 
