@@ -1,6 +1,13 @@
 use std::ops::RangeInclusive;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::*;
+use crate::message::{MsgType, Select};
+use crate::transport::tcp::TcpTransport;
+use crate::transport::{Transport, Tuning};
+use crate::{Error, Node, NodeId};
 
 /// Every range of the layout, in the order of the module doc's table.
 fn layout() -> [(&'static str, RangeInclusive<u32>); 9] {
@@ -110,4 +117,130 @@ fn every_tag_falls_in_its_own_range() {
 
     // Finalize is a control tag and nothing else: no user type keys to it.
     assert_eq!(owners(FINALIZE), ["control"]);
+}
+
+/// What one node of [`tcp_job`] runs before it finalizes.
+type Program = fn(NodeId, &Node, &TcpTransport) -> Result<(), Box<dyn std::error::Error>>;
+
+/// Run `program` on every node of an in-process job of dimension `dim` over real TCP links
+/// (loopback sockets, one thread per node), then finalize every node. Panics with what
+/// went wrong when a program fails or the job has not finalized within 30 s (a node stuck
+/// in finalize is left behind: its thread ends with the test process).
+fn tcp_job(dim: u32, program: Program) {
+    let n = 1u32 << dim;
+    let mut links: Vec<Vec<(NodeId, std::net::TcpStream)>> = (0..n).map(|_| Vec::new()).collect();
+    for k in 0..dim {
+        for a in (0..n).filter(|a| a & (1 << k) == 0) {
+            let b = a | (1 << k);
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let dialed = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (accepted, _) = listener.accept().unwrap();
+            links[a as usize].push((b, dialed));
+            links[b as usize].push((a, accepted));
+        }
+    }
+    let addrs = vec!["127.0.0.1:0".parse().unwrap(); n as usize];
+    let (tx, rx) = mpsc::channel();
+    for (me, links) in (0..n).zip(links) {
+        let t = TcpTransport::start(me, dim, links, addrs.clone(), false, Tuning::default());
+        let t = Arc::new(t.unwrap());
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let node = Node::with_transport(t.clone());
+            // One report per node: the program's error (sent before the node is dropped,
+            // which finalizes and may then wait forever), or how finalize ended.
+            let report = match program(me, &node, &t) {
+                Err(e) => Err(format!("the program failed: {e}")),
+                Ok(()) => node.finalize().map_err(|e| format!("finalize failed: {e}")),
+            };
+            let _ = tx.send((me, report));
+        });
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut problems = Vec::new();
+    let mut finalized = 0;
+    for _ in 0..n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((_, Ok(()))) => finalized += 1,
+            Ok((me, Err(e))) => problems.push(format!("node {me}: {e}")),
+            Err(_) => break,
+        }
+    }
+    if finalized + problems.len() < n as usize {
+        problems.push(format!(
+            "only {finalized} of {n} nodes finalized within 30 s"
+        ));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The type whose long-message header tag used to be the finalize barrier's tag
+/// (`0xFFFF_FFF0`).
+const COLLIDING_TYPE: u32 = 0x03FF_FFF0;
+
+/// A long message of the type that once collided with finalize, and one of
+/// [`MAX_RESERVED_USER_TYPE`] (the largest type a long message may have), go from node 3
+/// to node 0 (forwarded by node 2) while node 1 is already in the finalize barrier: its
+/// barrier message waits in node 0's queue when node 0 posts the any-source long
+/// receives. Both messages arrive whole and the job finalizes. A type above
+/// [`MAX_RESERVED_USER_TYPE`] is refused with a typed error on both sides.
+///
+/// Before the finalize tag had a range of its own, node 0's first `lrecv` took node 1's
+/// (empty) barrier message for a long-message header and failed, and node 0's finalize
+/// then waited for that message forever.
+#[test]
+fn long_messages_of_the_largest_types_do_not_disturb_finalize() {
+    fn payload(ty: u32) -> Vec<u8> {
+        (0..50_000u32).map(|i| (i ^ ty) as u8).collect()
+    }
+    fn program(
+        me: NodeId,
+        node: &Node,
+        t: &TcpTransport,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let types = [COLLIDING_TYPE, MAX_RESERVED_USER_TYPE];
+        match me {
+            0 => {
+                // Node 1's barrier message is here before the long receives are posted.
+                let barrier = Select::internal(Some(1), FINALIZE);
+                let timeout = Some(Duration::from_secs(10));
+                t.probe(&barrier, true, timeout)?;
+                node.send(3, MsgType(1), &b"go"[..])?;
+                for ty in types {
+                    let m = node.lrecv(None, MsgType(ty))?;
+                    if (m.source(), m.msg_type()) != (3, MsgType(ty)) || m.data()[..] != payload(ty)
+                    {
+                        let (len, got, from) = (m.len(), m.msg_type().0, m.source());
+                        return Err(format!(
+                            "lrecv of type {ty:#x} got {len} bytes of type {got:#x} from node {from}"
+                        )
+                        .into());
+                    }
+                }
+                let too_large = MsgType(MAX_USER_TYPE);
+                match node.lsend(3, too_large, vec![0u8; 10]) {
+                    Err(Error::IpscArgument {
+                        routine: "LSENDW", ..
+                    }) => {}
+                    other => return Err(format!("lsend of MAX_USER_TYPE: {other:?}").into()),
+                }
+                match node.lrecv(Some(3), too_large) {
+                    Err(Error::IpscArgument {
+                        routine: "LRECVW", ..
+                    }) => Ok(()),
+                    other => Err(format!("lrecv of MAX_USER_TYPE: {other:?}").into()),
+                }
+            }
+            3 => {
+                node.recv(MsgType(1))?;
+                for ty in types {
+                    node.lsend(0, MsgType(ty), payload(ty))?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+    tcp_job(2, program);
 }
