@@ -35,6 +35,7 @@ mod mailbox;
 mod message;
 mod node;
 mod parts;
+mod tags;
 pub mod transport;
 pub mod wire;
 

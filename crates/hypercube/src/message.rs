@@ -4,9 +4,7 @@ use bytes::Bytes;
 
 use crate::NodeId;
 
-/// The largest message type a user program may use. Types above are reserved for the
-/// utilities and collectives, so they never consume a user's message (or the reverse).
-pub const MAX_USER_TYPE: u32 = 0x7FFF_FFFF;
+pub use crate::tags::MAX_USER_TYPE;
 
 /// A message type, as in the iPSC's `TYPE` argument. User types are `0..=MAX_USER_TYPE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

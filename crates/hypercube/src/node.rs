@@ -224,14 +224,14 @@ impl Node {
     }
 
     /// A fresh tag in the reserved type space for one utility/collective call on a subcube
-    /// of dimension `dim`: bit 31 set, bits 26..31 the dimension, bits 0..26 a call counter.
+    /// of dimension `dim`, numbered by a per-dimension call counter (see `crate::tags`).
     /// Messages of different calls therefore never match each other or a user's message.
     pub(crate) fn collective_tag(&self, dim: u32) -> u32 {
         let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
         let d = (dim & 0x1F) as usize;
         let n = seq[d];
         seq[d] = n.wrapping_add(1);
-        (1 << 31) | ((d as u32) << 26) | (n & 0x03FF_FFFF)
+        crate::tags::collective(d as u32, n)
     }
 
     /// Start a send with a raw tag (a reserved one, or a user type already checked).

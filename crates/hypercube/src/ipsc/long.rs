@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use super::{check_node, keyed_tag, SLOT_LONG_DATA, SLOT_LONG_HEADER};
+use super::{check_node, keyed_tag, Keyed};
 use crate::error::{Error, Result};
 use crate::message::{Message, MsgType, Status};
 use crate::node::{IntoPayload, RecvRequest, SendRequest};
@@ -116,8 +116,8 @@ impl Node {
         data: impl IntoPayload,
         chunk_bytes: usize,
     ) -> Result<()> {
-        let header_tag = keyed_tag("LSENDW", SLOT_LONG_HEADER, ty.0)?;
-        let data_tag = keyed_tag("LSENDW", SLOT_LONG_DATA, ty.0)?;
+        let header_tag = keyed_tag("LSENDW", Keyed::LongHeader, ty.0)?;
+        let data_tag = keyed_tag("LSENDW", Keyed::LongData, ty.0)?;
         check_node(self, "LSENDW destination", dest)?;
         let chunk = match u32::try_from(chunk_bytes) {
             Ok(c) if c > 0 => c,
@@ -225,8 +225,8 @@ impl Node {
     /// The oldest matching header: one put aside by an earlier truncated receive, else the
     /// next one to arrive.
     fn take_long_header(&self, source: Option<NodeId>, ty: MsgType) -> Result<Header> {
-        let header_tag = keyed_tag("LRECVW", SLOT_LONG_HEADER, ty.0)?;
-        keyed_tag("LRECVW", SLOT_LONG_DATA, ty.0)?;
+        let header_tag = keyed_tag("LRECVW", Keyed::LongHeader, ty.0)?;
+        keyed_tag("LRECVW", Keyed::LongData, ty.0)?;
         if let Some(src) = source {
             check_node(self, "LRECVW source", src)?;
         }
@@ -264,7 +264,7 @@ impl Node {
 
     /// Receive the chunks of `h` into `out` (exactly `h.total` bytes), pipelined.
     fn recv_long_chunks(&self, h: Header, out: &mut [u8]) -> Result<()> {
-        let data_tag = keyed_tag("LRECVW", SLOT_LONG_DATA, h.ty)?;
+        let data_tag = keyed_tag("LRECVW", Keyed::LongData, h.ty)?;
         let chunk = h.chunk as usize;
         let total = out.len();
         let mut posted: VecDeque<RecvRequest> = VecDeque::new();

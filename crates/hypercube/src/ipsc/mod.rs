@@ -48,6 +48,7 @@
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
+use crate::tags::Keyed;
 use crate::{Node, NodeId};
 
 mod broadcast;
@@ -63,29 +64,17 @@ pub use gop::{Element, Op};
 pub use long::SEED_CHUNK_BYTES;
 pub use mesh::mesh_position;
 
-/// The largest message type that [`Node::lsend`] and [`Node::spgsend`] accept (2^26 − 1):
-/// they map the type into a reserved tag range of 26 bits.
-pub const MAX_RESERVED_USER_TYPE: u32 = (1 << 26) - 1;
+pub use crate::tags::MAX_RESERVED_USER_TYPE;
 
-/// Reserved tag slots (bits 26..31 of a reserved tag). `Node::collective_tag` uses the slot
-/// equal to the subcube dimension, at most 16 (the launcher's largest cube), so slots 29..=31
-/// are free for the type-keyed utilities.
-const SLOT_SPARSE: u32 = 29;
-const SLOT_LONG_DATA: u32 = 30;
-const SLOT_LONG_HEADER: u32 = 31;
-
-/// The reserved tag of a type-keyed utility message.
-fn keyed_tag(routine: &'static str, slot: u32, ty: u32) -> Result<u32> {
-    if ty > MAX_RESERVED_USER_TYPE {
-        return Err(Error::IpscArgument {
-            routine,
-            detail: format!(
-                "message type {ty} is too large; this utility maps its type into a reserved \
-                 range and accepts types 0..={MAX_RESERVED_USER_TYPE}"
-            ),
-        });
-    }
-    Ok((1 << 31) | (slot << 26) | ty)
+/// The reserved tag of a type-keyed utility message (the layout is in `crate::tags`).
+fn keyed_tag(routine: &'static str, slot: Keyed, ty: u32) -> Result<u32> {
+    crate::tags::keyed(slot, ty).ok_or_else(|| Error::IpscArgument {
+        routine,
+        detail: format!(
+            "message type {ty} is too large; this utility maps its type into a reserved \
+             range and accepts types 0..={MAX_RESERVED_USER_TYPE}"
+        ),
+    })
 }
 
 /// A whole message handed back inside an error, so that nothing is lost when it did not fit

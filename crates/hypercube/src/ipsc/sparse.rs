@@ -30,7 +30,7 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::{check_node, keyed_tag, RecoveredData, SLOT_SPARSE};
+use super::{check_node, keyed_tag, Keyed, RecoveredData};
 use crate::error::{Error, Result};
 use crate::message::MsgType;
 use crate::node::{IntoPayload, SendRequest};
@@ -61,7 +61,7 @@ impl Node {
     /// [`Error::IpscArgument`] for a type above [`super::MAX_RESERVED_USER_TYPE`].
     #[doc(alias = "SPGSNW")]
     pub fn spgsend(&self, ty: MsgType, data: impl IntoPayload, targets: &[NodeId]) -> Result<()> {
-        let tag = keyed_tag("SPGSNW", SLOT_SPARSE, ty.0)?;
+        let tag = keyed_tag("SPGSNW", Keyed::Sparse, ty.0)?;
         for &t in targets {
             check_node(self, "SPGSNW target", t)?;
         }
@@ -82,7 +82,7 @@ impl Node {
     /// comes (as in the seed).
     #[doc(alias = "SPGRCW")]
     pub fn spgrecv(&self, ty: MsgType) -> Result<Bytes> {
-        let tag = keyed_tag("SPGRCW", SLOT_SPARSE, ty.0)?;
+        let tag = keyed_tag("SPGRCW", Keyed::Sparse, ty.0)?;
         let m = self.recv_internal(None, tag)?;
         let from = m.source();
         let bad = |why: String| Error::Protocol {

@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::mailbox::{Body, Mailbox, NeedCts};
 use crate::message::{Message, Select, Status};
 use crate::parts::Parts;
+use crate::tags;
 use crate::transport::{RecvToken, SendToken, Transport, Tuning};
 use crate::wire::frame::{Header, Kind};
 use crate::NodeId;
@@ -35,8 +36,6 @@ use crate::NodeId;
 const EAGER_OVERHEAD: u64 = 64;
 /// The token of a send that completed inside `isend` (eager or to this node itself).
 const SENT: SendToken = SendToken::MAX;
-/// Reserved tag of the finalize barrier.
-const FINALIZE_TAG: u32 = 0xFFFF_FFF0;
 
 /// A large send that waits for its clear-to-send or is being written.
 struct PendingSend {
@@ -358,7 +357,7 @@ impl Engine {
 
     /// Can a message matching `sel` still come?
     fn hopeless_sel(&self, st: &State, sel: &Select) -> Option<Error> {
-        if sel.ty == crate::message::TypeSel::Is(FINALIZE_TAG) {
+        if sel.ty == crate::message::TypeSel::Is(tags::FINALIZE) {
             return None;
         }
         // Cheap checks first: this runs on every turn of a waiting loop.
@@ -457,7 +456,7 @@ impl Engine {
 fn describe_type(sel: &Select) -> String {
     match sel.ty {
         crate::message::TypeSel::Any => "a message of any type".to_string(),
-        crate::message::TypeSel::Is(FINALIZE_TAG) => {
+        crate::message::TypeSel::Is(tags::FINALIZE) => {
             "the other ranks to finish (finalize)".to_string()
         }
         crate::message::TypeSel::Is(t) if t > crate::message::MAX_USER_TYPE => {
@@ -471,7 +470,7 @@ fn describe_type(sel: &Select) -> String {
 fn describe_select(sel: &Select) -> String {
     let what = describe_type(sel);
     match sel.source {
-        _ if sel.ty == crate::message::TypeSel::Is(FINALIZE_TAG) => what,
+        _ if sel.ty == crate::message::TypeSel::Is(tags::FINALIZE) => what,
         Some(s) if s == crate::HOST => format!("{what} from the host"),
         Some(s) => format!("{what} from node {s}"),
         None => format!("{what} from any node"),
@@ -824,12 +823,12 @@ impl Transport for TcpTransport {
             // barrier message that had to go by rendezvous still completes.
             let exchange = |peer: NodeId, send: bool, receive: bool| -> Result<()> {
                 let t = if send {
-                    Some(self.isend(peer, FINALIZE_TAG, Parts::default())?)
+                    Some(self.isend(peer, tags::FINALIZE, Parts::default())?)
                 } else {
                     None
                 };
                 if receive {
-                    let r = self.post_recv(Select::internal(Some(peer), FINALIZE_TAG))?;
+                    let r = self.post_recv(Select::internal(Some(peer), tags::FINALIZE))?;
                     self.wait_recv(r, None)?;
                 }
                 t.map_or(Ok(()), |t| self.wait_send(t))
