@@ -212,7 +212,6 @@ impl Node {
         }
     }
 
-    /// The transport underneath (for utilities and collectives).
     /// The long-message headers this node holds back (see `NodeInner::long_headers`).
     pub(crate) fn long_headers(
         &self,

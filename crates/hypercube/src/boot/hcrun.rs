@@ -60,9 +60,10 @@ impl BootConfig {
                 .map_err(|_| bad(control::ENV_RANK, &rank_s))?
         };
         let dim: u32 = dim_s.parse().map_err(|_| bad(control::ENV_DIM, &dim_s))?;
-        if dim > 16 || (rank >= (1 << dim) && rank != crate::HOST) {
+        let max = crate::tags::MAX_DIM;
+        if dim > max || (rank >= (1 << dim) && rank != crate::HOST) {
             return Err(Error::Config(format!(
-                "rank {rank} in a cube of dimension {dim}: dimension must be <= 16 and rank < 2^dim"
+                "rank {rank} in a cube of dimension {dim}: dimension must be <= {max} and rank < 2^dim"
             )));
         }
         let job = u64::from_str_radix(&job_s, 16).map_err(|_| bad(control::ENV_JOB, &job_s))?;

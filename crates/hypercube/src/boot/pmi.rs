@@ -27,8 +27,8 @@ use crate::NodeId;
 
 use super::links::{self, Keys};
 
-/// Largest job under PMI (as under `hcrun`): 2^16 ranks.
-const MAX_DIM: u32 = 16;
+/// Largest job under PMI (as under `hcrun`): 2^MAX_DIM ranks.
+use crate::tags::MAX_DIM;
 /// Our keys in the job's key-value space (never `PMI_`-prefixed: those are the manager's).
 const KEY_JOB: &str = "hypercube-job";
 fn key_addr(rank: NodeId) -> String {
