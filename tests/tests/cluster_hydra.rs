@@ -82,6 +82,21 @@ fn hydra_four_namespaces_16_ranks_and_a_killed_rank() {
     let hosts = Hosts::new(&tag, 4);
     suites(16, Some(&hosts), &tag);
 
+    // Addresses the other hosts cannot reach (every rank told to publish loopback): each
+    // rank that dials says which neighbor at which address it cannot reach, and the job
+    // ends at once through PMI abort instead of waiting for the start-up timeout.
+    let mut cmd = cluster::mpiexec(&tag, 16, Some(&hosts), &[COLL]);
+    cmd.env("HYPERCUBE_IFACE", "lo");
+    let out = run_command(cmd, Duration::from_secs(60));
+    assert!(!out.status.success(), "{out:?}");
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        all.contains("cannot reach its neighbor node") && all.contains("HYPERCUBE_IFACE"),
+        "{all}"
+    );
+    assert!(out.elapsed < Duration::from_secs(15), "took {:?}", out.elapsed);
+    assert_eq!(cluster::wait_gone(&tag, Duration::from_secs(5)), Vec::<u32>::new());
+
     // A rank killed mid-job: rank 0 computes for 30 s while the others wait for it; one
     // of the others, on the third host, is killed. The job must end at once, non-zero,
     // with nothing left in any namespace.
