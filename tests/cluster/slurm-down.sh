@@ -15,9 +15,9 @@
 #      a recycled PID is never hit;
 #   3. what is left of the cluster is killed (SIGKILL) with all its
 #      descendants: a slurmstepd left behind by slurmd (it holds a file
-#      under STATE_DIR/log/ open), and any process with
-#      SLURM_CONF=STATE_DIR/slurm.conf in its environment (an srun that
-#      lost its controller, and its tasks).
+#      under STATE_DIR/log/ open), an srun with
+#      SLURM_CONF=STATE_DIR/slurm.conf in its environment (one that lost
+#      its controller would wait for ever) and the tasks of its steps.
 # This script and its ancestors are never signalled.
 # Then STATE_DIR is removed, but only if it holds slurm-up.sh's marker file.
 #
@@ -32,7 +32,12 @@ if [ $# -ne 1 ] || [ -z "$1" ]; then
     exit 2
 fi
 
-log() { echo "slurm-down: $*" >&2; }
+log() { echo "slurm-down: $*" >&2 || true; }
+
+# Finish the cleanup even if the caller is interrupted meanwhile (Ctrl-C,
+# hang-up) or stops reading our stderr (a closed pipe must not kill us half
+# way). Every wait below is bounded, so this cannot hang for long.
+trap '' INT HUP PIPE
 
 grace=${SLURM_DOWN_GRACE:-10}
 keep_dir=${SLURM_DOWN_KEEP_DIR:-0}
@@ -56,20 +61,31 @@ while [ -n "$p" ] && [ "$p" -gt 1 ] 2>/dev/null; do
 done
 
 # ours PID: the process exists, is not a zombie, is not this script or one
-# of its ancestors, and belongs to this cluster: it has the marker variable
-# in its environment (the daemons, as started by slurm-up.sh), or has a file
-# under STATE_DIR/log/ open (slurmstepd, which wipes its environment but
-# keeps slurmd's log file open), or has SLURM_CONF=STATE_DIR/slurm.conf in
-# its environment (srun and the tasks it started). A zombie has none of
-# these, and neither has a recycled PID.
+# of its ancestors, and belongs to this cluster:
+#   - it has the marker variable in its environment (the daemons, as
+#     started by slurm-up.sh), or
+#   - it has a file under STATE_DIR/log/ open (slurmstepd, which wipes its
+#     environment but keeps slurmd's log file open), or
+#   - it has SLURM_CONF=STATE_DIR/slurm.conf in its environment and is an
+#     srun or a task of a step (SLURM_PROCID set). Other processes that
+#     merely have SLURM_CONF exported (the caller's shell, a pipeline
+#     around this script) are left alone.
+# A zombie matches none of these, and neither does a recycled PID.
 conf_var="SLURM_CONF=$state/slurm.conf"
 ours() {
     [ -n "$1" ] && [ -d "/proc/$1" ] || return 1
     case $self_chain in *" $1 "*) return 1 ;; esac
-    if grep -qzxF -e "$marker" -e "$conf_var" "/proc/$1/environ" 2>/dev/null; then
+    if grep -qzxF "$marker" "/proc/$1/environ" 2>/dev/null; then
         return 0
     fi
-    [ -n "$(find "/proc/$1/fd" -mindepth 1 -maxdepth 1 -lname "$state/log/*" 2>/dev/null | head -n 1)" ]
+    if [ -n "$(find "/proc/$1/fd" -mindepth 1 -maxdepth 1 -lname "$state/log/*" 2>/dev/null | head -n 1)" ]; then
+        return 0
+    fi
+    if grep -qzxF "$conf_var" "/proc/$1/environ" 2>/dev/null; then
+        [ "$(cat "/proc/$1/comm" 2>/dev/null)" = srun ] && return 0
+        grep -qz '^SLURM_PROCID=' "/proc/$1/environ" 2>/dev/null && return 0
+    fi
+    return 1
 }
 
 # wait_gone SECONDS PID...: poll every 0.2 s until none of PIDs is ours
@@ -114,21 +130,23 @@ stop() {
 
 ctld_pid=$(cat "$state/slurmctld.pid" 2>/dev/null || true)
 
-# 1. Cancel the jobs that are still there (e.g. a test that died mid-srun),
-#    while slurmctld and slurmd can still end them cleanly. Bounded.
+# 1. Cancel the jobs that are still active (e.g. a test that died
+#    mid-srun), while slurmctld and slurmd can still end them cleanly, then
+#    wait (bounded) until no job is left, completing ones included, so that
+#    their slurmstepd have finished before slurmd goes.
 if ours "$ctld_pid" && [ -e "$state/slurm.conf" ]; then
     export SLURM_CONF="$state/slurm.conf"
-    jobs=$(timeout 5 squeue -h -o %i 2>/dev/null || true)
+    jobs=$(timeout 5 squeue -h -t PD,CF,R,S,ST -o %i 2>/dev/null || true)
     if [ -n "$jobs" ]; then
         log "cancelling jobs:" $jobs
         # shellcheck disable=SC2086
         timeout 5 scancel $jobs 2>/dev/null || true
-        start=$(date +%s)
-        while [ -n "$(timeout 5 squeue -h -o %i 2>/dev/null || true)" ] &&
-              [ $(( $(date +%s) - start )) -lt 10 ]; do
-            sleep 0.2
-        done
     fi
+    start=$(date +%s)
+    while [ -n "$(timeout 5 squeue -h -o %i 2>/dev/null || true)" ] &&
+          [ $(( $(date +%s) - start )) -lt 10 ]; do
+        sleep 0.2
+    done
     unset SLURM_CONF
 fi
 

@@ -86,18 +86,20 @@ chmod 0700 "$state"
 mkdir -p "$state/log" "$state/run" "$state/ctld" "$state/slurmd"
 chmod 0755 "$state/slurmd"
 
-# Every daemon is started as `env -i PATH=... LANG=C MARKER daemon ...`: a
+# Every daemon is started as `env -i PATH=... LANG=C MARKER daemon ... &`: a
 # clean environment plus this marker variable, by which slurm-down.sh checks
-# that a recorded PID still is our daemon before signalling it. (slurmstepd
-# wipes its environment; slurm-down.sh finds those by their open log file.) (Written out at each start,
-# not through a shell function, so that $! is the daemon's own PID.)
+# that a recorded PID still is our daemon before signalling it (slurmstepd
+# wipes its environment; slurm-down.sh finds those by their open log file).
+# The command is written out at each start, not wrapped in a shell function,
+# so that $! is the daemon's own PID (env and the daemon exec in place).
 # The daemons stay in the caller's process group (no setsid): a Ctrl-C that
-# interrupts the whole test run stops them too rather than leaking them.
+# interrupts the whole test run (SIGINT to the foreground process group)
+# stops them too rather than leaking them; STATE_DIR stays behind then.
 marker="HYPERCUBE_SLURM_STATE_DIR=$state"
 
 ok=0
 on_exit() {
-    rc=$?
+    local rc=$? f
     if [ "$ok" != 1 ]; then
         for f in munged.log slurmctld.log slurmd.log munged.out slurmctld.out slurmd.out; do
             if [ -s "$state/log/$f" ]; then
@@ -106,7 +108,7 @@ on_exit() {
             fi
         done
         log "stopping what was started; $state is kept for its logs"
-        SLURM_DOWN_KEEP_DIR=1 "$here/slurm-down.sh" "$state" >&2 || true
+        SLURM_DOWN_GRACE=2 SLURM_DOWN_KEEP_DIR=1 "$here/slurm-down.sh" "$state" >&2 || true
         [ "$rc" != 0 ] || rc=1
     fi
     exit "$rc"
@@ -119,12 +121,13 @@ trap 'exit 143' TERM HUP
 # COMMAND every 0.2 s until it succeeds (return 0), fails for good (COMMAND
 # returned 2; return 1) or time is up (return 1).
 wait_until() {
-    limit=$1; what=$2; shift 2
+    local limit=$1 what=$2 start res
+    shift 2
     start=$(date +%s)
     while :; do
-        rc=0; "$@" || rc=$?
-        if [ "$rc" = 0 ]; then return 0; fi
-        if [ "$rc" = 2 ]; then return 1; fi
+        res=0; "$@" || res=$?
+        if [ "$res" = 0 ]; then return 0; fi
+        if [ "$res" = 2 ]; then return 1; fi
         if [ $(( $(date +%s) - start )) -ge "$limit" ]; then
             log "timed out after ${limit}s waiting for $what"
             return 1
@@ -136,10 +139,11 @@ wait_until() {
 # alive NAME: the daemon recorded in STATE_DIR/NAME.pid is still running
 # (and is not a zombie).
 alive() {
+    local pid pst
     pid=$(cat "$state/$1.pid" 2>/dev/null) || return 1
     [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 1
-    st=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1) || return 1
-    [ "$st" != Z ] && [ "$st" != X ]
+    pst=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+    [ "$pst" != Z ] && [ "$pst" != X ]
 }
 
 # ---------------------------------------------------------------- MUNGE --
@@ -168,6 +172,7 @@ env -i PATH="$PATH" LANG=C "$marker" munged -F -f \
     --num-threads=4 \
     </dev/null >>"$state/log/munged.out" 2>&1 &
 echo $! > "$state/munged.pid"
+disown $!   # no "Killed" job notice from this shell if it is killed
 
 munge_works() {
     alive munged || { log "munged exited"; return 2; }
@@ -252,9 +257,9 @@ JobCompType=jobcomp/none
 SwitchType=switch/none
 # Tests ask for --mpi=pmi2 explicitly.
 MpiDefault=none
-# Consumable resources counted in CPUs only: a task takes one of the node's
-# $cpus (claimed) CPUs, so several sruns can share the node and -n 16 runs on a
-# 2-core machine. Memory is not a consumable resource.
+# Consumable resources counted in CPUs only: a task takes one of the
+# node's $cpus claimed CPUs (see NodeName), so several sruns can share the
+# node and -n 16 runs on a 2-core machine. Memory is not consumable.
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 # Start jobs as soon as they are submitted; no backfill pass needed.
@@ -283,17 +288,24 @@ EOF
 }
 
 node_idle() {
+    local node_state
     alive slurmctld || { log "slurmctld exited"; return 2; }
     alive slurmd || { log "slurmd exited"; return 2; }
-    st=$(SLURM_CONF="$state/slurm.conf" timeout 5 sinfo -h -N -n "$node" -o %T 2>/dev/null) || return 1
-    [ "$st" = idle ]
+    # Bounded: sinfo could hang on a port that something else answers.
+    node_state=$(SLURM_CONF="$state/slurm.conf" timeout 2 sinfo -h -N -n "$node" -o %T 2>/dev/null) || node_state=""
+    alive slurmctld || { log "slurmctld exited"; return 2; }
+    [ "$node_state" = idle ]
 }
 
 started=0
 for attempt in 1 2 3; do
+    ports=$(free_ports) || die "could not pick free ports"
     read -r ctld_port slurmd_port <<EOF
-$(free_ports)
+$ports
 EOF
+    case "$ctld_port:$slurmd_port" in
+        *[!0-9:]* | :* | *:) die "could not pick free ports (got '$ports')" ;;
+    esac
     write_conf "$ctld_port" "$slurmd_port"
     log "attempt $attempt: slurmctld port $ctld_port, slurmd port $slurmd_port, node $node"
 
@@ -302,10 +314,12 @@ EOF
     env -i PATH="$PATH" LANG=C "$marker" slurmctld -D -i -f "$state/slurm.conf" \
         </dev/null >>"$state/log/slurmctld.out" 2>&1 &
     echo $! > "$state/slurmctld.pid"
+    disown $!
     # -N: node name given explicitly rather than guessed from the host name.
     env -i PATH="$PATH" LANG=C "$marker" slurmd -D -N "$node" -f "$state/slurm.conf" \
         </dev/null >>"$state/log/slurmd.out" 2>&1 &
     echo $! > "$state/slurmd.pid"
+    disown $!
 
     if wait_until "$timeout_s" "node $node to be idle" node_idle; then
         started=1
@@ -315,9 +329,11 @@ EOF
     if grep -qi 'address already in use' "$state/log/slurmctld.log" "$state/log/slurmd.log" \
             "$state/log/slurmctld.out" "$state/log/slurmd.out" 2>/dev/null; then
         log "a port was taken meanwhile; retrying with new ports"
-        SLURM_DOWN_KEEP_DIR=1 SLURM_DOWN_KEEP_MUNGE=1 "$here/slurm-down.sh" "$state" >&2 || true
+        SLURM_DOWN_GRACE=2 SLURM_DOWN_KEEP_DIR=1 SLURM_DOWN_KEEP_MUNGE=1 "$here/slurm-down.sh" "$state" >&2 || true
         for f in slurmctld.log slurmd.log slurmctld.out slurmd.out; do
-            [ -e "$state/log/$f" ] && mv "$state/log/$f" "$state/log/$f.attempt$attempt"
+            if [ -e "$state/log/$f" ]; then
+                mv "$state/log/$f" "$state/log/$f.attempt$attempt"
+            fi
         done
         rm -rf "$state/ctld" "$state/slurmd"
         mkdir -p "$state/ctld" "$state/slurmd"

@@ -94,8 +94,15 @@ fn hydra_four_namespaces_16_ranks_and_a_killed_rank() {
         all.contains("cannot reach its neighbor node") && all.contains("HYPERCUBE_IFACE"),
         "{all}"
     );
-    assert!(out.elapsed < Duration::from_secs(15), "took {:?}", out.elapsed);
-    assert_eq!(cluster::wait_gone(&tag, Duration::from_secs(5)), Vec::<u32>::new());
+    assert!(
+        out.elapsed < Duration::from_secs(15),
+        "took {:?}",
+        out.elapsed
+    );
+    assert_eq!(
+        cluster::wait_gone(&tag, Duration::from_secs(5)),
+        Vec::<u32>::new()
+    );
 
     // A rank killed mid-job: rank 0 computes for 30 s while the others wait for it; one
     // of the others, on the third host, is killed. The job must end at once, non-zero,
