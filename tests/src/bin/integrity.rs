@@ -1,0 +1,161 @@
+//! Node program: random traffic, checked end to end. `integrity SEED MESSAGES [HOLD_MS]`.
+//!
+//! Every rank derives the whole job's plan from SEED: each rank sends MESSAGES messages of
+//! a random type (0..8), a random size (0 to 256 KiB, log-uniform, so both eager and
+//! rendezvous messages) to a random other rank. So every rank knows exactly what it will
+//! receive. It posts all its sends at once (`isend`), receives from any source and any type
+//! until everything planned has come, and checks each message: its header (source, type,
+//! sequence number per source and type) and a checksum of its bytes; per source and type
+//! the sequence numbers must arrive in order (the runtime's ordering promise). Prints
+//! `PID n` first (for fault tests), then `OK integrity <messages> <bytes>`.
+//! With HOLD_MS, rank 0 then keeps the job alive that long (a window for fault tests).
+
+use anyhow::{bail, ensure, Context, Result};
+use hypercube::{MsgType, TypeSel};
+
+/// A small deterministic generator (SplitMix64): no dependency, same on every rank.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+struct Planned {
+    src: u32,
+    dest: u32,
+    ty: u32,
+    len: usize,
+}
+
+const TYPES: u32 = 8;
+const HEADER: usize = 24;
+
+fn plan(seed: u64, p: u32, per_rank: u32) -> Vec<Planned> {
+    let mut rng = Rng(seed);
+    let mut out = Vec::new();
+    for src in 0..p {
+        for _ in 0..per_rank {
+            let dest = if p == 1 {
+                0
+            } else {
+                (src + 1 + rng.below(u64::from(p - 1)) as u32) % p
+            };
+            let ty = rng.below(u64::from(TYPES)) as u32;
+            // Log-uniform size up to 256 KiB, at least the header.
+            let bits = rng.below(19);
+            let len = HEADER + rng.below(1 << bits) as usize;
+            out.push(Planned { src, dest, ty, len });
+        }
+    }
+    out
+}
+
+fn fill(src: u32, ty: u32, seq: u64, len: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(len);
+    v.extend_from_slice(&src.to_le_bytes());
+    v.extend_from_slice(&ty.to_le_bytes());
+    v.extend_from_slice(&seq.to_le_bytes());
+    let mut rng = Rng(u64::from(src) << 40 ^ u64::from(ty) << 32 ^ seq);
+    while v.len() + 8 <= len {
+        v.extend_from_slice(&rng.next().to_le_bytes());
+    }
+    while v.len() < len {
+        v.push(rng.next() as u8);
+    }
+    // Last 8 bytes of the header: a checksum of the body (FNV-1a).
+    let sum = fnv(&v[HEADER..]);
+    v[16..24].copy_from_slice(&sum.to_le_bytes());
+    v
+}
+
+fn fnv(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, x| {
+        (h ^ u64::from(*x)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn main() -> Result<()> {
+    let node = hypercube::init()?;
+    let mut args = std::env::args().skip(1);
+    let seed: u64 = args
+        .next()
+        .context("usage: integrity SEED MESSAGES [HOLD_MS]")?
+        .parse()?;
+    let per_rank: u32 = args.next().context("MESSAGES")?.parse()?;
+    let hold_ms: u64 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(0);
+    println!("PID {}", std::process::id());
+    let (me, p) = (node.mynode(), node.numnodes());
+    let all = plan(seed, p, per_rank);
+
+    // Sends: sequence numbers per (source, type, dest) — what the receiver checks per
+    // (source, type) since it is the only receiver of these.
+    let mut seq = std::collections::HashMap::new();
+    let mut sends = Vec::new();
+    let mut expected = std::collections::HashMap::<(u32, u32), u64>::new();
+    for m in &all {
+        let s = seq.entry((m.src, m.ty, m.dest)).or_insert(0u64);
+        if m.src == me {
+            let data = fill(m.src, m.ty, *s, m.len);
+            sends.push(node.isend(m.dest, MsgType(m.ty), data)?);
+        }
+        if m.dest == me {
+            *expected.entry((m.src, m.ty)).or_default() += 1;
+        }
+        *s += 1;
+    }
+    let total: u64 = expected.values().sum();
+    let mut next = std::collections::HashMap::<(u32, u32), u64>::new();
+    let mut bytes = 0u64;
+    for _ in 0..total {
+        let m = node.recv(TypeSel::Any)?;
+        let (src, ty) = (m.source(), m.msg_type().0);
+        let d = m.data();
+        ensure!(
+            d.len() >= HEADER,
+            "a message of {} bytes from {src}",
+            d.len()
+        );
+        let hsrc = u32::from_le_bytes(d[0..4].try_into()?);
+        let hty = u32::from_le_bytes(d[4..8].try_into()?);
+        let hseq = u64::from_le_bytes(d[8..16].try_into()?);
+        let sum = u64::from_le_bytes(d[16..24].try_into()?);
+        ensure!(
+            (hsrc, hty) == (src, ty),
+            "message from {src} type {ty} carries the header of {hsrc}/{hty}"
+        );
+        ensure!(
+            fnv(&d[HEADER..]) == sum,
+            "corrupted: from {src} type {ty} seq {hseq}"
+        );
+        let want = next.entry((src, ty)).or_default();
+        if hseq != *want {
+            bail!("out of order: from {src} type {ty} got seq {hseq}, expected {want}");
+        }
+        *want += 1;
+        bytes += d.len() as u64;
+    }
+    for s in sends {
+        s.wait()?;
+    }
+    for (k, n) in &expected {
+        ensure!(
+            next.get(k) == Some(n),
+            "from {k:?}: {n} planned, {:?} came",
+            next.get(k)
+        );
+    }
+    println!("OK integrity {total} {bytes}");
+    if hold_ms > 0 && me == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(hold_ms));
+    }
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! The fault suite: what the runtime promises under failures, checked on every CI run with
+//! fresh random choices (the seed is printed; `HYPERCUBE_FAULT_SEED=N` replays a run).
+//!
+//! - a rank killed by SIGKILL at a random moment of a job with random traffic: the job stops
+//!   within seconds, non-zero, and no process is left (`FAULT_KILL_RUNS` runs, default 10);
+//! - random traffic (random types, sizes 0..256 KiB, destinations) arrives complete,
+//!   uncorrupted and in order per source and type.
+//!
+//! `docs/reliability.md` has the table of faults and the figures of a full run.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hypercube_tests::{alive, hcrun, run_hcrun};
+
+const INTEGRITY: &str = env!("CARGO_BIN_EXE_integrity");
+
+fn seed() -> u64 {
+    let s = std::env::var("HYPERCUBE_FAULT_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        });
+    eprintln!("fault suite seed: {s} (replay with HYPERCUBE_FAULT_SEED={s})");
+    s
+}
+
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[test]
+fn random_traffic_arrives_whole_and_in_order() {
+    let s = seed();
+    for (d, msgs) in [(3u32, 500u32), (4, 250)] {
+        let seed = mix(s ^ u64::from(d));
+        let out = run_hcrun(
+            &["--dim", &d.to_string(), "--timeout-s", "120"],
+            &[INTEGRITY, &seed.to_string(), &msgs.to_string()],
+            &[],
+            Duration::from_secs(150),
+        );
+        out.assert_ok();
+        let (mut n, mut bytes) = (0u64, 0u64);
+        for r in 0..1u32 << d {
+            let line = out
+                .rank_lines(r)
+                .into_iter()
+                .find(|l| l.starts_with("OK integrity"))
+                .unwrap_or_else(|| panic!("rank {r} did not finish (seed {seed}):\n{out:?}"))
+                .to_string();
+            let f: Vec<u64> = line
+                .split_whitespace()
+                .skip(2)
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            n += f[0];
+            bytes += f[1];
+        }
+        assert_eq!(n, u64::from(msgs) << d, "messages received (seed {seed})");
+        eprintln!(
+            "integrity d={d}: {n} messages, {:.1} MB, {:.2} s",
+            bytes as f64 / 1e6,
+            out.elapsed.as_secs_f64()
+        );
+    }
+}
+
+/// Start hcrun with the integrity program; return the child and a channel of its stdout.
+fn start(d: u32, seed: u64) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    let mut cmd = Command::new(hcrun());
+    cmd.args(["--dim", &d.to_string(), "--timeout-s", "60", "--"])
+        .args([INTEGRITY, &seed.to_string(), "40", "20000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd.spawn().expect("starting hcrun");
+    let out = child.stdout.take().expect("stdout");
+    let err = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx2 = tx.clone();
+    std::thread::spawn(move || {
+        for l in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    std::thread::spawn(move || {
+        for l in BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx2.send(format!("stderr: {l}"));
+        }
+    });
+    (child, rx)
+}
+
+#[test]
+fn a_rank_killed_at_a_random_moment_stops_the_job() {
+    let s = seed();
+    let runs: u64 = std::env::var("FAULT_KILL_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let d = 3u32;
+    let mut stops = Vec::new();
+    for run in 0..runs {
+        let r = mix(s.wrapping_add(run));
+        let victim = (r % 8) as u32;
+        let delay = Duration::from_millis(20 + (r >> 8) % 400);
+        let (mut child, rx) = start(d, r);
+        let _guard = hypercube_tests::Guard::new(child.id());
+        let start = Instant::now();
+        let mut lines = Vec::new();
+        let mut pids = std::collections::HashMap::new();
+        // Collect the ranks' pids (bounded), then wait for the random moment.
+        while pids.len() < 8 && start.elapsed() < Duration::from_secs(20) {
+            if let Ok(l) = rx.recv_timeout(Duration::from_millis(100)) {
+                if let Some((rank, pid)) = l
+                    .strip_prefix('[')
+                    .and_then(|x| x.split_once("] PID "))
+                    .and_then(|(r, p)| {
+                        Some((r.parse::<u32>().ok()?, p.trim().parse::<u32>().ok()?))
+                    })
+                {
+                    pids.insert(rank, pid);
+                }
+                lines.push(l);
+            }
+        }
+        assert_eq!(
+            pids.len(),
+            8,
+            "run {run} (seed {r}): ranks did not start: {lines:?}"
+        );
+        std::thread::sleep(delay.saturating_sub(start.elapsed().min(delay)));
+        let killed_at = Instant::now();
+        // SAFETY: kill(2) of a rank this test started.
+        unsafe { libc::kill(pids[&victim] as i32, 9) };
+        let status = loop {
+            if let Some(st) = child.try_wait().expect("waiting for hcrun") {
+                break st;
+            }
+            assert!(
+                killed_at.elapsed() < Duration::from_secs(10),
+                "run {run} (seed {r}): the job did not stop within 10 s after rank {victim} was killed"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let stop = killed_at.elapsed();
+        while let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
+            lines.push(l);
+        }
+        assert!(
+            !status.success(),
+            "run {run} (seed {r}): the job succeeded: {lines:?}"
+        );
+        let verdict = lines
+            .iter()
+            .filter(|l| l.starts_with("stderr:"))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            verdict.contains(&format!("rank {victim}")),
+            "run {run} (seed {r}): hcrun does not name the killed rank {victim}:\n{verdict}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        for (rank, p) in &pids {
+            assert!(
+                !alive(*p),
+                "run {run} (seed {r}): rank {rank} (pid {p}) was left behind"
+            );
+        }
+        stops.push(stop);
+    }
+    stops.sort();
+    eprintln!(
+        "killed a random rank {} times: the job stopped in {:?} .. {:?} (median {:?})",
+        stops.len(),
+        stops.first().unwrap(),
+        stops.last().unwrap(),
+        stops[stops.len() / 2]
+    );
+}
