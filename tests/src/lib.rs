@@ -53,6 +53,44 @@ pub fn cargo_bin(package: &str, name: &str) -> PathBuf {
         .clone()
 }
 
+/// An example of the `hypercube` crate (`crates/hypercube/examples/NAME.rs`), built by
+/// cargo on first use in the tests' profile.
+pub fn example(name: &str) -> PathBuf {
+    static BUILT: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    let bins = BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(&root).args([
+            "build",
+            "-p",
+            "hypercube",
+            "--examples",
+            "--message-format=json-render-diagnostics",
+        ]);
+        if !cfg!(debug_assertions) {
+            cmd.arg("--release");
+        }
+        let out = cmd
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap_or_else(|e| panic!("running cargo to build the examples: {e}"));
+        assert!(out.status.success(), "building the examples failed");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let i = l.find("\"executable\":\"")? + 14;
+                let j = l[i..].find('"')? + i;
+                Some(PathBuf::from(&l[i..j]))
+            })
+            .collect()
+    });
+    bins.iter()
+        .find(|p| p.file_name().is_some_and(|f| f == name))
+        .unwrap_or_else(|| panic!("no example {name}: {bins:?}"))
+        .clone()
+}
+
 /// The `hcrun` binary of the `launcher` package.
 pub fn hcrun() -> PathBuf {
     cargo_bin("launcher", "hcrun")

@@ -82,6 +82,22 @@ fn hydra_four_namespaces_16_ranks_and_a_killed_rank() {
     let hosts = Hosts::new(&tag, 4);
     suites(16, Some(&hosts), &tag);
 
+    // An example, unchanged: every node exchanges with its antipode 4 hops (and hosts) away.
+    let anti = hypercube_tests::example("antipodal");
+    let out = run_command(
+        cluster::mpiexec(&tag, 16, Some(&hosts), &[anti.to_str().unwrap()]),
+        Duration::from_secs(60),
+    );
+    out.assert_ok();
+    for r in 0..16u32 {
+        let want = format!(
+            "node {r} <- node {} (4 hops): greetings from node {}",
+            r ^ 15,
+            r ^ 15
+        );
+        assert!(out.rank_lines(r).contains(&want.as_str()), "{out:?}");
+    }
+
     // Addresses the other hosts cannot reach (every rank told to publish loopback): each
     // rank that dials says which neighbor at which address it cannot reach, and the job
     // ends at once through PMI abort instead of waiting for the start-up timeout.

@@ -90,6 +90,23 @@ fn slurm_one_node_srun_mpi_pmi2() {
         out.assert_ok().assert_every_rank_passed(8, checks);
     }
 
+    // An example, unchanged.
+    let anti = hypercube_tests::example("antipodal");
+    let out = slurm.srun(
+        &tag,
+        &["-n", "8", "--mpi=pmi2", anti.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    out.assert_ok();
+    for r in 0..8u32 {
+        let want = format!(
+            "node {r} <- node {} (3 hops): greetings from node {}",
+            r ^ 7,
+            r ^ 7
+        );
+        assert!(out.rank_lines(r).contains(&want.as_str()), "{out:?}");
+    }
+
     // Six tasks: every rank knows at once that the cube needs a power of two.
     let out = slurm.srun(
         &tag,
