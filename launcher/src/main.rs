@@ -88,6 +88,34 @@ fn describe(status: std::process::ExitStatus) -> String {
     "ended for an unknown reason".into()
 }
 
+/// Tie a rank's life to the launcher's from the moment it is forked: the kernel sends it
+/// SIGKILL when the launcher dies (`PR_SET_PDEATHSIG`), and a child whose launcher died
+/// between `fork` and that `prctl` (its parent is no longer `launcher`) exits at once. The
+/// rank's own process group stays (`process_group(0)`), so it still gets no terminal
+/// signals meant for the launcher.
+fn tie_to_launcher(cmd: &mut Command, launcher: libc::pid_t) {
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // async-signal-safe system calls (prctl, getppid, _exit); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+            ) == -1
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != launcher {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Kill a rank's whole process group.
 fn kill_group(pid: Option<u32>) {
     if let Some(pid) = pid {
@@ -179,6 +207,10 @@ async fn run(job: Job) -> Result<ExitCode> {
             .to_string()
     });
 
+    // Ranks are spawned from this thread (the one that drives `block_on`, which lives as
+    // long as the process): PR_SET_PDEATHSIG fires when the thread that forked a child
+    // ends, not only the process.
+    let launcher_pid = std::process::id() as libc::pid_t;
     let out_lock = Arc::new(Mutex::new(()));
     let mut children: Vec<Child> = Vec::with_capacity(total as usize);
     let mut pids = Vec::with_capacity(total as usize);
@@ -210,6 +242,7 @@ async fn run(job: Job) -> Result<ExitCode> {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        tie_to_launcher(&mut cmd, launcher_pid);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {

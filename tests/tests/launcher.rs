@@ -305,3 +305,59 @@ fn ctrl_c_stops_the_job() {
         .for_each(|l| err.push_str(&l));
     assert!(err.contains("interrupted"), "{err}");
 }
+
+#[test]
+fn launcher_killed_during_bootstrap_leaves_no_ranks() {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+    let dir = hypercube_tests::TempDir::new("pdeath");
+    let mut ranks = hypercube_tests::KillList::default();
+    let mut child = Command::new(hypercube_tests::hcrun())
+        .args([
+            "--dim",
+            "4",
+            "--",
+            env!("CARGO_BIN_EXE_fail"),
+            "99",
+            "never",
+        ])
+        .env("HC_TEST_PID_DIR", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let _hcrun = hypercube_tests::Guard::new(child.id());
+    // ~10 ms in, and at least one rank spawned: the launcher is still starting ranks or
+    // waiting for their hellos when it dies.
+    std::thread::sleep(Duration::from_millis(10));
+    let start = Instant::now();
+    while ranks.pids().is_empty() && start.elapsed() < Duration::from_secs(10) {
+        ranks.add(hypercube_tests::children_of(child.id()));
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    ranks.add(hypercube_tests::children_of(child.id()));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !ranks.pids().is_empty(),
+        "hcrun started no rank within 10 s"
+    );
+    // A rank forked just before the kill writes its pid file once it runs (if it runs).
+    let killed = Instant::now();
+    loop {
+        ranks.add(dir.pids());
+        let left = ranks.alive();
+        if left.is_empty() && killed.elapsed() >= Duration::from_millis(500) {
+            break;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(3),
+            "rank processes {left:?} (of {:?}) outlived their launcher by 3 s",
+            ranks.pids()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
