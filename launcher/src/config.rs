@@ -62,9 +62,10 @@ pub struct Cli {
     #[arg(long)]
     pub debug: bool,
 
-    /// The node program and its arguments (put them after `--`); with --example, the
-    /// example's arguments.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    /// The node program and its arguments (after `--`, or as the first argument that does
+    /// not start with `-`: everything after it is the program's); with --example, the
+    /// example's arguments. An unknown option before it is an error, never a program.
+    #[arg(trailing_var_arg = true, value_name = "PROGRAM [ARGS]")]
     pub program: Vec<String>,
 }
 

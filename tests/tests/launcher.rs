@@ -361,3 +361,50 @@ fn launcher_killed_during_bootstrap_leaves_no_ranks() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn unknown_options_are_rejected_not_run() {
+    let dir = hypercube_tests::TempDir::new("badflag");
+    let env = [("HC_TEST_PID_DIR", dir.path().to_str().unwrap())];
+    for (args, bad) in [
+        (&["--frobnicate", "--dim", "2"][..], "--frobnicate"),
+        (&["--dimm", "2"][..], "--dimm"),
+    ] {
+        let out = run_hcrun(
+            args,
+            &[env!("CARGO_BIN_EXE_fail"), "99", "never"],
+            &env,
+            Duration::from_secs(30),
+        );
+        assert!(!out.status.success(), "{args:?} must fail");
+        assert!(
+            out.stderr.contains(&format!("unexpected argument '{bad}'")),
+            "{args:?}: the error must name the bad option:\n{}",
+            out.stderr
+        );
+        assert!(
+            !out.stderr.contains("starting rank"),
+            "{args:?}: nothing may be run:\n{}",
+            out.stderr
+        );
+        assert_eq!(
+            dir.pids(),
+            Vec::<u32>::new(),
+            "{args:?}: a rank was started"
+        );
+    }
+    // A program given as a positional (no `--`) still takes the hyphenated arguments after
+    // it as its own.
+    let out = run_hcrun(
+        &[
+            "--dim",
+            "1",
+            env!("CARGO_BIN_EXE_foreign"),
+            "--not-for-hcrun",
+        ],
+        &[],
+        &[],
+        Duration::from_secs(60),
+    );
+    out.assert_ok();
+}
