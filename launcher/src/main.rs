@@ -429,6 +429,15 @@ async fn run(job: Job) -> Result<ExitCode> {
                 1
             }))
         }
+        None if !joined.iter().any(|j| *j) => {
+            // Every process exited 0 without ever saying hello: not a hypercube program.
+            eprintln!(
+                "hcrun: no rank joined the job (did the program call hypercube::init?); every \
+                 process exited 0 without connecting to hcrun — a node program must call \
+                 hypercube::init() (or hypercube::run) before it communicates"
+            );
+            Ok(ExitCode::from(1))
+        }
         None => Ok(ExitCode::SUCCESS),
     }
 }

@@ -408,3 +408,20 @@ fn unknown_options_are_rejected_not_run() {
     );
     out.assert_ok();
 }
+
+#[test]
+fn a_program_that_never_joins_is_reported() {
+    let out = run_hcrun(
+        &["--dim", "2"],
+        &["/bin/true"],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert!(!out.status.success(), "the job must fail:\n{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("no rank joined the job (did the program call hypercube::init?)"),
+        "{}",
+        out.stderr
+    );
+}
