@@ -33,6 +33,11 @@ pub struct Cli {
     #[arg(long)]
     pub no_prefix: bool,
 
+    /// When a rank fails, also show how each rank that failed in reaction to it (a peer
+    /// gone, the job being stopped) ended, with its last error line.
+    #[arg(short, long)]
+    pub verbose: bool,
+
     /// Give up if the cube is not wired up within this many milliseconds. Default 30000.
     #[arg(long)]
     pub boot_timeout_ms: Option<u64>,
@@ -122,6 +127,7 @@ pub struct Job {
     pub timeout: Option<Duration>,
     pub release: bool,
     pub env: Vec<(String, String)>,
+    pub verbose: bool,
 }
 
 pub const MAX_DIM: u32 = 16;
@@ -188,6 +194,7 @@ impl Job {
             timeout: (timeout_s > 0).then(|| Duration::from_secs(timeout_s)),
             release,
             env: file.env.into_iter().collect(),
+            verbose: cli.verbose,
         })
     }
 }

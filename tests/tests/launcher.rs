@@ -221,8 +221,10 @@ fn rank_returning_an_error_does_not_hang_the_job() {
         out.stdout,
         out.stderr
     );
+    // Rank 0 failed too (PeerFinished, waiting for rank 1), but rank 1 is the cause.
     assert!(
-        out.stderr.contains("failed: exit status 1"),
+        out.stderr
+            .contains("hcrun: rank 1 failed: exit status 1: rank 1 gives up on purpose"),
         "{}",
         out.stderr
     );
@@ -424,4 +426,106 @@ fn a_program_that_never_joins_is_reported() {
         "{}",
         out.stderr
     );
+}
+
+/// Start `fail <victim> hang` on a 3-cube, wait until every rank runs, then SIGKILL rank
+/// `victim` while hcrun is stopped (SIGSTOP, as a launcher on a loaded machine that does
+/// not get the CPU for a while): by the time hcrun runs again, the victim's neighbors have
+/// failed with `PeerGone` too, so several exits wait to be reaped at once. Returns hcrun's
+/// exit status and stderr.
+fn kill_rank_behind_a_stopped_launcher(
+    victim: u32,
+    verbose: bool,
+) -> (std::process::ExitStatus, String) {
+    use std::io::{BufRead, BufReader, Read};
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(hypercube_tests::hcrun())
+        .args(["--dim", "3", "--timeout-s", "60"])
+        .args(verbose.then_some("--verbose"))
+        .arg("--")
+        .args([env!("CARGO_BIN_EXE_fail"), &victim.to_string(), "hang"])
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let _hcrun = hypercube_tests::Guard::new(child.id());
+    let mut ranks = hypercube_tests::KillList::default();
+    let mut err = child.stderr.take().unwrap();
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut pid_of = std::collections::BTreeMap::new();
+    let mut line = String::new();
+    while pid_of.len() < 8 && out.read_line(&mut line).unwrap_or(0) > 0 {
+        // "[r] PID p"
+        let mut w = line.split_whitespace();
+        if let (Some(r), Some("PID"), Some(p)) = (w.next(), w.next(), w.next()) {
+            let r: u32 = r.trim_matches(|c| c == '[' || c == ']').parse().unwrap();
+            pid_of.insert(r, p.parse::<i32>().unwrap());
+        }
+        line.clear();
+    }
+    ranks.add(pid_of.values().map(|p| *p as u32));
+    assert_eq!(pid_of.len(), 8, "every rank prints its pid");
+    let out = std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    let hcrun = child.id() as i32;
+    // SAFETY: kill(2) on the hcrun this test started and on one of its ranks.
+    unsafe {
+        libc_kill(hcrun, SIGSTOP);
+        libc_kill(pid_of[&victim], 9);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: as above.
+    unsafe {
+        libc_kill(hcrun, SIGCONT);
+    }
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "hcrun did not stop the job"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let _ = out.join();
+    (status, err.join().unwrap_or_default())
+}
+
+const SIGSTOP: i32 = 19;
+const SIGCONT: i32 = 18;
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+#[test]
+fn the_killed_rank_is_blamed_not_its_victims() {
+    for i in 0..10 {
+        // The last run also asks for the reactions.
+        let verbose = i == 9;
+        let (status, err) = kill_rank_behind_a_stopped_launcher(6, verbose);
+        assert_eq!(status.code(), Some(1), "run {i}: {status:?}\n{err}");
+        let verdict = err.lines().find(|l| l.starts_with("hcrun: ")).unwrap_or("");
+        assert!(
+            verdict.starts_with("hcrun: rank 6 failed: killed by signal 9 (SIGKILL)"),
+            "run {i}: the verdict must name rank 6 and its signal: {verdict:?}\n{err}"
+        );
+        // Rank 7, a neighbor of rank 6, fails in reaction: shown only with --verbose.
+        assert_eq!(
+            err.contains("hcrun: in reaction, rank 7 failed: exit status 1: "),
+            verbose,
+            "run {i}:\n{err}"
+        );
+    }
 }

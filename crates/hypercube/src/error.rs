@@ -296,6 +296,36 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether this error is a *reaction* to a failure elsewhere rather than a fault of the
+    /// node that got it: a peer process went away ([`Error::PeerGone`]) or the job is being
+    /// stopped ([`Error::Shutdown`]). When several ranks fail, the launcher blames one that
+    /// failed for a cause of its own and names the reactions only with `--verbose`.
+    pub fn is_reaction(&self) -> bool {
+        matches!(self, Error::PeerGone { .. } | Error::Shutdown(_))
+    }
+
+    /// Whether `text` — the line a rank printed as it failed: an error returned from `main`
+    /// (`Error: ...`), a panic message (which shows the error's `Debug` form), or the notice a
+    /// node prints when the launcher stops it — reports a reaction ([`Error::is_reaction`]).
+    /// The phrases it looks for are part of the messages' stable form (a test keeps them
+    /// in step with the texts above).
+    pub fn is_reaction_text(text: &str) -> bool {
+        has_peer_gone_phrase(text)
+            || text.contains("PeerGone {")
+            || text.contains(SHUTDOWN_PHRASE)
+            || text.contains("Shutdown(")
+            // The node's control thread, when the launcher stops the job or disappears.
+            || text.contains("the job is being stopped: ")
+    }
+
+    /// Whether `text` (as for [`Error::is_reaction_text`]) reports an
+    /// [`Error::PeerFinished`]: the node waited for a rank that had finished. That is
+    /// often the consequence of another rank's early return, so the launcher blames a rank
+    /// that failed on its own before one that reports this.
+    pub fn is_peer_finished_text(text: &str) -> bool {
+        text.contains(PEER_FINISHED_PHRASE) || text.contains("PeerFinished {")
+    }
+
     /// Wrap an I/O error with what was being done.
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
@@ -326,5 +356,91 @@ impl Error {
             },
             other => Error::Shutdown(other.to_string()),
         }
+    }
+}
+
+/// The stable part of [`Error::Shutdown`]'s message.
+const SHUTDOWN_PHRASE: &str = "the job is shutting down: ";
+
+/// The stable part of [`Error::PeerFinished`]'s message.
+const PEER_FINISHED_PHRASE: &str = "has finished (it left its program or called finalize)";
+
+/// Whether `text` holds [`Error::PeerGone`]'s "peer node N is gone (".
+fn has_peer_gone_phrase(text: &str) -> bool {
+    text.match_indices("peer node ").any(|(i, m)| {
+        let rest = text[i + m.len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+        rest.len() < text.len() - i - m.len() && rest.starts_with(" is gone (")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_reactions() -> Vec<Error> {
+        vec![
+            Error::PeerGone {
+                peer: 6,
+                detail: "the connection closed without a goodbye".into(),
+            },
+            Error::PeerGone {
+                peer: crate::HOST,
+                detail: "reading the link failed: reset".into(),
+            },
+            Error::Shutdown("rank 6 failed (killed by signal 9)".into()),
+        ]
+    }
+
+    #[test]
+    fn reactions_are_recognised_in_display_and_debug_form() {
+        for e in all_reactions() {
+            assert!(e.is_reaction(), "{e:?}");
+            for text in [
+                format!("Error: {e}"),
+                format!("called `unwrap()` on `Err`: {e:?}"),
+            ] {
+                assert!(Error::is_reaction_text(&text), "{text}");
+                assert!(!Error::is_peer_finished_text(&text), "{text}");
+            }
+        }
+        assert!(Error::is_reaction_text(
+            "node 3: the job is being stopped: rank 6 failed"
+        ));
+    }
+
+    #[test]
+    fn peer_finished_is_recognised_and_is_not_a_reaction() {
+        let e = Error::PeerFinished {
+            peer: 1,
+            what: "a message of type 1".into(),
+        };
+        assert!(!e.is_reaction());
+        for text in [e.to_string(), format!("{e:?}")] {
+            assert!(Error::is_peer_finished_text(&text), "{text}");
+            assert!(!Error::is_reaction_text(&text), "{text}");
+        }
+    }
+
+    #[test]
+    fn own_errors_are_not_reactions() {
+        let own = [
+            Error::InvalidType {
+                msg_type: 1 << 31,
+                max: (1 << 31) - 1,
+            },
+            Error::Config("HYPERCUBE_SPIN_US=\"x\" is malformed".into()),
+            Error::Protocol {
+                peer: 2,
+                detail: "bad magic".into(),
+            },
+        ];
+        for e in own {
+            assert!(!e.is_reaction());
+            assert!(!Error::is_reaction_text(&e.to_string()), "{e}");
+            assert!(!Error::is_reaction_text(&format!("{e:?}")), "{e:?}");
+        }
+        // A user's own words that happen to mention a peer node.
+        assert!(!Error::is_reaction_text("peer node is gone, says the user"));
+        assert!(!Error::is_reaction_text("rank 1 gives up on purpose"));
     }
 }
