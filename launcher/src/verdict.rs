@@ -146,12 +146,21 @@ impl JobFailure {
         }
     }
 
-    /// The reason for the ranks' `Abort` (each rank prints it).
+    /// A short reason for the ranks' `Abort`: every rank prints it (in its stop notice, and
+    /// often in the error its program returns), so the full report, which can be long, is
+    /// left to hcrun, which prints it once.
     pub fn abort_reason(&self) -> String {
         match self {
             JobFailure::RankFailed { culprit, .. } => {
                 format!("{} failed ({})", culprit.name, culprit.how)
             }
+            JobFailure::Deadlock { .. } => {
+                "hcrun found a deadlock (its report says what each rank waits for)".into()
+            }
+            JobFailure::BootTimeout { .. } => {
+                "the bootstrap timed out (hcrun's report names who never joined)".into()
+            }
+            JobFailure::JobTimeout { secs } => format!("the job ran longer than {secs} s"),
             other => other.to_string(),
         }
     }
