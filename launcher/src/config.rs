@@ -18,7 +18,7 @@ use serde::Deserialize;
 #[command(name = "hcrun", version, verbatim_doc_comment)]
 pub struct Cli {
     /// Cube dimension d: the job has 2^d ranks (0..=16). Default 2.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = parse_dim, allow_negative_numbers = true)]
     pub dim: Option<u32>,
 
     /// Build and run this example of the workspace (e.g. hello, pingpong, ring, antipodal).
@@ -74,12 +74,28 @@ pub struct Cli {
     pub program: Vec<String>,
 }
 
+/// `--dim`: an integer in `0..=MAX_DIM` (a negative or huge one gets the same message).
+fn parse_dim(s: &str) -> std::result::Result<u32, String> {
+    match s.trim().parse::<i64>() {
+        Ok(d) if (0..=i64::from(MAX_DIM)).contains(&d) => Ok(d as u32),
+        _ => Err(dim_range()),
+    }
+}
+
+/// What a dimension may be.
+fn dim_range() -> String {
+    format!(
+        "--dim must be in 0..={MAX_DIM} (the job has 2^d ranks, at most {})",
+        1u32 << MAX_DIM
+    )
+}
+
 /// The same settings in a file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
-    /// Cube dimension.
-    pub dim: Option<u32>,
+    /// Cube dimension (checked against `0..=MAX_DIM` when the job is resolved).
+    pub dim: Option<i64>,
     /// Example to build and run.
     pub example: Option<String>,
     /// Program path (relative to the current directory).
@@ -130,6 +146,7 @@ pub struct Job {
     pub verbose: bool,
 }
 
+/// The largest cube dimension hcrun starts (2^16 = 65536 ranks).
 pub const MAX_DIM: u32 = 16;
 
 impl Job {
@@ -143,10 +160,19 @@ impl Job {
             }
             None => FileConfig::default(),
         };
-        let dim = cli.dim.or(file.dim).unwrap_or(2);
-        if dim > MAX_DIM {
-            bail!("--dim {dim} is too large: at most {MAX_DIM} (65536 ranks)");
-        }
+        let dim = match (cli.dim, file.dim) {
+            (Some(d), _) => d,
+            (None, Some(d)) => u32::try_from(d)
+                .ok()
+                .filter(|d| *d <= MAX_DIM)
+                .with_context(|| {
+                    format!(
+                        "dim = {d} in the config file: {}",
+                        dim_range().trim_start_matches("--")
+                    )
+                })?,
+            (None, None) => 2,
+        };
         let target = if let Some(e) = cli.example {
             Target::Example(e, cli.program)
         } else if !cli.program.is_empty() {

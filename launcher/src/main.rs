@@ -288,7 +288,26 @@ async fn run(job: Job) -> Result<ExitCode> {
                 for p in &pids {
                     kill_group(*p);
                 }
-                return Err(e).with_context(|| format!("starting {}: {}", name(slot), prog[0]));
+                let hint = match e.raw_os_error() {
+                    Some(libc::EMFILE | libc::ENFILE) => format!(
+                        " — hcrun holds 2 pipes per rank ({} for this job): raise the limit \
+                         on open files (ulimit -n) or use a smaller --dim",
+                        2 * total
+                    ),
+                    Some(libc::EAGAIN) => " — the limit on processes is reached: raise it \
+                                           (ulimit -u) or use a smaller --dim"
+                        .to_string(),
+                    Some(libc::ENOENT) => {
+                        " — check the program's path (relative to the current directory)".into()
+                    }
+                    _ => String::new(),
+                };
+                anyhow::bail!(
+                    "starting {} of {} ({}): {e}{hint}",
+                    name(slot),
+                    total,
+                    prog[0]
+                );
             }
         };
         if let Some(o) = child.stdout.take() {

@@ -532,3 +532,37 @@ fn the_killed_rank_is_blamed_not_its_victims() {
         );
     }
 }
+
+#[test]
+fn a_dimension_out_of_range_names_the_limit() {
+    for bad in ["-1", "17", "three"] {
+        let out = run_hcrun(
+            &["--dim", bad],
+            &["/bin/true"],
+            &[],
+            Duration::from_secs(30),
+        );
+        assert_eq!(out.status.code(), Some(2), "--dim {bad}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("--dim must be in 0..=16"),
+            "--dim {bad}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("4294967295"), "{}", out.stderr);
+    }
+    let dir = hypercube_tests::TempDir::new("dimcfg");
+    let cfg = dir.path().join("job.toml");
+    std::fs::write(&cfg, "dim = -1\nprogram = \"/bin/true\"\n").unwrap();
+    let out = run_hcrun(
+        &["--config", cfg.to_str().unwrap()],
+        &[],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("dim must be in 0..=16"),
+        "{}",
+        out.stderr
+    );
+}
