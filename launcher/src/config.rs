@@ -33,6 +33,11 @@ pub struct Cli {
     #[arg(long)]
     pub no_prefix: bool,
 
+    /// Colour in log lines (hcrun's and the ranks'): auto = only when hcrun's stderr is a
+    /// terminal (and NO_COLOR is not set). The ranks get the choice in HYPERCUBE_COLOR.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
     /// When a rank fails, also show how each rank that failed in reaction to it (a peer
     /// gone, the job being stopped) ended, with its last error line.
     #[arg(short, long)]
@@ -72,6 +77,32 @@ pub struct Cli {
     /// example's arguments. An unknown option before it is an error, never a program.
     #[arg(trailing_var_arg = true, value_name = "PROGRAM [ARGS]")]
     pub program: Vec<String>,
+}
+
+/// `--color`: when log lines may carry ANSI colour codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Only when hcrun's stderr is a terminal and `NO_COLOR` is not set.
+    Auto,
+    /// Always (e.g. when the output goes to a pager that understands colour).
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour: `auto` asks whether stderr is a terminal.
+    pub fn resolve(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stderr().is_terminal()
+                    && !std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+            }
+        }
+    }
 }
 
 /// `--dim`: an integer in `0..=MAX_DIM` (a negative or huge one gets the same message).
@@ -144,13 +175,14 @@ pub struct Job {
     pub release: bool,
     pub env: Vec<(String, String)>,
     pub verbose: bool,
+    pub color: bool,
 }
 
 /// The largest cube dimension hcrun starts (2^16 = 65536 ranks).
 pub const MAX_DIM: u32 = 16;
 
 impl Job {
-    pub fn resolve(cli: Cli) -> Result<Job> {
+    pub fn resolve(cli: Cli, color: bool) -> Result<Job> {
         let file = match &cli.config {
             Some(p) => {
                 let text = std::fs::read_to_string(p)
@@ -221,6 +253,7 @@ impl Job {
             release,
             env: file.env.into_iter().collect(),
             verbose: cli.verbose,
+            color,
         })
     }
 }

@@ -24,15 +24,17 @@ use config::{Cli, Job, Target};
 use verdict::{Blame, JobFailure, RankExit};
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let color = cli.color.resolve();
     let filter = tracing_subscriber::EnvFilter::try_from_env("HCRUN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .with_ansi(color)
         .init();
-    let cli = Cli::parse();
-    let job = match Job::resolve(cli) {
+    let job = match Job::resolve(cli, color) {
         Ok(j) => j,
         Err(e) => {
             eprintln!("hcrun: {e:#}");
@@ -80,6 +82,10 @@ struct Exit {
     status: std::io::Result<std::process::ExitStatus>,
     cause: Option<String>,
 }
+
+/// The environment variable that tells every rank whether its log lines may carry colour
+/// (`always`/`never`; read by the node's logging, `crates/hypercube/src/logging.rs`).
+const ENV_COLOR: &str = "HYPERCUBE_COLOR";
 
 /// The environment variable that tells every rank how many cores the job shares.
 const MODEL_CORES: &str = "HYPERCUBE_MODEL_CORES";
@@ -271,6 +277,7 @@ async fn run(job: Job) -> Result<ExitCode> {
             .env(control::ENV_JOB, format!("{job_id:x}"))
             .env(control::ENV_SECRET, control::to_hex(&secret))
             .env(MODEL_CORES, &model_cores)
+            .env(ENV_COLOR, if job.color { "always" } else { "never" })
             .env(
                 control::ENV_BOOT_TIMEOUT_MS,
                 job.boot_timeout.as_millis().to_string(),

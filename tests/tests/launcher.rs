@@ -566,3 +566,36 @@ fn a_dimension_out_of_range_names_the_limit() {
         out.stderr
     );
 }
+
+#[test]
+fn colour_only_on_a_terminal_or_when_asked() {
+    let env = [("RUST_LOG", "hypercube=debug"), ("HCRUN_LOG", "debug")];
+    let prog = [env!("CARGO_BIN_EXE_slow_root"), "0"];
+    let has_ansi = |s: &str| s.contains("\x1b[");
+    // stderr is a pipe here: auto means no colour, from hcrun or the ranks.
+    for flags in [&["--dim", "1"][..], &["--dim", "1", "--color=never"][..]] {
+        let out = run_hcrun(flags, &prog, &env, Duration::from_secs(60));
+        out.assert_ok();
+        assert!(out.stderr.contains("is up"), "{flags:?}: {}", out.stderr);
+        assert!(!has_ansi(&out.stderr), "{flags:?}: {:?}", out.stderr);
+    }
+    let out = run_hcrun(
+        &["--dim", "1", "--color", "always"],
+        &prog,
+        &env,
+        Duration::from_secs(60),
+    );
+    out.assert_ok();
+    let rank_line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("is up"))
+        .unwrap_or("");
+    assert!(has_ansi(rank_line), "{:?}", out.stderr);
+    let own_line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("the cube is wired"))
+        .unwrap_or("");
+    assert!(has_ansi(own_line), "{:?}", out.stderr);
+}
