@@ -349,15 +349,29 @@ async fn run(job: Job) -> Result<ExitCode> {
     // Bootstrap rendezvous.
     let (ev_tx, mut ev_rx) = mpsc::unbounded_channel();
     let (wr_tx, mut wr_rx) = tokio::sync::oneshot::channel();
+    let rejections = Arc::new(rendezvous::Rejections::default());
     let rdv = tokio::spawn(rendezvous::run(
         listener,
-        n,
-        host_program.is_some(),
-        secret.to_vec(),
-        job_id,
+        rendezvous::Expect {
+            n,
+            host: host_program.is_some(),
+            secret: secret.to_vec(),
+            job: job_id,
+        },
         ev_tx,
         wr_tx,
+        rejections.clone(),
     ));
+    let summaries = {
+        let r = rejections.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                every.tick().await;
+                r.flush_due();
+            }
+        })
+    };
 
     // Supervise. Each exit is reported once the rank's stderr has ended too (bounded: a
     // grandchild may hold it open), with the rank's last error line.
@@ -532,6 +546,8 @@ async fn run(job: Job) -> Result<ExitCode> {
     for t in io_tasks {
         let _ = tokio::time::timeout(Duration::from_secs(2), t).await;
     }
+    summaries.abort();
+    rejections.flush();
     let failure = match failure {
         Some(f) => Some(f),
         None if !failed.is_empty() => Some(JobFailure::from_exits(failed)),

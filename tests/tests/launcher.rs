@@ -599,3 +599,27 @@ fn colour_only_on_a_terminal_or_when_asked() {
         .unwrap_or("");
     assert!(has_ansi(own_line), "{:?}", out.stderr);
 }
+
+#[test]
+fn a_flood_of_strangers_is_one_line_and_a_count() {
+    let out = run_hcrun(
+        &["--dim", "1"],
+        &[env!("CARGO_BIN_EXE_control_flood"), "200"],
+        &[],
+        Duration::from_secs(60),
+    );
+    out.assert_ok();
+    assert!(out.rank_lines(0).contains(&"OK 200 connections rejected"));
+    assert_eq!(
+        out.stderr.matches("rejected a control connection").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("rejected 200 control connections from strangers in the last "),
+        "{}",
+        out.stderr
+    );
+}
