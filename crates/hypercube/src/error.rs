@@ -13,9 +13,10 @@ pub enum Error {
     /// receive it again with a buffer of at least `needed` bytes (or with `recv`, which
     /// allocates).
     #[error(
-        "message truncated: the message from node {source_node} (type {msg_type}) is {needed} bytes \
+        "message truncated: the message from node {source_node} (type {msg_type}) is {bytes} \
          but the buffer holds {capacity}; the message is still queued — receive it again with a \
-         buffer of at least {needed} bytes"
+         buffer of at least {bytes}",
+        bytes = units(needed, "byte")
     )]
     Truncated {
         /// Length of the message in bytes.
@@ -175,9 +176,11 @@ pub enum Error {
     /// GOP received a contribution longer than this node's vector (seed §8: "received too
     /// long a message"). The extra elements were not combined; the call otherwise completed.
     #[error(
-        "GOP: LONG MESSAGE: received too long a message: node {from} contributed {received} \
-         elements but this node's vector has {expected}; the first {expected} were combined \
-         and the operation completed — every participant must pass a vector of the same length"
+        "GOP: LONG MESSAGE: received too long a message: node {from} contributed {} but \
+         this node's vector has {expected}; the operation combined {} from it, ignored the rest \
+         and completed — every participant must pass a vector of the same length",
+        units(received, "element"),
+        units(expected, "element")
     )]
     GopLongMessage {
         /// The child whose contribution was too long.
@@ -192,9 +195,10 @@ pub enum Error {
     /// short a message"). Only the elements received were combined; the call otherwise
     /// completed.
     #[error(
-        "GOP: SHORT MESSAGE: received too short a message: node {from} contributed {received} \
-         elements but this node's vector has {expected}; only those were combined and the \
-         operation completed — every participant must pass a vector of the same length"
+        "GOP: SHORT MESSAGE: received too short a message: node {from} contributed {} but \
+         this node's vector has {expected}; only those were combined and the operation \
+         completed — every participant must pass a vector of the same length",
+        units(received, "element")
     )]
     GopShortMessage {
         /// The child whose contribution was too short.
@@ -223,10 +227,11 @@ pub enum Error {
     /// Nothing is lost: the whole concatenation is in `data`, and the partial result was
     /// still passed on, so the other nodes completed normally.
     #[error(
-        "GCAT: BUFFER LENGTH EXCEEDED: the concatenation at this node is {needed} bytes but the \
+        "GCAT: BUFFER LENGTH EXCEEDED: the concatenation at this node is {bytes} but the \
          buffer holds {capacity}; the complete result is returned in this error and the other \
-         nodes were not affected — pass a buffer of at least {needed} bytes, or use gcat, which \
-         allocates"
+         nodes were not affected — pass a buffer of at least {bytes}, or use gcat, which \
+         allocates",
+        bytes = units(needed, "byte")
     )]
     GcatBufferExceeded {
         /// Bytes the concatenation needs.
@@ -240,9 +245,10 @@ pub enum Error {
     /// A broadcast message is longer than the receive buffer (seed §8). Nothing is lost: the
     /// whole message is in `data`, and it was forwarded whole to the rest of the tree.
     #[error(
-        "GRECVW: MESSAGE TRUNCATED: the broadcast message is {needed} bytes but the buffer holds \
+        "GRECVW: MESSAGE TRUNCATED: the broadcast message is {bytes} but the buffer holds \
          {capacity}; the complete message is returned in this error and was forwarded whole — \
-         pass a buffer of at least {needed} bytes, or use grecv, which allocates"
+         pass a buffer of at least {bytes}, or use grecv, which allocates",
+        bytes = units(needed, "byte")
     )]
     GrecvwTruncated {
         /// Bytes of the message.
@@ -257,9 +263,10 @@ pub enum Error {
     /// the message is still pending, and the next long receive that matches it gets it.
     #[error(
         "LRECVW: TRUNCATED MESSAGE: the long message from node {source_node} (type {msg_type}) \
-         is {needed} bytes but the buffer holds {capacity}; nothing was received and the \
-         message is still pending — receive it again with a buffer of at least {needed} bytes, \
-         or with lrecv, which allocates"
+         is {bytes} but the buffer holds {capacity}; nothing was received and the \
+         message is still pending — receive it again with a buffer of at least {bytes}, \
+         or with lrecv, which allocates",
+        bytes = units(needed, "byte")
     )]
     LrecvwTruncated {
         /// Bytes of the message.
@@ -275,10 +282,11 @@ pub enum Error {
     /// A sparse-send message is longer than the receive buffer (seed §8). Nothing is lost:
     /// the whole message is in `data`, and it was forwarded to the remaining targets.
     #[error(
-        "SPGRCW: TRUNCATED MESSAGE: the message is {needed} bytes but the buffer holds \
+        "SPGRCW: TRUNCATED MESSAGE: the message is {bytes} but the buffer holds \
          {capacity}; the complete message is returned in this error and was forwarded to the \
-         remaining targets — pass a buffer of at least {needed} bytes, or use spgrecv, which \
-         allocates"
+         remaining targets — pass a buffer of at least {bytes}, or use spgrecv, which \
+         allocates",
+        bytes = units(needed, "byte")
     )]
     SpgrcwTruncated {
         /// Bytes of the message.
@@ -359,6 +367,16 @@ impl Error {
     }
 }
 
+/// `n` and `unit`, in the plural unless `n` is 1 ("1 byte", "2 bytes").
+fn units(n: &impl std::fmt::Display, unit: &str) -> String {
+    let n = n.to_string();
+    if n == "1" {
+        format!("1 {unit}")
+    } else {
+        format!("{n} {unit}s")
+    }
+}
+
 /// The stable part of [`Error::Shutdown`]'s message.
 const SHUTDOWN_PHRASE: &str = "the job is shutting down: ";
 
@@ -419,6 +437,57 @@ mod tests {
             assert!(Error::is_peer_finished_text(&text), "{text}");
             assert!(!Error::is_reaction_text(&text), "{text}");
         }
+    }
+
+    #[test]
+    fn counts_of_one_are_singular() {
+        let texts = [
+            Error::Truncated {
+                needed: 1,
+                capacity: 0,
+                source_node: 2,
+                msg_type: 3,
+            }
+            .to_string(),
+            Error::GopLongMessage {
+                from: 1,
+                expected: 1,
+                received: 2,
+            }
+            .to_string(),
+            Error::GopShortMessage {
+                from: 1,
+                expected: 2,
+                received: 1,
+            }
+            .to_string(),
+            Error::LrecvwTruncated {
+                needed: 1,
+                capacity: 0,
+                source_node: 2,
+                msg_type: 3,
+            }
+            .to_string(),
+        ];
+        for t in &texts {
+            for bad in ["1 bytes", "1 elements", "first 1 were"] {
+                assert!(!t.contains(bad), "{t}");
+            }
+        }
+        assert!(texts[0].contains("is 1 byte but"), "{}", texts[0]);
+        assert!(
+            texts[2].contains("contributed 1 element but"),
+            "{}",
+            texts[2]
+        );
+        let many = Error::Truncated {
+            needed: 2,
+            capacity: 1,
+            source_node: 2,
+            msg_type: 3,
+        }
+        .to_string();
+        assert!(many.contains("is 2 bytes but"), "{many}");
     }
 
     #[test]
