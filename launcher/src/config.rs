@@ -166,15 +166,25 @@ pub enum Target {
 /// The resolved job.
 #[derive(Debug, Clone)]
 pub struct Job {
+    /// Cube dimension (0..=MAX_DIM).
     pub dim: u32,
+    /// The node program.
     pub target: Target,
+    /// The host program, if any.
     pub host: Option<Target>,
+    /// Prefix output lines with the rank.
     pub prefix: bool,
+    /// How long the cube may take to be wired.
     pub boot_timeout: Duration,
+    /// How long the whole job may run (`None`: no limit).
     pub timeout: Option<Duration>,
+    /// Build examples in release mode.
     pub release: bool,
+    /// Extra environment for every rank.
     pub env: Vec<(String, String)>,
+    /// Show the ranks that failed in reaction, too.
     pub verbose: bool,
+    /// Colour in log lines (resolved from `--color`).
     pub color: bool,
 }
 
@@ -182,6 +192,8 @@ pub struct Job {
 pub const MAX_DIM: u32 = 16;
 
 impl Job {
+    /// Merge the command line over the config file (if any); `color` is the resolved
+    /// `--color`.
     pub fn resolve(cli: Cli, color: bool) -> Result<Job> {
         let file = match &cli.config {
             Some(p) => {
