@@ -18,7 +18,7 @@ use serde::Deserialize;
 #[command(name = "hcrun", version, verbatim_doc_comment)]
 pub struct Cli {
     /// Cube dimension d: the job has 2^d ranks (0..=16). Default 2.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = parse_dim, allow_negative_numbers = true)]
     pub dim: Option<u32>,
 
     /// Build and run this example of the workspace (e.g. hello, pingpong, ring, antipodal).
@@ -32,6 +32,16 @@ pub struct Cli {
     /// Do not prefix each output line with "[rank] ".
     #[arg(long)]
     pub no_prefix: bool,
+
+    /// Colour in log lines (hcrun's and the ranks'): auto = only when hcrun's stderr is a
+    /// terminal (and NO_COLOR is not set). The ranks get the choice in HYPERCUBE_COLOR.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// When a rank fails, also show how each rank that failed in reaction to it (a peer
+    /// gone, the job being stopped) ended, with its last error line.
+    #[arg(short, long)]
+    pub verbose: bool,
 
     /// Give up if the cube is not wired up within this many milliseconds. Default 30000.
     #[arg(long)]
@@ -62,18 +72,61 @@ pub struct Cli {
     #[arg(long)]
     pub debug: bool,
 
-    /// The node program and its arguments (put them after `--`); with --example, the
-    /// example's arguments.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    /// The node program and its arguments (after `--`, or as the first argument that does
+    /// not start with `-`: everything after it is the program's); with --example, the
+    /// example's arguments. An unknown option before it is an error, never a program.
+    #[arg(trailing_var_arg = true, value_name = "PROGRAM [ARGS]")]
     pub program: Vec<String>,
+}
+
+/// `--color`: when log lines may carry ANSI colour codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Only when hcrun's stderr is a terminal and `NO_COLOR` is not set.
+    Auto,
+    /// Always (e.g. when the output goes to a pager that understands colour).
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour: `auto` asks whether stderr is a terminal.
+    pub fn resolve(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stderr().is_terminal()
+                    && !std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+            }
+        }
+    }
+}
+
+/// `--dim`: an integer in `0..=MAX_DIM` (a negative or huge one gets the same message).
+fn parse_dim(s: &str) -> std::result::Result<u32, String> {
+    match s.trim().parse::<i64>() {
+        Ok(d) if (0..=i64::from(MAX_DIM)).contains(&d) => Ok(d as u32),
+        _ => Err(dim_range()),
+    }
+}
+
+/// What a dimension may be.
+fn dim_range() -> String {
+    format!(
+        "--dim must be in 0..={MAX_DIM} (the job has 2^d ranks, at most {})",
+        1u32 << MAX_DIM
+    )
 }
 
 /// The same settings in a file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
-    /// Cube dimension.
-    pub dim: Option<u32>,
+    /// Cube dimension (checked against `0..=MAX_DIM` when the job is resolved).
+    pub dim: Option<i64>,
     /// Example to build and run.
     pub example: Option<String>,
     /// Program path (relative to the current directory).
@@ -113,20 +166,35 @@ pub enum Target {
 /// The resolved job.
 #[derive(Debug, Clone)]
 pub struct Job {
+    /// Cube dimension (0..=MAX_DIM).
     pub dim: u32,
+    /// The node program.
     pub target: Target,
+    /// The host program, if any.
     pub host: Option<Target>,
+    /// Prefix output lines with the rank.
     pub prefix: bool,
+    /// How long the cube may take to be wired.
     pub boot_timeout: Duration,
+    /// How long the whole job may run (`None`: no limit).
     pub timeout: Option<Duration>,
+    /// Build examples in release mode.
     pub release: bool,
+    /// Extra environment for every rank.
     pub env: Vec<(String, String)>,
+    /// Show the ranks that failed in reaction, too.
+    pub verbose: bool,
+    /// Colour in log lines (resolved from `--color`).
+    pub color: bool,
 }
 
+/// The largest cube dimension hcrun starts (2^16 = 65536 ranks).
 pub const MAX_DIM: u32 = 16;
 
 impl Job {
-    pub fn resolve(cli: Cli) -> Result<Job> {
+    /// Merge the command line over the config file (if any); `color` is the resolved
+    /// `--color`.
+    pub fn resolve(cli: Cli, color: bool) -> Result<Job> {
         let file = match &cli.config {
             Some(p) => {
                 let text = std::fs::read_to_string(p)
@@ -136,10 +204,19 @@ impl Job {
             }
             None => FileConfig::default(),
         };
-        let dim = cli.dim.or(file.dim).unwrap_or(2);
-        if dim > MAX_DIM {
-            bail!("--dim {dim} is too large: at most {MAX_DIM} (65536 ranks)");
-        }
+        let dim = match (cli.dim, file.dim) {
+            (Some(d), _) => d,
+            (None, Some(d)) => u32::try_from(d)
+                .ok()
+                .filter(|d| *d <= MAX_DIM)
+                .with_context(|| {
+                    format!(
+                        "dim = {d} in the config file: {}",
+                        dim_range().trim_start_matches("--")
+                    )
+                })?,
+            (None, None) => 2,
+        };
         let target = if let Some(e) = cli.example {
             Target::Example(e, cli.program)
         } else if !cli.program.is_empty() {
@@ -187,6 +264,8 @@ impl Job {
             timeout: (timeout_s > 0).then(|| Duration::from_secs(timeout_s)),
             release,
             env: file.env.into_iter().collect(),
+            verbose: cli.verbose,
+            color,
         })
     }
 }

@@ -5,6 +5,7 @@
 mod build;
 mod config;
 mod rendezvous;
+mod verdict;
 
 use std::io::Write;
 use std::process::{ExitCode, Stdio};
@@ -16,21 +17,24 @@ use clap::Parser;
 use hypercube::wire::control::{self, ToNode};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use tokio::sync::mpsc;
 
 use config::{Cli, Job, Target};
+use verdict::{Blame, JobFailure, RankExit};
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let color = cli.color.resolve();
     let filter = tracing_subscriber::EnvFilter::try_from_env("HCRUN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .with_ansi(color)
         .init();
-    let cli = Cli::parse();
-    let job = match Job::resolve(cli) {
+    let job = match Job::resolve(cli, color) {
         Ok(j) => j,
         Err(e) => {
             eprintln!("hcrun: {e:#}");
@@ -61,6 +65,28 @@ fn main() -> ExitCode {
 /// nothing arriving) before the launcher calls it a deadlock.
 const DEADLOCK_GRACE: Duration = Duration::from_secs(2);
 
+/// After the first rank fails, how long hcrun collects further exits before it names a rank
+/// in the abort it sends the others.
+const SETTLE: Duration = Duration::from_millis(100);
+
+/// How long the ranks have, after the abort, to end by themselves before hcrun kills them.
+const ABORT_GRACE: Duration = Duration::from_millis(300);
+
+/// How long an exit waits for the end of the rank's stderr (its last words) before it is
+/// judged without them.
+const STDERR_AFTER_EXIT: Duration = Duration::from_millis(500);
+
+/// A process that ended: its slot, how, and its last error line.
+struct Exit {
+    slot: u32,
+    status: std::io::Result<std::process::ExitStatus>,
+    cause: Option<String>,
+}
+
+/// The environment variable that tells every rank whether its log lines may carry colour
+/// (`always`/`never`; read by the node's logging, `crates/hypercube/src/logging.rs`).
+const ENV_COLOR: &str = "HYPERCUBE_COLOR";
+
 /// The environment variable that tells every rank how many cores the job shares.
 const MODEL_CORES: &str = "HYPERCUBE_MODEL_CORES";
 
@@ -88,6 +114,34 @@ fn describe(status: std::process::ExitStatus) -> String {
     "ended for an unknown reason".into()
 }
 
+/// Tie a rank's life to the launcher's from the moment it is forked: the kernel sends it
+/// SIGKILL when the launcher dies (`PR_SET_PDEATHSIG`), and a child whose launcher died
+/// between `fork` and that `prctl` (its parent is no longer `launcher`) exits at once. The
+/// rank's own process group stays (`process_group(0)`), so it still gets no terminal
+/// signals meant for the launcher.
+fn tie_to_launcher(cmd: &mut Command, launcher: libc::pid_t) {
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // async-signal-safe system calls (prctl, getppid, _exit); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+            ) == -1
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != launcher {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Kill a rank's whole process group.
 fn kill_group(pid: Option<u32>) {
     if let Some(pid) = pid {
@@ -98,12 +152,21 @@ fn kill_group(pid: Option<u32>) {
     }
 }
 
+/// Where a rank's stderr goes besides hcrun's stderr: its last error line is kept (for the
+/// verdict), and the end of the stream is signalled (so its exit is judged with all it said).
+struct StderrWatch {
+    tail: Arc<Mutex<verdict::ErrorTail>>,
+    done: tokio::sync::oneshot::Sender<()>,
+}
+
+/// Copy a rank's output to ours, line by line, prefixed with its rank.
 async fn forward<R: tokio::io::AsyncRead + Unpin>(
     rank: String,
     prefix: bool,
     stream: R,
     to_stderr: bool,
     lock: Arc<Mutex<()>>,
+    watch: Option<StderrWatch>,
 ) {
     let mut r = BufReader::new(stream);
     let mut line = Vec::new();
@@ -112,6 +175,13 @@ async fn forward<R: tokio::io::AsyncRead + Unpin>(
         match r.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
+        }
+        if let Some(w) = &watch {
+            let text = String::from_utf8_lossy(&line);
+            w.tail
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .feed(text.trim_end_matches(['\n', '\r']));
         }
         if !line.ends_with(b"\n") {
             line.push(b'\n');
@@ -138,6 +208,9 @@ async fn forward<R: tokio::io::AsyncRead + Unpin>(
         if res.is_err() {
             break;
         }
+    }
+    if let Some(w) = watch {
+        let _ = w.done.send(());
     }
 }
 
@@ -179,8 +252,12 @@ async fn run(job: Job) -> Result<ExitCode> {
             .to_string()
     });
 
+    // Ranks are spawned from this thread (the one that drives `block_on`, which lives as
+    // long as the process): PR_SET_PDEATHSIG fires when the thread that forked a child
+    // ends, not only the process.
+    let launcher_pid = std::process::id() as libc::pid_t;
     let out_lock = Arc::new(Mutex::new(()));
-    let mut children: Vec<Child> = Vec::with_capacity(total as usize);
+    let mut children = Vec::with_capacity(total as usize);
     let mut pids = Vec::with_capacity(total as usize);
     let mut io_tasks = Vec::new();
     for slot in 0..total {
@@ -200,6 +277,7 @@ async fn run(job: Job) -> Result<ExitCode> {
             .env(control::ENV_JOB, format!("{job_id:x}"))
             .env(control::ENV_SECRET, control::to_hex(&secret))
             .env(MODEL_CORES, &model_cores)
+            .env(ENV_COLOR, if job.color { "always" } else { "never" })
             .env(
                 control::ENV_BOOT_TIMEOUT_MS,
                 job.boot_timeout.as_millis().to_string(),
@@ -210,13 +288,33 @@ async fn run(job: Job) -> Result<ExitCode> {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        tie_to_launcher(&mut cmd, launcher_pid);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
                 for p in &pids {
                     kill_group(*p);
                 }
-                return Err(e).with_context(|| format!("starting {}: {}", name(slot), prog[0]));
+                let hint = match e.raw_os_error() {
+                    Some(libc::EMFILE | libc::ENFILE) => format!(
+                        " — hcrun holds 2 pipes per rank ({} for this job): raise the limit \
+                         on open files (ulimit -n) or use a smaller --dim",
+                        2 * total
+                    ),
+                    Some(libc::EAGAIN) => " — the limit on processes is reached: raise it \
+                                           (ulimit -u) or use a smaller --dim"
+                        .to_string(),
+                    Some(libc::ENOENT) => {
+                        " — check the program's path (relative to the current directory)".into()
+                    }
+                    _ => String::new(),
+                };
+                anyhow::bail!(
+                    "starting {} of {} ({}): {e}{hint}",
+                    name(slot),
+                    total,
+                    prog[0]
+                );
             }
         };
         if let Some(o) = child.stdout.take() {
@@ -226,8 +324,11 @@ async fn run(job: Job) -> Result<ExitCode> {
                 o,
                 false,
                 out_lock.clone(),
+                None,
             )));
         }
+        let tail = Arc::new(Mutex::new(verdict::ErrorTail::default()));
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
         if let Some(e) = child.stderr.take() {
             io_tasks.push(tokio::spawn(forward(
                 label,
@@ -235,32 +336,57 @@ async fn run(job: Job) -> Result<ExitCode> {
                 e,
                 true,
                 out_lock.clone(),
+                Some(StderrWatch {
+                    tail: tail.clone(),
+                    done: done_tx,
+                }),
             )));
         }
         pids.push(child.id());
-        children.push(child);
+        children.push((child, tail, done_rx));
     }
 
     // Bootstrap rendezvous.
     let (ev_tx, mut ev_rx) = mpsc::unbounded_channel();
     let (wr_tx, mut wr_rx) = tokio::sync::oneshot::channel();
+    let rejections = Arc::new(rendezvous::Rejections::default());
     let rdv = tokio::spawn(rendezvous::run(
         listener,
-        n,
-        host_program.is_some(),
-        secret.to_vec(),
-        job_id,
+        rendezvous::Expect {
+            n,
+            host: host_program.is_some(),
+            secret: secret.to_vec(),
+            job: job_id,
+        },
         ev_tx,
         wr_tx,
+        rejections.clone(),
     ));
+    let summaries = {
+        let r = rejections.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                every.tick().await;
+                r.flush_due();
+            }
+        })
+    };
 
-    // Supervise.
+    // Supervise. Each exit is reported once the rank's stderr has ended too (bounded: a
+    // grandchild may hold it open), with the rank's last error line.
     let (exit_tx, mut exit_rx) = mpsc::unbounded_channel();
-    for (rank, mut child) in children.into_iter().enumerate() {
+    for (slot, (mut child, tail, stderr_done)) in children.into_iter().enumerate() {
         let tx = exit_tx.clone();
         tokio::spawn(async move {
-            let st = child.wait().await;
-            let _ = tx.send((rank as u32, st));
+            let status = child.wait().await;
+            let _ = tokio::time::timeout(STDERR_AFTER_EXIT, stderr_done).await;
+            let cause = tail.lock().unwrap_or_else(|p| p.into_inner()).cause();
+            let _ = tx.send(Exit {
+                slot: slot as u32,
+                status,
+                cause,
+            });
         });
     }
     drop(exit_tx);
@@ -268,12 +394,6 @@ async fn run(job: Job) -> Result<ExitCode> {
     let start = Instant::now();
     let boot_deadline = tokio::time::Instant::now() + job.boot_timeout;
     let job_deadline = job.timeout.map(|t| tokio::time::Instant::now() + t);
-    let unjoined = |slot: u32| {
-        format!(
-            "{} exited before joining the cube (did it call hypercube::init?)",
-            name(slot)
-        )
-    };
     let mut joined = vec![false; total as usize];
     // Deadlock detection: a live rank that reported a long wait, and since when every live
     // rank has been in that state.
@@ -283,12 +403,25 @@ async fn run(job: Job) -> Result<ExitCode> {
     let mut exited_unjoined: Vec<u32> = Vec::new();
     let mut all_ready = false;
     let mut alive = total;
-    let mut failure: Option<String> = None;
+    // A failure that is not a rank's exit (deadlock, timeouts, Ctrl-C, ...).
+    let mut failure: Option<JobFailure> = None;
+    // Ranks that exited unsuccessfully before hcrun killed anyone, in the order reaped.
+    let mut failed: Vec<RankExit> = Vec::new();
+    let failed_exit = |x: &Exit, status: std::process::ExitStatus, joined: bool| {
+        use std::os::unix::process::ExitStatusExt;
+        RankExit {
+            name: name(x.slot),
+            how: describe(status),
+            cause: x.cause.clone(),
+            joined,
+            blame: Blame::of(status.signal().is_some(), x.cause.as_deref()),
+        }
+    };
     let mut writers = None;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let far = tokio::time::Instant::now() + Duration::from_secs(10 * 365 * 24 * 3600);
-    while alive > 0 && failure.is_none() {
+    while alive > 0 && failure.is_none() && failed.is_empty() {
         let live: Vec<usize> = (0..total as usize).filter(|r| !exited[*r]).collect();
         let all_blocked =
             all_ready && !live.is_empty() && live.iter().all(|r| blocked[*r].is_some());
@@ -298,27 +431,28 @@ async fn run(job: Job) -> Result<ExitCode> {
             (false, _) => None,
         };
         tokio::select! {
-            Some((rank, st)) = exit_rx.recv() => {
+            Some(x) = exit_rx.recv() => {
                 alive -= 1;
-                exited[rank as usize] = true;
-                match st {
+                let slot = x.slot as usize;
+                exited[slot] = true;
+                match &x.status {
                     Ok(s) if s.success() => {
-                        if !joined[rank as usize] && !all_ready {
-                            exited_unjoined.push(rank);
+                        if !joined[slot] && !all_ready {
+                            exited_unjoined.push(x.slot);
                             if joined.iter().any(|j| *j) {
-                                failure = Some(unjoined(rank));
+                                failure = Some(JobFailure::ExitedUnjoined { name: name(x.slot) });
                             }
                         }
                     }
-                    Ok(s) => failure = Some(format!("{} failed: {}", name(rank), describe(s))),
-                    Err(e) => failure = Some(format!("{}: cannot wait for it: {e}", name(rank))),
+                    Ok(s) => failed.push(failed_exit(&x, *s, joined[slot])),
+                    Err(e) => failure = Some(JobFailure::CannotWait { name: name(x.slot), error: e.to_string() }),
                 }
             }
             Some(ev) = ev_rx.recv() => match ev {
                 rendezvous::Event::Joined(r) => {
                     joined[r as usize] = true;
                     if let Some(u) = exited_unjoined.first() {
-                        failure = Some(unjoined(*u));
+                        failure = Some(JobFailure::ExitedUnjoined { name: name(*u) });
                     }
                 }
                 rendezvous::Event::AllReady => {
@@ -332,44 +466,69 @@ async fn run(job: Job) -> Result<ExitCode> {
                 let waits: Vec<String> = (0..total)
                     .filter_map(|r| blocked[r as usize].as_ref().map(|w| format!("{} waits for {w}", name(r))))
                     .collect();
-                failure = Some(format!(
-                    "deadlock: every running rank has waited for over {} s with nothing arriving ({}); \
-                     check that every receive has a matching send",
-                    (DEADLOCK_GRACE + std::time::Duration::from_secs(1)).as_secs(),
-                    waits.join("; ")
-                ));
+                failure = Some(JobFailure::Deadlock {
+                    secs: (DEADLOCK_GRACE + Duration::from_secs(1)).as_secs(),
+                    waits,
+                });
             }
             Ok(w) = &mut wr_rx, if writers.is_none() => writers = Some(w),
             _ = tokio::time::sleep_until(boot_deadline), if !all_ready && joined.iter().any(|j| *j) => {
                 let missing: Vec<String> = (0..total).filter(|r| !joined[*r as usize]).map(name).collect();
-                failure = Some(format!(
-                    "bootstrap timed out after {} ms ({} process(es) never joined: {:?}); raise --boot-timeout-ms or check the ranks' output",
-                    job.boot_timeout.as_millis(), missing.len(), &missing[..missing.len().min(16)]));
+                failure = Some(JobFailure::BootTimeout { ms: job.boot_timeout.as_millis(), missing });
             }
             _ = tokio::time::sleep_until(job_deadline.unwrap_or(far)) => {
-                failure = Some(format!("the job ran longer than its timeout of {} s", job.timeout.map_or(0, |t| t.as_secs())));
+                failure = Some(JobFailure::JobTimeout { secs: job.timeout.map_or(0, |t| t.as_secs()) });
             }
             _ = &mut ctrl_c => {
-                failure = Some("interrupted (Ctrl-C)".into());
+                failure = Some(JobFailure::Interrupted);
             }
         }
     }
     rdv.abort();
 
-    if let Some(why) = &failure {
+    if failure.is_some() || !failed.is_empty() {
+        // A rank's failure is followed at once by its neighbors' (`PeerGone`), whose exits
+        // may be reaped first: collect what comes in the next moment before naming anyone
+        // in the abort.
+        if failure.is_none() {
+            let settle = tokio::time::Instant::now() + SETTLE;
+            while alive > 0 {
+                tokio::select! {
+                    Some(x) = exit_rx.recv() => {
+                        alive -= 1;
+                        if let Ok(s) = &x.status {
+                            if !s.success() {
+                                failed.push(failed_exit(&x, *s, joined[x.slot as usize]));
+                            }
+                        }
+                    }
+                    _ = tokio::time::sleep_until(settle) => break,
+                }
+            }
+        }
+        let reason = match &failure {
+            Some(f) => f.abort_reason(),
+            None => JobFailure::from_exits(failed.clone()).abort_reason(),
+        };
         // Tell the ranks, give them a moment to say so, then kill whatever is left.
         if let Some(ws) = writers.as_mut() {
-            let msg = control::frame(&ToNode::Abort {
-                reason: why.clone(),
-            })?;
+            let msg = control::frame(&ToNode::Abort { reason })?;
             for w in ws.iter_mut() {
                 let _ = tokio::time::timeout(Duration::from_millis(100), w.write_all(&msg)).await;
             }
         }
-        let grace = tokio::time::Instant::now() + Duration::from_millis(300);
+        // Exits until hcrun kills the rest are still judged.
+        let grace = tokio::time::Instant::now() + ABORT_GRACE;
         while alive > 0 {
             tokio::select! {
-                Some(_) = exit_rx.recv() => alive -= 1,
+                Some(x) = exit_rx.recv() => {
+                    alive -= 1;
+                    if let Ok(s) = &x.status {
+                        if !s.success() {
+                            failed.push(failed_exit(&x, *s, joined[x.slot as usize]));
+                        }
+                    }
+                }
                 _ = tokio::time::sleep_until(grace) => break,
             }
         }
@@ -387,14 +546,19 @@ async fn run(job: Job) -> Result<ExitCode> {
     for t in io_tasks {
         let _ = tokio::time::timeout(Duration::from_secs(2), t).await;
     }
+    summaries.abort();
+    rejections.flush();
+    let failure = match failure {
+        Some(f) => Some(f),
+        None if !failed.is_empty() => Some(JobFailure::from_exits(failed)),
+        // Every process exited 0 without ever saying hello: not a hypercube program.
+        None if !joined.iter().any(|j| *j) => Some(JobFailure::NoneJoined),
+        None => None,
+    };
     match failure {
-        Some(why) => {
-            eprintln!("hcrun: {why}; stopped the job");
-            Ok(ExitCode::from(if why.starts_with("interrupted") {
-                130
-            } else {
-                1
-            }))
+        Some(f) => {
+            eprintln!("{}", f.report(job.verbose));
+            Ok(ExitCode::from(f.exit_code()))
         }
         None => Ok(ExitCode::SUCCESS),
     }

@@ -1,9 +1,11 @@
 //! The bootstrap rendezvous on the control channel: collect every rank's hello (checking
 //! its proof of the job secret), send everyone the address table, collect the ready
-//! messages, send go. Connections that fail the proof are logged and dropped.
+//! messages, send go. Connections that fail the proof are dropped and logged
+//! ([`Rejections`]: the first of a burst in full, the rest as a count).
 
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use hypercube::wire::control::{self, ToLauncher, ToNode};
@@ -25,6 +27,76 @@ pub enum Event {
     Running(u32),
 }
 
+/// How long a burst of rejected connections is counted before its summary line.
+pub const REJECTION_WINDOW: Duration = Duration::from_secs(10);
+
+/// The warnings about rejected control connections, rate-limited: a stranger that connects
+/// again and again must not flood the job's output. The first rejection of a window is
+/// logged as it happens, with its reason; the others are counted, and one line sums the
+/// window up ("rejected 200 control connections from strangers in the last 3 s") when
+/// [`Rejections::flush_due`] finds the window over or [`Rejections::flush`] is called at the
+/// end of the job.
+#[derive(Debug, Default)]
+pub struct Rejections {
+    state: Mutex<Window>,
+}
+
+#[derive(Debug, Default)]
+struct Window {
+    /// When the first rejection of the window was logged.
+    start: Option<Instant>,
+    /// Rejections in the window, the logged one included.
+    count: u64,
+    /// Where the last one came from.
+    last_from: Option<SocketAddr>,
+}
+
+impl Rejections {
+    /// Log (or count) one rejected connection.
+    pub fn reject(&self, from: SocketAddr, why: &str) {
+        let mut w = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if w.start.is_some_and(|t| t.elapsed() >= REJECTION_WINDOW) {
+            Self::sum_up(&mut w);
+        }
+        if w.start.is_none() {
+            w.start = Some(Instant::now());
+            tracing::warn!(
+                "rejected a control connection from {from}: {why} (further rejections within {} s \
+                 are counted, not listed)",
+                REJECTION_WINDOW.as_secs()
+            );
+        }
+        w.count += 1;
+        w.last_from = Some(from);
+    }
+
+    /// Sum up the window if it is over (call now and then).
+    pub fn flush_due(&self) {
+        let mut w = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if w.start.is_some_and(|t| t.elapsed() >= REJECTION_WINDOW) {
+            Self::sum_up(&mut w);
+        }
+    }
+
+    /// Sum up the window now (at the end of the job).
+    pub fn flush(&self) {
+        Self::sum_up(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    fn sum_up(w: &mut Window) {
+        if let (Some(start), true) = (w.start, w.count > 1) {
+            let secs = start.elapsed().as_secs_f64().ceil().max(1.0) as u64;
+            tracing::warn!(
+                "rejected {} from strangers in the last {secs} s (the last from {}); the job \
+                 carries on — if this goes on, find who connects to hcrun's control port",
+                crate::verdict::count(w.count, "control connection"),
+                w.last_from.map_or_else(|| "?".into(), |a| a.to_string()),
+            );
+        }
+        *w = Window::default();
+    }
+}
+
 async fn read_msg<T: serde::de::DeserializeOwned>(r: &mut OwnedReadHalf) -> Result<T> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len).await?;
@@ -34,16 +106,33 @@ async fn read_msg<T: serde::de::DeserializeOwned>(r: &mut OwnedReadHalf) -> Resu
     Ok(hypercube::wire::codec::decode(&body)?)
 }
 
-/// Run the rendezvous; returns the write halves so the supervisor can send `Abort`.
+/// Who may join: what the rendezvous checks hellos against.
+#[derive(Debug)]
+pub struct Expect {
+    /// Number of nodes (2^d).
+    pub n: u32,
+    /// Whether the job has a host process.
+    pub host: bool,
+    /// The job secret the hellos must prove.
+    pub secret: Vec<u8>,
+    /// The job id.
+    pub job: u64,
+}
+
+/// Run the rendezvous; hands over the write halves so the supervisor can send `Abort`.
 pub async fn run(
     listener: TcpListener,
-    n: u32,
-    host: bool,
-    secret: Vec<u8>,
-    job: u64,
+    expect: Expect,
     events: mpsc::UnboundedSender<Event>,
     writers_out: tokio::sync::oneshot::Sender<Vec<OwnedWriteHalf>>,
+    rejections: Arc<Rejections>,
 ) -> Result<()> {
+    let Expect {
+        n,
+        host,
+        secret,
+        job,
+    } = expect;
     // Slots 0..n are the nodes; slot n is the host, if the job has one.
     let total = n + u32::from(host);
     let slot = move |rank: u32| -> Option<usize> {
@@ -68,6 +157,7 @@ pub async fn run(
                 let _ = s.set_nodelay(true);
                 let tx = hello_tx.clone();
                 let secret = secret.clone();
+                let rejections = rejections.clone();
                 tokio::spawn(async move {
                     let (mut r, w) = s.into_split();
                     let hello = tokio::time::timeout(Duration::from_secs(5), read_msg::<ToLauncher>(&mut r)).await;
@@ -77,9 +167,9 @@ pub async fn run(
                         {
                             let _ = tx.send((rank, listen, r, w));
                         }
-                        Ok(Ok(_)) => tracing::warn!("rejected a control connection from {from}: bad hello or proof"),
-                        Ok(Err(e)) => tracing::warn!("rejected a control connection from {from}: {e} (a node program built from another version of hypercube?)"),
-                        Err(_) => tracing::warn!("rejected a control connection from {from}: no hello within 5 s"),
+                        Ok(Ok(_)) => rejections.reject(from, "bad hello or proof"),
+                        Ok(Err(e)) => rejections.reject(from, &format!("{e} (a node program built from another version of hypercube?)")),
+                        Err(_) => rejections.reject(from, "no hello within 5 s"),
                     }
                 });
             }
@@ -108,7 +198,7 @@ pub async fn run(
     // Keep refusing strangers for the rest of the job.
     tokio::spawn(async move {
         while let Ok((_s, from)) = listener.accept().await {
-            tracing::warn!("rejected a control connection from {from}: the job is already wired");
+            rejections.reject(from, "the job is already wired");
         }
     });
     // Ready barrier.

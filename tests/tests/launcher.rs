@@ -221,8 +221,10 @@ fn rank_returning_an_error_does_not_hang_the_job() {
         out.stdout,
         out.stderr
     );
+    // Rank 0 failed too (PeerFinished, waiting for rank 1), but rank 1 is the cause.
     assert!(
-        out.stderr.contains("failed: exit status 1"),
+        out.stderr
+            .contains("hcrun: rank 1 failed: exit status 1: rank 1 gives up on purpose"),
         "{}",
         out.stderr
     );
@@ -239,9 +241,12 @@ fn deadlock_is_detected_and_named() {
     );
     assert!(!out.status.success(), "a deadlocked job must fail");
     assert!(out.stderr.contains("deadlock"), "{}", out.stderr);
-    assert!(
+    // The report is printed once, by hcrun — not once more by every rank it stops.
+    assert_eq!(
         out.stderr
-            .contains("rank 3 waits for a message of type 1 from any node"),
+            .matches("rank 3 waits for a message of type 1 from any node")
+            .count(),
+        1,
         "{}",
         out.stderr
     );
@@ -304,4 +309,317 @@ fn ctrl_c_stops_the_job() {
         .map_while(Result::ok)
         .for_each(|l| err.push_str(&l));
     assert!(err.contains("interrupted"), "{err}");
+}
+
+#[test]
+fn launcher_killed_during_bootstrap_leaves_no_ranks() {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+    let dir = hypercube_tests::TempDir::new("pdeath");
+    let mut ranks = hypercube_tests::KillList::default();
+    let mut child = Command::new(hypercube_tests::hcrun())
+        .args([
+            "--dim",
+            "4",
+            "--",
+            env!("CARGO_BIN_EXE_fail"),
+            "99",
+            "never",
+        ])
+        .env("HC_TEST_PID_DIR", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let _hcrun = hypercube_tests::Guard::new(child.id());
+    // ~10 ms in, and at least one rank spawned: the launcher is still starting ranks or
+    // waiting for their hellos when it dies.
+    std::thread::sleep(Duration::from_millis(10));
+    let start = Instant::now();
+    while ranks.pids().is_empty() && start.elapsed() < Duration::from_secs(10) {
+        ranks.add(hypercube_tests::children_of(child.id()));
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    ranks.add(hypercube_tests::children_of(child.id()));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !ranks.pids().is_empty(),
+        "hcrun started no rank within 10 s"
+    );
+    // A rank forked just before the kill writes its pid file once it runs (if it runs).
+    let killed = Instant::now();
+    loop {
+        ranks.add(dir.pids());
+        let left = ranks.alive();
+        if left.is_empty() && killed.elapsed() >= Duration::from_millis(500) {
+            break;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(3),
+            "rank processes {left:?} (of {:?}) outlived their launcher by 3 s",
+            ranks.pids()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn unknown_options_are_rejected_not_run() {
+    let dir = hypercube_tests::TempDir::new("badflag");
+    let env = [("HC_TEST_PID_DIR", dir.path().to_str().unwrap())];
+    for (args, bad) in [
+        (&["--frobnicate", "--dim", "2"][..], "--frobnicate"),
+        (&["--dimm", "2"][..], "--dimm"),
+    ] {
+        let out = run_hcrun(
+            args,
+            &[env!("CARGO_BIN_EXE_fail"), "99", "never"],
+            &env,
+            Duration::from_secs(30),
+        );
+        assert!(!out.status.success(), "{args:?} must fail");
+        assert!(
+            out.stderr.contains(&format!("unexpected argument '{bad}'")),
+            "{args:?}: the error must name the bad option:\n{}",
+            out.stderr
+        );
+        assert!(
+            !out.stderr.contains("starting rank"),
+            "{args:?}: nothing may be run:\n{}",
+            out.stderr
+        );
+        assert_eq!(
+            dir.pids(),
+            Vec::<u32>::new(),
+            "{args:?}: a rank was started"
+        );
+    }
+    // A program given as a positional (no `--`) still takes the hyphenated arguments after
+    // it as its own.
+    let out = run_hcrun(
+        &[
+            "--dim",
+            "1",
+            env!("CARGO_BIN_EXE_foreign"),
+            "--not-for-hcrun",
+        ],
+        &[],
+        &[],
+        Duration::from_secs(60),
+    );
+    out.assert_ok();
+}
+
+#[test]
+fn a_program_that_never_joins_is_reported() {
+    let out = run_hcrun(
+        &["--dim", "2"],
+        &["/bin/true"],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert!(!out.status.success(), "the job must fail:\n{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("no rank joined the job (did the program call hypercube::init?)"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Start `fail <victim> hang` on a 3-cube, wait until every rank runs, then SIGKILL rank
+/// `victim` while hcrun is stopped (SIGSTOP, as a launcher on a loaded machine that does
+/// not get the CPU for a while): by the time hcrun runs again, the victim's neighbors have
+/// failed with `PeerGone` too, so several exits wait to be reaped at once. Returns hcrun's
+/// exit status and stderr.
+fn kill_rank_behind_a_stopped_launcher(
+    victim: u32,
+    verbose: bool,
+) -> (std::process::ExitStatus, String) {
+    use std::io::{BufRead, BufReader, Read};
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(hypercube_tests::hcrun())
+        .args(["--dim", "3", "--timeout-s", "60"])
+        .args(verbose.then_some("--verbose"))
+        .arg("--")
+        .args([env!("CARGO_BIN_EXE_fail"), &victim.to_string(), "hang"])
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let _hcrun = hypercube_tests::Guard::new(child.id());
+    let mut ranks = hypercube_tests::KillList::default();
+    let mut err = child.stderr.take().unwrap();
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut pid_of = std::collections::BTreeMap::new();
+    let mut line = String::new();
+    while pid_of.len() < 8 && out.read_line(&mut line).unwrap_or(0) > 0 {
+        // "[r] PID p"
+        let mut w = line.split_whitespace();
+        if let (Some(r), Some("PID"), Some(p)) = (w.next(), w.next(), w.next()) {
+            let r: u32 = r.trim_matches(|c| c == '[' || c == ']').parse().unwrap();
+            pid_of.insert(r, p.parse::<i32>().unwrap());
+        }
+        line.clear();
+    }
+    ranks.add(pid_of.values().map(|p| *p as u32));
+    assert_eq!(pid_of.len(), 8, "every rank prints its pid");
+    let out = std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    let hcrun = child.id() as i32;
+    // SAFETY: kill(2) on the hcrun this test started and on one of its ranks.
+    unsafe {
+        libc_kill(hcrun, SIGSTOP);
+        libc_kill(pid_of[&victim], 9);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: as above.
+    unsafe {
+        libc_kill(hcrun, SIGCONT);
+    }
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "hcrun did not stop the job"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let _ = out.join();
+    (status, err.join().unwrap_or_default())
+}
+
+const SIGSTOP: i32 = 19;
+const SIGCONT: i32 = 18;
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+#[test]
+fn the_killed_rank_is_blamed_not_its_victims() {
+    for i in 0..10 {
+        // The last run also asks for the reactions.
+        let verbose = i == 9;
+        let (status, err) = kill_rank_behind_a_stopped_launcher(6, verbose);
+        assert_eq!(status.code(), Some(1), "run {i}: {status:?}\n{err}");
+        let verdict = err.lines().find(|l| l.starts_with("hcrun: ")).unwrap_or("");
+        assert!(
+            verdict.starts_with("hcrun: rank 6 failed: killed by signal 9 (SIGKILL)"),
+            "run {i}: the verdict must name rank 6 and its signal: {verdict:?}\n{err}"
+        );
+        // Rank 7, a neighbor of rank 6, fails in reaction: shown only with --verbose.
+        assert_eq!(
+            err.contains("hcrun: in reaction, rank 7 failed: exit status 1: "),
+            verbose,
+            "run {i}:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn a_dimension_out_of_range_names_the_limit() {
+    for bad in ["-1", "17", "three"] {
+        let out = run_hcrun(
+            &["--dim", bad],
+            &["/bin/true"],
+            &[],
+            Duration::from_secs(30),
+        );
+        assert_eq!(out.status.code(), Some(2), "--dim {bad}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("--dim must be in 0..=16"),
+            "--dim {bad}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("4294967295"), "{}", out.stderr);
+    }
+    let dir = hypercube_tests::TempDir::new("dimcfg");
+    let cfg = dir.path().join("job.toml");
+    std::fs::write(&cfg, "dim = -1\nprogram = \"/bin/true\"\n").unwrap();
+    let out = run_hcrun(
+        &["--config", cfg.to_str().unwrap()],
+        &[],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("dim must be in 0..=16"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn colour_only_on_a_terminal_or_when_asked() {
+    let env = [("RUST_LOG", "hypercube=debug"), ("HCRUN_LOG", "debug")];
+    let prog = [env!("CARGO_BIN_EXE_slow_root"), "0"];
+    let has_ansi = |s: &str| s.contains("\x1b[");
+    // stderr is a pipe here: auto means no colour, from hcrun or the ranks.
+    for flags in [&["--dim", "1"][..], &["--dim", "1", "--color=never"][..]] {
+        let out = run_hcrun(flags, &prog, &env, Duration::from_secs(60));
+        out.assert_ok();
+        assert!(out.stderr.contains("is up"), "{flags:?}: {}", out.stderr);
+        assert!(!has_ansi(&out.stderr), "{flags:?}: {:?}", out.stderr);
+    }
+    let out = run_hcrun(
+        &["--dim", "1", "--color", "always"],
+        &prog,
+        &env,
+        Duration::from_secs(60),
+    );
+    out.assert_ok();
+    let rank_line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("is up"))
+        .unwrap_or("");
+    assert!(has_ansi(rank_line), "{:?}", out.stderr);
+    let own_line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("the cube is wired"))
+        .unwrap_or("");
+    assert!(has_ansi(own_line), "{:?}", out.stderr);
+}
+
+#[test]
+fn a_flood_of_strangers_is_one_line_and_a_count() {
+    let out = run_hcrun(
+        &["--dim", "1"],
+        &[env!("CARGO_BIN_EXE_control_flood"), "200"],
+        &[],
+        Duration::from_secs(60),
+    );
+    out.assert_ok();
+    assert!(out.rank_lines(0).contains(&"OK 200 connections rejected"));
+    assert_eq!(
+        out.stderr.matches("rejected a control connection").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("rejected 200 control connections from strangers in the last "),
+        "{}",
+        out.stderr
+    );
 }

@@ -13,9 +13,10 @@ pub enum Error {
     /// receive it again with a buffer of at least `needed` bytes (or with `recv`, which
     /// allocates).
     #[error(
-        "message truncated: the message from node {source_node} (type {msg_type}) is {needed} bytes \
+        "message truncated: the message from node {source_node} (type {msg_type}) is {bytes} \
          but the buffer holds {capacity}; the message is still queued — receive it again with a \
-         buffer of at least {needed} bytes"
+         buffer of at least {bytes}",
+        bytes = units(needed, "byte")
     )]
     Truncated {
         /// Length of the message in bytes.
@@ -182,9 +183,11 @@ pub enum Error {
     /// GOP received a contribution longer than this node's vector (seed §8: "received too
     /// long a message"). The extra elements were not combined; the call otherwise completed.
     #[error(
-        "GOP: LONG MESSAGE: received too long a message: node {from} contributed {received} \
-         elements but this node's vector has {expected}; the first {expected} were combined \
-         and the operation completed — every participant must pass a vector of the same length"
+        "GOP: LONG MESSAGE: received too long a message: node {from} contributed {} but \
+         this node's vector has {expected}; the operation combined {} from it, ignored the rest \
+         and completed — every participant must pass a vector of the same length",
+        units(received, "element"),
+        units(expected, "element")
     )]
     GopLongMessage {
         /// The child whose contribution was too long.
@@ -199,9 +202,10 @@ pub enum Error {
     /// short a message"). Only the elements received were combined; the call otherwise
     /// completed.
     #[error(
-        "GOP: SHORT MESSAGE: received too short a message: node {from} contributed {received} \
-         elements but this node's vector has {expected}; only those were combined and the \
-         operation completed — every participant must pass a vector of the same length"
+        "GOP: SHORT MESSAGE: received too short a message: node {from} contributed {} but \
+         this node's vector has {expected}; only those were combined and the operation \
+         completed — every participant must pass a vector of the same length",
+        units(received, "element")
     )]
     GopShortMessage {
         /// The child whose contribution was too short.
@@ -230,10 +234,11 @@ pub enum Error {
     /// Nothing is lost: the whole concatenation is in `data`, and the partial result was
     /// still passed on, so the other nodes completed normally.
     #[error(
-        "GCAT: BUFFER LENGTH EXCEEDED: the concatenation at this node is {needed} bytes but the \
+        "GCAT: BUFFER LENGTH EXCEEDED: the concatenation at this node is {bytes} but the \
          buffer holds {capacity}; the complete result is returned in this error and the other \
-         nodes were not affected — pass a buffer of at least {needed} bytes, or use gcat, which \
-         allocates"
+         nodes were not affected — pass a buffer of at least {bytes}, or use gcat, which \
+         allocates",
+        bytes = units(needed, "byte")
     )]
     GcatBufferExceeded {
         /// Bytes the concatenation needs.
@@ -247,9 +252,10 @@ pub enum Error {
     /// A broadcast message is longer than the receive buffer (seed §8). Nothing is lost: the
     /// whole message is in `data`, and it was forwarded whole to the rest of the tree.
     #[error(
-        "GRECVW: MESSAGE TRUNCATED: the broadcast message is {needed} bytes but the buffer holds \
+        "GRECVW: MESSAGE TRUNCATED: the broadcast message is {bytes} but the buffer holds \
          {capacity}; the complete message is returned in this error and was forwarded whole — \
-         pass a buffer of at least {needed} bytes, or use grecv, which allocates"
+         pass a buffer of at least {bytes}, or use grecv, which allocates",
+        bytes = units(needed, "byte")
     )]
     GrecvwTruncated {
         /// Bytes of the message.
@@ -264,9 +270,10 @@ pub enum Error {
     /// the message is still pending, and the next long receive that matches it gets it.
     #[error(
         "LRECVW: TRUNCATED MESSAGE: the long message from node {source_node} (type {msg_type}) \
-         is {needed} bytes but the buffer holds {capacity}; nothing was received and the \
-         message is still pending — receive it again with a buffer of at least {needed} bytes, \
-         or with lrecv, which allocates"
+         is {bytes} but the buffer holds {capacity}; nothing was received and the \
+         message is still pending — receive it again with a buffer of at least {bytes}, \
+         or with lrecv, which allocates",
+        bytes = units(needed, "byte")
     )]
     LrecvwTruncated {
         /// Bytes of the message.
@@ -282,10 +289,11 @@ pub enum Error {
     /// A sparse-send message is longer than the receive buffer (seed §8). Nothing is lost:
     /// the whole message is in `data`, and it was forwarded to the remaining targets.
     #[error(
-        "SPGRCW: TRUNCATED MESSAGE: the message is {needed} bytes but the buffer holds \
+        "SPGRCW: TRUNCATED MESSAGE: the message is {bytes} but the buffer holds \
          {capacity}; the complete message is returned in this error and was forwarded to the \
-         remaining targets — pass a buffer of at least {needed} bytes, or use spgrecv, which \
-         allocates"
+         remaining targets — pass a buffer of at least {bytes}, or use spgrecv, which \
+         allocates",
+        bytes = units(needed, "byte")
     )]
     SpgrcwTruncated {
         /// Bytes of the message.
@@ -303,6 +311,36 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether this error is a *reaction* to a failure elsewhere rather than a fault of the
+    /// node that got it: a peer process went away ([`Error::PeerGone`]) or the job is being
+    /// stopped ([`Error::Shutdown`]). When several ranks fail, the launcher blames one that
+    /// failed for a cause of its own and names the reactions only with `--verbose`.
+    pub fn is_reaction(&self) -> bool {
+        matches!(self, Error::PeerGone { .. } | Error::Shutdown(_))
+    }
+
+    /// Whether `text` — the line a rank printed as it failed: an error returned from `main`
+    /// (`Error: ...`), a panic message (which shows the error's `Debug` form), or the notice a
+    /// node prints when the launcher stops it — reports a reaction ([`Error::is_reaction`]).
+    /// The phrases it looks for are part of the messages' stable form (a test keeps them
+    /// in step with the texts above).
+    pub fn is_reaction_text(text: &str) -> bool {
+        has_peer_gone_phrase(text)
+            || text.contains("PeerGone {")
+            || text.contains(SHUTDOWN_PHRASE)
+            || text.contains("Shutdown(")
+            // The node's control thread, when the launcher stops the job or disappears.
+            || text.contains("the job is being stopped: ")
+    }
+
+    /// Whether `text` (as for [`Error::is_reaction_text`]) reports an
+    /// [`Error::PeerFinished`]: the node waited for a rank that had finished. That is
+    /// often the consequence of another rank's early return, so the launcher blames a rank
+    /// that failed on its own before one that reports this.
+    pub fn is_peer_finished_text(text: &str) -> bool {
+        text.contains(PEER_FINISHED_PHRASE) || text.contains("PeerFinished {")
+    }
+
     /// Wrap an I/O error with what was being done.
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
@@ -333,5 +371,152 @@ impl Error {
             },
             other => Error::Shutdown(other.to_string()),
         }
+    }
+}
+
+/// `n` and `unit`, in the plural unless `n` is 1 ("1 byte", "2 bytes").
+fn units(n: &impl std::fmt::Display, unit: &str) -> String {
+    let n = n.to_string();
+    if n == "1" {
+        format!("1 {unit}")
+    } else {
+        format!("{n} {unit}s")
+    }
+}
+
+/// The stable part of [`Error::Shutdown`]'s message.
+const SHUTDOWN_PHRASE: &str = "the job is shutting down: ";
+
+/// The stable part of [`Error::PeerFinished`]'s message.
+const PEER_FINISHED_PHRASE: &str = "has finished (it left its program or called finalize)";
+
+/// Whether `text` holds [`Error::PeerGone`]'s "peer node N is gone (".
+fn has_peer_gone_phrase(text: &str) -> bool {
+    text.match_indices("peer node ").any(|(i, m)| {
+        let rest = text[i + m.len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+        rest.len() < text.len() - i - m.len() && rest.starts_with(" is gone (")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_reactions() -> Vec<Error> {
+        vec![
+            Error::PeerGone {
+                peer: 6,
+                detail: "the connection closed without a goodbye".into(),
+            },
+            Error::PeerGone {
+                peer: crate::HOST,
+                detail: "reading the link failed: reset".into(),
+            },
+            Error::Shutdown("rank 6 failed (killed by signal 9)".into()),
+        ]
+    }
+
+    #[test]
+    fn reactions_are_recognised_in_display_and_debug_form() {
+        for e in all_reactions() {
+            assert!(e.is_reaction(), "{e:?}");
+            for text in [
+                format!("Error: {e}"),
+                format!("called `unwrap()` on `Err`: {e:?}"),
+            ] {
+                assert!(Error::is_reaction_text(&text), "{text}");
+                assert!(!Error::is_peer_finished_text(&text), "{text}");
+            }
+        }
+        assert!(Error::is_reaction_text(
+            "node 3: the job is being stopped: rank 6 failed"
+        ));
+    }
+
+    #[test]
+    fn peer_finished_is_recognised_and_is_not_a_reaction() {
+        let e = Error::PeerFinished {
+            peer: 1,
+            what: "a message of type 1".into(),
+        };
+        assert!(!e.is_reaction());
+        for text in [e.to_string(), format!("{e:?}")] {
+            assert!(Error::is_peer_finished_text(&text), "{text}");
+            assert!(!Error::is_reaction_text(&text), "{text}");
+        }
+    }
+
+    #[test]
+    fn counts_of_one_are_singular() {
+        let texts = [
+            Error::Truncated {
+                needed: 1,
+                capacity: 0,
+                source_node: 2,
+                msg_type: 3,
+            }
+            .to_string(),
+            Error::GopLongMessage {
+                from: 1,
+                expected: 1,
+                received: 2,
+            }
+            .to_string(),
+            Error::GopShortMessage {
+                from: 1,
+                expected: 2,
+                received: 1,
+            }
+            .to_string(),
+            Error::LrecvwTruncated {
+                needed: 1,
+                capacity: 0,
+                source_node: 2,
+                msg_type: 3,
+            }
+            .to_string(),
+        ];
+        for t in &texts {
+            for bad in ["1 bytes", "1 elements", "first 1 were"] {
+                assert!(!t.contains(bad), "{t}");
+            }
+        }
+        assert!(texts[0].contains("is 1 byte but"), "{}", texts[0]);
+        assert!(
+            texts[2].contains("contributed 1 element but"),
+            "{}",
+            texts[2]
+        );
+        let many = Error::Truncated {
+            needed: 2,
+            capacity: 1,
+            source_node: 2,
+            msg_type: 3,
+        }
+        .to_string();
+        assert!(many.contains("is 2 bytes but"), "{many}");
+    }
+
+    #[test]
+    fn own_errors_are_not_reactions() {
+        let own = [
+            Error::InvalidType {
+                msg_type: 1 << 31,
+                max: (1 << 31) - 1,
+            },
+            Error::Config("HYPERCUBE_SPIN_US=\"x\" is malformed".into()),
+            Error::Protocol {
+                peer: 2,
+                detail: "bad magic".into(),
+            },
+        ];
+        for e in own {
+            assert!(!e.is_reaction());
+            assert!(!Error::is_reaction_text(&e.to_string()), "{e}");
+            assert!(!Error::is_reaction_text(&format!("{e:?}")), "{e:?}");
+        }
+        // A user's own words that happen to mention a peer node.
+        assert!(!Error::is_reaction_text("peer node is gone, says the user"));
+        assert!(!Error::is_reaction_text("rank 1 gives up on purpose"));
     }
 }

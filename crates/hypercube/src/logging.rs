@@ -35,17 +35,59 @@ impl std::io::Write for QuietStderr {
     }
 }
 
+/// The variable through which the launcher says whether log lines may carry ANSI colour
+/// codes: `always`, `never` or `auto` (the default: only when stderr is a terminal and
+/// `NO_COLOR` is not set). `hcrun --color=WHEN` sets it for every rank — the ranks' stderr
+/// is a pipe to hcrun, so only hcrun knows whether the lines end up on a terminal.
+const ENV_COLOR: &str = "HYPERCUBE_COLOR";
+
+/// Whether to colour, from `HYPERCUBE_COLOR`'s value; `None` for a value that is none of
+/// the three (then `auto`).
+fn ansi(value: Option<&str>, stderr_is_terminal: bool, no_color: bool) -> Option<bool> {
+    match value.map(str::trim) {
+        Some("always") => Some(true),
+        Some("never") => Some(false),
+        None | Some("auto") | Some("") => Some(stderr_is_terminal && !no_color),
+        Some(_) => None,
+    }
+}
+
 /// Install a stderr subscriber filtered by `RUST_LOG` (default `warn`) unless the program
-/// installed its own.
+/// installed its own; colour as `HYPERCUBE_COLOR` says.
 pub(crate) fn init(rank: u32) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
+    let value = std::env::var(ENV_COLOR).ok();
+    let terminal = std::io::stderr().is_terminal();
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let choice = ansi(value.as_deref(), terminal, no_color);
+    let installed = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| QuietStderr)
+        .with_ansi(choice.unwrap_or(terminal && !no_color))
         .with_timer(RankTime {
             rank,
             start: std::time::Instant::now(),
         })
-        .try_init();
+        .try_init()
+        .is_ok();
+    if let (true, None, Some(v)) = (installed, choice, value) {
+        tracing::warn!("{ENV_COLOR}={v:?} is not auto, always or never; using auto");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ansi;
+
+    #[test]
+    fn colour_follows_the_launcher_then_the_terminal() {
+        assert_eq!(ansi(Some("always"), false, true), Some(true));
+        assert_eq!(ansi(Some("never"), true, false), Some(false));
+        assert_eq!(ansi(None, true, false), Some(true));
+        assert_eq!(ansi(Some("auto"), true, true), Some(false));
+        assert_eq!(ansi(None, false, false), Some(false));
+        assert_eq!(ansi(Some("sometimes"), true, false), None);
+    }
 }
