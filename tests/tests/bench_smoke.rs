@@ -1,6 +1,8 @@
 //! Benchmarks are not tests: this only checks that every benchmark of `hypercube-bench`
-//! runs once at a tiny size and prints the OSU format of `mpi_anchor.c` (title line,
-//! `# Size` header, one row per size; only rank 0 prints). It never looks at timings.
+//! runs once at a tiny size and prints the OSU format of the MPI peer
+//! `crates/bench/c/osu_mpi.c` (title line, `# Size` header, one row per size; only rank 0
+//! prints), the C peers included when their compilers are installed. It never looks at
+//! timings.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -153,7 +155,7 @@ fn the_floor_prints_both_formats() {
             "Latency (us)"
         };
         check_table(&l, "Raw loopback TCP floor", col, &[8, 16]);
-        // tcp_limit's one-line form: `MODE SIZE VALUE UNIT`.
+        // The C floor's one-line form: `MODE SIZE VALUE UNIT`.
         let out = Command::new(&floor)
             .args([mode, "8", "20"])
             .output()
