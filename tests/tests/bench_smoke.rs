@@ -1,6 +1,8 @@
 //! Benchmarks are not tests: this only checks that every benchmark of `hypercube-bench`
-//! runs once at a tiny size and prints the OSU format of `mpi_anchor.c` (title line,
-//! `# Size` header, one row per size; only rank 0 prints). It never looks at timings.
+//! runs once at a tiny size and prints the OSU format of the MPI peer
+//! `crates/bench/c/osu_mpi.c` (title line, `# Size` header, one row per size; only rank 0
+//! prints), the C peers included when their compilers are installed. It never looks at
+//! timings.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -153,7 +155,7 @@ fn the_floor_prints_both_formats() {
             "Latency (us)"
         };
         check_table(&l, "Raw loopback TCP floor", col, &[8, 16]);
-        // tcp_limit's one-line form: `MODE SIZE VALUE UNIT`.
+        // The C floor's one-line form: `MODE SIZE VALUE UNIT`.
         let out = Command::new(&floor)
             .args([mode, "8", "20"])
             .output()
@@ -237,4 +239,73 @@ fn the_floor_takes_a_congestion_control_and_refuses_an_unknown_one() {
         err.contains("took none of the congestion controls"),
         "{err}"
     );
+}
+
+/// `true` if an executable called `name` is on `PATH`.
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| {
+            use std::os::unix::fs::PermissionsExt;
+            d.join(name)
+                .metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// `hypercube-bench ARGS`, which builds the C peers on first use; its stdout.
+fn hypercube_bench(args: &[&str]) -> String {
+    let out = Command::new(bench_bin("hypercube-bench"))
+        .args(args)
+        .output()
+        .expect("running hypercube-bench");
+    assert!(out.status.success(), "hypercube-bench {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_mpi_peer_prints_the_same_format_when_open_mpi_is_installed() {
+    if !on_path("mpicc.openmpi") || !on_path("mpirun.openmpi") {
+        eprintln!("skipped: Open MPI is not installed (scripts/install-bench-deps.sh)");
+        return;
+    }
+    let text = hypercube_bench(&[
+        "mpi", "2", "tcp", "latency", "-m", "8:16", "-i", "2", "-x", "0",
+    ]);
+    let l: Vec<&str> = text.lines().collect();
+    check_table(&l, "OSU-style MPI Latency Test", "Latency (us)", &[8, 16]);
+    let text = hypercube_bench(&[
+        "mpi",
+        "4",
+        "shm",
+        "allreduce",
+        "-m",
+        "8:8",
+        "-i",
+        "2",
+        "-x",
+        "0",
+    ]);
+    let l: Vec<&str> = text.lines().collect();
+    check_table(
+        &l,
+        "OSU-style MPI allreduce Latency Test (np=4)",
+        "Avg Latency(us)",
+        &[8],
+    );
+}
+
+#[test]
+fn the_c_floor_prints_one_figure() {
+    if !on_path("cc") {
+        eprintln!("skipped: no C compiler (cc)");
+        return;
+    }
+    for (mode, unit) in [("spin", "us"), ("pingpong", "us"), ("stream", "MB/s")] {
+        let text = hypercube_bench(&["c-floor", mode, "8", "20"]);
+        let f: Vec<&str> = text.split_whitespace().collect();
+        assert_eq!(f.len(), 4, "{text:?}");
+        assert_eq!((f[0], f[1], f[3]), (mode, "8", unit), "{text:?}");
+        assert!(f[2].parse::<f64>().is_ok_and(|v| v >= 0.0), "{text:?}");
+    }
 }

@@ -1,7 +1,7 @@
 //! The comparison driver: runs our `osu` through the launcher, the Rust `floor` (and the C
-//! `tcp_limit` through `run-floor.sh`, as a cross-check), and Open MPI through
-//! `/work/shared/anchors/run-mpi.sh` (TCP and shared memory), repeatedly, and collects one
-//! [`Record`] per printed row.
+//! floor `tcp_floor`, as a cross-check), and the MPI benchmark `osu_mpi` on Open MPI (TCP
+//! and shared memory, [`peers::mpirun`]), repeatedly, and collects one [`Record`] per
+//! printed row. The C programs are built on first use ([`peers::CPrograms`]).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -11,15 +11,16 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use crate::osu;
+use crate::peers::{self, CPrograms, Transport};
 use crate::Bench;
 
 /// The implementations (the `impl` column of `results.csv`).
 pub mod imp {
     /// Our runtime: `osu` through `hcrun`.
     pub const OURS: &str = "hypercube";
-    /// Open MPI over loopback TCP (`run-mpi.sh NP tcp`).
+    /// Open MPI over loopback TCP (`osu_mpi`, [`Transport::Tcp`](crate::peers::Transport)).
     pub const OMPI_TCP: &str = "ompi-tcp";
-    /// Open MPI over shared memory (`run-mpi.sh NP shm`).
+    /// Open MPI over shared memory (`osu_mpi`, [`Transport::Shm`](crate::peers::Transport)).
     pub const OMPI_SHM: &str = "ompi-shm";
     /// Rust floor, ping-pong with spinning non-blocking reads.
     pub const FLOOR_SPIN: &str = "floor-spin";
@@ -27,7 +28,7 @@ pub mod imp {
     pub const FLOOR_BLOCK: &str = "floor-block";
     /// Rust floor, one-way stream.
     pub const FLOOR_STREAM: &str = "floor-stream";
-    /// C floor (`tcp_limit` via `run-floor.sh`), spinning ping-pong: a cross-check.
+    /// C floor (`tcp_floor`), spinning ping-pong: a cross-check.
     pub const C_FLOOR_SPIN: &str = "c-floor-spin";
     /// C floor, blocking ping-pong.
     pub const C_FLOOR_BLOCK: &str = "c-floor-block";
@@ -144,21 +145,22 @@ pub struct Tools {
     pub osu: PathBuf,
     /// The Rust floor.
     pub floor: PathBuf,
-    /// The folder with `run-mpi.sh` and `run-floor.sh`.
-    pub anchors: PathBuf,
+    /// The C peers (`osu_mpi`, `tcp_floor`), built on first use.
+    pub c: CPrograms,
 }
 
 impl Tools {
-    /// The programs next to the running executable (`target/release/`), and the anchors
-    /// in `anchors`. Fails with a hint if one is missing.
-    pub fn beside_me(anchors: PathBuf) -> anyhow::Result<Tools> {
+    /// The programs next to the running executable (`target/release/`), and the C peers
+    /// built into `target/bench-c/`. Fails with a hint if one of the Rust programs is
+    /// missing (a missing C compiler only skips its peer, with a note).
+    pub fn beside_me() -> anyhow::Result<Tools> {
         let me = std::env::current_exe().context("finding this program")?;
         let dir = me.parent().context("this program has no folder")?;
         let t = Tools {
             hcrun: dir.join("hcrun"),
             osu: dir.join("osu"),
             floor: dir.join("floor"),
-            anchors,
+            c: CPrograms::for_exe(&me),
         };
         for p in [&t.hcrun, &t.osu, &t.floor] {
             if !p.is_file() {
@@ -297,44 +299,45 @@ pub fn run(plan: &Plan, tools: &Tools) -> anyhow::Result<Outcome> {
     for &np in &plan.nps {
         dim_of(np)?;
     }
-    let run_mpi = tools.anchors.join("run-mpi.sh");
-    let run_floor = tools.anchors.join("run-floor.sh");
     let mut tcp = plan.mpi_tcp;
     let mut shm = plan.mpi_shm;
-    if (tcp || shm) && !run_mpi.is_file() {
-        o.notes.push(format!(
-            "Open MPI skipped: {} not found (pass --anchors DIR).",
-            run_mpi.display()
-        ));
-        tcp = false;
-        shm = false;
+    // Build the MPI benchmark once (a missing Open MPI skips both transports, with a note).
+    let mut mpi_bin = PathBuf::new();
+    if tcp || shm {
+        match tools.c.mpi() {
+            Ok(p) => mpi_bin = p,
+            Err(e) => {
+                o.notes.push(format!("Open MPI skipped: {e:#}."));
+                eprintln!("compare: Open MPI skipped: {e:#}");
+                tcp = false;
+                shm = false;
+            }
+        }
     }
-    // Probe Open MPI once (run-mpi.sh installs it and builds the anchor on first use).
-    for (flag, transport) in [(&mut tcp, "tcp"), (&mut shm, "shm")] {
+    // Probe each transport once with a tiny run.
+    for (flag, transport) in [(&mut tcp, Transport::Tcp), (&mut shm, Transport::Shm)] {
         if !*flag {
             continue;
         }
-        eprintln!("compare: probing Open MPI ({transport}) — may install it on first use");
-        let mut cmd = Command::new(&run_mpi);
-        cmd.args([
-            "2", transport, "latency", "-m", "8:8", "-i", "10", "-x", "1",
-        ]);
-        let r = run_cmd(&mut cmd, Duration::from_secs(900))?;
+        let t = transport.name();
+        let mut cmd = peers::mpirun(&mpi_bin, 2, transport);
+        cmd.args(["latency", "-m", "8:8", "-i", "10", "-x", "1"]);
+        let r = run_cmd(&mut cmd, Duration::from_secs(120))?;
         if !r.ok || osu::parse_table(&r.stdout).rows.is_empty() {
             *flag = false;
             let why = r.stderr.lines().last().unwrap_or("no output").to_string();
             o.notes.push(format!(
-                "Open MPI {transport} skipped: `run-mpi.sh 2 {transport} latency` failed ({why})."
+                "Open MPI {t} skipped: `hypercube-bench mpi 2 {t} latency` failed ({why})."
             ));
-            eprintln!("compare: Open MPI {transport} unavailable: {why}");
+            eprintln!("compare: Open MPI {t} unavailable: {why}");
         }
     }
-    let floor_c = plan.floor && run_floor.is_file();
-    if plan.floor && !floor_c {
-        o.notes.push(format!(
-            "C floor cross-check skipped: {} not found.",
-            run_floor.display()
-        ));
+    let mut c_floor = None;
+    if plan.floor {
+        match tools.c.floor() {
+            Ok(p) => c_floor = Some(p),
+            Err(e) => o.notes.push(format!("C floor cross-check skipped: {e:#}.")),
+        }
     }
 
     // The list of runs, repetitions outermost so that slow drifts of the machine's load
@@ -369,13 +372,13 @@ pub fn run(plan: &Plan, tools: &Tools) -> anyhow::Result<Outcome> {
                     rep,
                 });
             }
-            if floor_c {
+            if let Some(c_floor) = &c_floor {
                 for (imp, mode, bench, size, iters) in [
                     (imp::C_FLOOR_SPIN, "spin", "latency", 8u64, 5000u64),
                     (imp::C_FLOOR_BLOCK, "pingpong", "latency", 8, 5000),
                     (imp::C_FLOOR_STREAM, "stream", "bw", 4194304, 500),
                 ] {
-                    let mut cmd = Command::new(&run_floor);
+                    let mut cmd = Command::new(c_floor);
                     cmd.args([mode.to_string(), size.to_string(), iters.to_string()]);
                     jobs.push(Job {
                         imp,
@@ -429,15 +432,15 @@ pub fn run(plan: &Plan, tools: &Tools) -> anyhow::Result<Outcome> {
                 if !b.in_mpi() {
                     continue;
                 }
-                for (on, imp, transport) in
-                    [(tcp, imp::OMPI_TCP, "tcp"), (shm, imp::OMPI_SHM, "shm")]
-                {
+                for (on, imp, transport) in [
+                    (tcp, imp::OMPI_TCP, Transport::Tcp),
+                    (shm, imp::OMPI_SHM, Transport::Shm),
+                ] {
                     if !on {
                         continue;
                     }
-                    let mut cmd = Command::new(&run_mpi);
-                    cmd.args([np.to_string(), transport.to_string()])
-                        .args(&bench_args);
+                    let mut cmd = peers::mpirun(&mpi_bin, np, transport);
+                    cmd.args(&bench_args);
                     jobs.push(Job {
                         imp,
                         np,
@@ -455,7 +458,7 @@ pub fn run(plan: &Plan, tools: &Tools) -> anyhow::Result<Outcome> {
         let r = run_cmd(&mut j.cmd, plan.timeout + Duration::from_secs(10))?;
         let recs = if r.ok {
             if j.imp.starts_with("c-floor") {
-                parse_tcp_limit(&r.stdout, j.imp, &j.bench, j.rep)
+                parse_c_floor(&r.stdout, j.imp, &j.bench, j.rep)
             } else {
                 records_of(&r.stdout, j.imp, j.np, &j.bench, j.rep)
             }
@@ -503,8 +506,8 @@ pub fn run(plan: &Plan, tools: &Tools) -> anyhow::Result<Outcome> {
     Ok(o)
 }
 
-/// Parse `tcp_limit`'s one-line output (`spin 8 5.29 us`).
-fn parse_tcp_limit(text: &str, imp: &str, bench: &str, rep: u32) -> Option<Vec<Record>> {
+/// Parse the C floor's one-line output (`spin 8 5.29 us`).
+fn parse_c_floor(text: &str, imp: &str, bench: &str, rep: u32) -> Option<Vec<Record>> {
     let v: Vec<Record> = text
         .lines()
         .filter_map(|l| {
@@ -545,8 +548,8 @@ mod tests {
     }
 
     #[test]
-    fn tcp_limit_lines() {
-        let v = parse_tcp_limit("spin 8 5.29 us\n", imp::C_FLOOR_SPIN, "latency", 1).unwrap();
+    fn c_floor_lines() {
+        let v = parse_c_floor("spin 8 5.29 us\n", imp::C_FLOOR_SPIN, "latency", 1).unwrap();
         assert_eq!((v[0].size, v[0].value), (8, 5.29));
         assert_eq!(range_arg(&[65536, 8, 1048576]), "8:1048576");
         assert!(dim_of(12).is_err());

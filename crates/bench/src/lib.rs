@@ -1,25 +1,28 @@
 //! # hypercube-bench
 //!
 //! Benchmarks of the `hypercube` runtime that measure what the OSU Micro-Benchmarks
-//! measure, with the same method and output format as the MPI anchor
-//! (`/work/shared/anchors/mpi_anchor.c`), so that a line of ours and a line of Open MPI's
-//! can be put side by side:
+//! measure, with the same method and output format as the crate's own MPI benchmark
+//! (`crates/bench/c/osu_mpi.c`), so that a line of ours and a line of Open MPI's can be put
+//! side by side:
 //!
 //! - `osu` (node program, run through the launcher `hcrun`): point-to-point latency and
 //!   bandwidth, every collective, and the iPSC utilities; `osu --help`.
 //! - `floor` (stand-alone): raw loopback TCP between two processes, no library — the floor
 //!   any message-passing runtime on this machine sits on; `floor --help`.
-//! - `hypercube-bench compare` (or `scripts/compare.sh`): runs ours, the floor and Open MPI
-//!   (`/work/shared/anchors/run-mpi.sh`, TCP and shared memory) for several cube sizes and
-//!   writes `docs/perf/results.csv`, `docs/perf/README.md` and SVG plots.
+//! - `hypercube-bench compare` (or `scripts/compare.sh`): runs ours, the floors and Open
+//!   MPI (`osu_mpi` under `mpirun.openmpi`, TCP and shared memory) for several cube sizes
+//!   and writes `docs/perf/results.csv`, `docs/perf/README.md` and SVG plots.
+//! - `hypercube-bench mpi NP tcp|shm BENCH ...` and `hypercube-bench c-floor`: one run of
+//!   the C peers by hand ([`peers`]: built on first use into `target/bench-c/`).
 //!
 //! This library holds what the programs share: the OSU conventions ([`osu`]), the list of
-//! benchmarks ([`Bench`]), the comparison driver ([`compare`]), the report ([`report`])
-//! and the SVG plots ([`svg`]).
+//! benchmarks ([`Bench`]), the C peers ([`peers`]), the comparison driver ([`compare`]),
+//! the report ([`report`]) and the SVG plots ([`svg`]).
 #![deny(missing_docs)]
 
 pub mod compare;
 pub mod osu;
+pub mod peers;
 pub mod report;
 pub mod svg;
 
@@ -32,6 +35,20 @@ use std::str::FromStr;
 pub fn links_congestion() -> String {
     hypercube::transport::Tuning::default().congestion.join(",")
 }
+
+/// The floors' standard set (`floor` and `hypercube-bench c-floor` without arguments):
+/// `(mode, size in bytes, iterations)`, ping-pongs spinning and blocking at 8 B, 64 KiB and
+/// 1 MiB, then streams of 64 KiB and 4 MiB writes.
+pub const FLOOR_SET: [(&str, u64, u64); 8] = [
+    ("spin", 8, 20000),
+    ("spin", 65536, 2000),
+    ("spin", 1048576, 200),
+    ("pingpong", 8, 20000),
+    ("pingpong", 65536, 2000),
+    ("pingpong", 1048576, 200),
+    ("stream", 65536, 20000),
+    ("stream", 4194304, 500),
+];
 
 /// One benchmark of the `osu` program: its first argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -91,7 +108,7 @@ impl Bench {
         Bench::Spgsnw,
     ];
 
-    /// The benchmarks that `mpi_anchor` also has (the MPI-comparable set).
+    /// The benchmarks that `osu_mpi` also has (the MPI-comparable set).
     pub const MPI: [Bench; 12] = [
         Bench::Latency,
         Bench::Bw,
@@ -107,7 +124,7 @@ impl Bench {
         Bench::Barrier,
     ];
 
-    /// The name on the command line (and in `mpi_anchor`).
+    /// The name on the command line (and in `osu_mpi`).
     pub fn name(self) -> &'static str {
         match self {
             Bench::Latency => "latency",
@@ -134,7 +151,7 @@ impl Bench {
         matches!(self, Bench::Latency | Bench::Bw)
     }
 
-    /// True if `mpi_anchor` has this benchmark.
+    /// True if `osu_mpi` has this benchmark.
     pub fn in_mpi(self) -> bool {
         Bench::MPI.contains(&self)
     }

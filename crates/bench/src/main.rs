@@ -1,5 +1,6 @@
-//! `hypercube-bench`: the comparison in one command (`compare`), and the re-rendering of
-//! its report from `results.csv` (`report`). See `hypercube-bench --help`.
+//! `hypercube-bench`: the comparison in one command (`compare`), the re-rendering of its
+//! report from `results.csv` (`report`), and one run of a C peer by hand (`mpi`,
+//! `c-floor`). See `hypercube-bench --help`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -8,16 +9,19 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use hypercube_bench::compare::{self, Plan, Tools};
+use hypercube_bench::peers::{self, CPrograms, Transport};
 use hypercube_bench::report::{self, RunInfo};
 use hypercube_bench::Bench;
 
 /// hypercube vs. Open MPI vs. the raw-TCP floor, side by side.
 ///
-/// `compare` runs our `osu` (through hcrun), the Rust `floor`, and Open MPI through
-/// /work/shared/anchors/run-mpi.sh (TCP and shm), for each np and repetition, then writes
-/// results.csv, README.md (medians, ratios, targets) and one SVG per benchmark into
-/// docs/perf/. Build first (scripts/compare.sh does): cargo build --release -p launcher
-/// -p hypercube-bench.
+/// `compare` runs our `osu` (through hcrun), the Rust and C floors, and the crate's MPI
+/// benchmark (crates/bench/c/osu_mpi.c) on Open MPI over TCP and shared memory, for each
+/// np and repetition, then writes results.csv, README.md (medians, ratios, targets) and one
+/// SVG per benchmark into docs/perf/. The C programs are built on first use into
+/// target/bench-c/ with mpicc.openmpi and cc (scripts/install-bench-deps.sh installs
+/// them). Build first (scripts/compare.sh does): cargo build --release -p launcher -p
+/// hypercube-bench.
 #[derive(Parser, Debug)]
 #[command(name = "hypercube-bench", version)]
 struct Cli {
@@ -34,6 +38,23 @@ enum Cmd {
         /// Folder with results.csv (and run-info.txt)
         #[arg(long, default_value_os_t = default_out())]
         out: PathBuf,
+    },
+    /// Run the MPI benchmark (crates/bench/c/osu_mpi.c) on Open MPI, as compare does:
+    /// e.g. `mpi 8 tcp allreduce -m 4:1048576`
+    Mpi {
+        /// Number of ranks (may exceed the cores: ranks yield when idle)
+        np: u32,
+        /// tcp (loopback TCP, the like-for-like peer) or shm (shared memory)
+        transport: Transport,
+        /// The benchmark and its options: BENCH [-m MIN:MAX] [-i ITERS] [-x WARMUP]
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run the C floor (crates/bench/c/tcp_floor.c): one figure, or the standard set
+    CFloor {
+        /// pingpong | spin | stream, SIZE, ITERS (omit all three for the standard set)
+        #[arg(num_args = 0..=3)]
+        args: Vec<String>,
     },
 }
 
@@ -84,9 +105,6 @@ struct CompareArgs {
     /// Output folder
     #[arg(long, default_value_os_t = default_out())]
     out: PathBuf,
-    /// Folder with run-mpi.sh and run-floor.sh
-    #[arg(long, default_value_os_t = default_anchors())]
-    anchors: PathBuf,
 }
 
 /// The repository root (this crate is crates/bench).
@@ -96,11 +114,6 @@ fn repo_root() -> PathBuf {
 
 fn default_out() -> PathBuf {
     repo_root().join("docs/perf")
-}
-
-fn default_anchors() -> PathBuf {
-    let p = repo_root().join("../shared/anchors");
-    p.canonicalize().unwrap_or(p)
 }
 
 fn parse_benches(s: &str) -> anyhow::Result<Vec<Bench>> {
@@ -162,6 +175,27 @@ fn congestion_line() -> String {
     )
 }
 
+/// Which programs the peers' rows come from, and Open MPI's version.
+fn peers_line(recs: &[compare::Record]) -> String {
+    let ran = |prefix: &str| recs.iter().any(|r| r.imp.starts_with(prefix));
+    let mpi = if ran("ompi") {
+        let v = shell(peers::MPIRUN, &["--version"]);
+        let v = v.rsplit(' ').next().unwrap_or("unknown");
+        format!(
+            "Open MPI {v} (`{}`) running `crates/bench/c/osu_mpi.c`",
+            peers::MPIRUN
+        )
+    } else {
+        "Open MPI not run".into()
+    };
+    let c = if ran("c-floor") {
+        "C floor `crates/bench/c/tcp_floor.c`"
+    } else {
+        "C floor not run"
+    };
+    format!("{mpi}; {c}")
+}
+
 /// The 1-minute load average, from /proc/loadavg.
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
@@ -205,7 +239,7 @@ fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
         !plan.sizes.is_empty() && !plan.p2p_sizes.is_empty(),
         "--sizes and --p2p-sizes must not be empty"
     );
-    let tools = Tools::beside_me(a.anchors.clone())?;
+    let tools = Tools::beside_me()?;
     let commit = shell(
         "git",
         &[
@@ -234,6 +268,7 @@ fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
             ("commit".into(), commit),
             ("machine".into(), machine()),
             ("TCP congestion control".into(), congestion_line()),
+            ("peers".into(), peers_line(&o.records)),
             (
                 "command".into(),
                 format!(
@@ -306,8 +341,54 @@ fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The C peers of this checkout, built into the target folder of this program.
+fn c_programs() -> anyhow::Result<CPrograms> {
+    let me = std::env::current_exe().context("finding this program")?;
+    Ok(CPrograms::for_exe(&me))
+}
+
+/// Run `cmd` with this program's standard streams; exit with its status.
+fn run_and_exit(mut cmd: Command) -> anyhow::Result<()> {
+    let st = cmd
+        .status()
+        .with_context(|| format!("starting {:?}", cmd.get_program()))?;
+    std::process::exit(st.code().unwrap_or(1))
+}
+
+fn c_floor_cmd(args: &[String]) -> anyhow::Result<()> {
+    let bin = c_programs()?.floor()?;
+    if !args.is_empty() {
+        anyhow::ensure!(args.len() == 3, "give MODE SIZE ITERS, or nothing");
+        let mut cmd = Command::new(bin);
+        cmd.args(args);
+        return run_and_exit(cmd);
+    }
+    for (mode, size, iters) in hypercube_bench::FLOOR_SET {
+        let st = Command::new(&bin)
+            .args([mode.to_string(), size.to_string(), iters.to_string()])
+            .status()?;
+        anyhow::ensure!(
+            st.success(),
+            "{} {mode} {size} {iters} failed",
+            bin.display()
+        );
+    }
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     match Cli::parse().cmd {
+        Cmd::Mpi {
+            np,
+            transport,
+            args,
+        } => {
+            let bin = c_programs()?.mpi()?;
+            let mut cmd = peers::mpirun(&bin, np, transport);
+            cmd.args(args);
+            run_and_exit(cmd)
+        }
+        Cmd::CFloor { args } => c_floor_cmd(&args),
         Cmd::Compare(a) => compare_cmd(a),
         Cmd::Report { out } => {
             let recs = compare::read_csv(&out.join("results.csv"))?;

@@ -1,7 +1,6 @@
-//! The OSU Micro-Benchmarks conventions that `mpi_anchor.c` (in `/work/shared/anchors/`)
-//! follows and that every program of this crate mirrors: the size sweep, the default
-//! iteration counts, and the output format (a `# title` line, a `# Size` header and one
-//! row per size).
+//! The OSU Micro-Benchmarks conventions that every program of this crate follows, the C
+//! MPI benchmark `c/osu_mpi.c` included: the size sweep, the default iteration counts, and
+//! the output format (a `# title` line, a `# Size` header and one row per size).
 
 use anyhow::{bail, Context};
 
@@ -109,7 +108,7 @@ pub struct Table {
     pub rows: Vec<(u64, f64)>,
 }
 
-/// Parse the output of one OSU-style run (ours, `mpi_anchor` or `floor`): the first
+/// Parse the output of one OSU-style run (ours, `osu_mpi` or `floor`): the first
 /// `# ` line is the title, a line starting with `# Size` names the column, every line of
 /// exactly two numbers is a row; anything else (launcher chatter, warnings) is ignored.
 pub fn parse_table(text: &str) -> Table {

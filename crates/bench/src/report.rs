@@ -334,17 +334,18 @@ pub fn readme(recs: &[Record], info: &RunInfo) -> String {
         }
     }
     s.push_str(
-        "\nMethod (as OSU and `/work/shared/anchors/mpi_anchor.c`): `latency` = half round \
-         trip of a ping-pong between ranks 0 and 1; `bw` = 64 messages in flight, then a \
-         4-byte ack (MB/s = 10⁶ B/s); a collective = per-rank mean time of one call with an \
+        "\nMethod (as OSU, and as the MPI peer of the run's `peers` line): `latency` = half \
+         round trip of a ping-pong between ranks 0 and 1; `bw` = 64 messages in flight, then \
+         a 4-byte ack (MB/s = 10⁶ B/s); a collective = per-rank mean time of one call with an \
          untimed barrier between calls, averaged over ranks; reductions sum f32. SIZE is the \
          per-rank message (per destination for alltoall/scatter, the per-rank result for \
-         reduce_scatter). Open MPI runs through `/work/shared/anchors/run-mpi.sh` (TCP: \
-         `ob1`/`tcp,self` on `lo`; shm: `vader`), ranks yielding when idle. The floor is \
-         `target/release/floor` (two processes, one loopback socket, `TCP_NODELAY`, and the \
-         congestion control our links ask for); `c-floor-*` rows are the C `tcp_limit` of \
-         `run-floor.sh`, as a cross-check of the Rust floor, with the system's congestion \
-         control, which Open MPI keeps too (the run's line above names each).\n\n",
+         reduce_scatter). Open MPI runs under `mpirun.openmpi` (as `hypercube-bench mpi NP \
+         tcp|shm BENCH` does; TCP: `ob1`/`tcp,self` on `lo`; shm: `vader`), ranks yielding \
+         when idle. The floor is `target/release/floor` (two processes, one loopback socket, \
+         `TCP_NODELAY`, and the congestion control our links ask for); `c-floor-*` rows are \
+         the C floor (`hypercube-bench c-floor`), as a cross-check of the Rust floor, with \
+         the system's congestion control, which Open MPI keeps too (the run's line above \
+         names each).\n\n",
     );
 
     s.push_str(

@@ -1,6 +1,7 @@
 //! Cycle-level simulator of many-to-many personalized communication on the
 //! binary hypercube, reproducing S. R. Bhatt, *Efficient Hypercube
-//! Communications* (NJIT M.S. thesis, 1992; `/work/shared/seeds/bhatt-1992-efficient-hypercube-communications.txt`).
+//! Communications* (NJIT M.S. thesis, 1992; the seed's text of it,
+//! `bhatt-1992-efficient-hypercube-communications.txt`).
 //!
 //! * [`model`] — the thesis's cycle model (§1.3) and the engine with invariant checks;
 //! * [`workload`] — the many-to-many generator of chapter 5 / the appendix;

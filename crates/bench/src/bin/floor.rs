@@ -1,6 +1,6 @@
 //! `floor`: the floor for message passing over loopback TCP on this machine, in Rust —
-//! two processes, one socket with `TCP_NODELAY`, no library in between. A port of
-//! `/work/shared/anchors/tcp_limit.c`: the process spawns itself as its peer.
+//! two processes, one socket with `TCP_NODELAY`, no library in between. The twin of the C
+//! floor `crates/bench/c/tcp_floor.c`: the process spawns itself as its peer.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -18,9 +18,9 @@ const PEER_ENV: &str = "HYPERCUBE_FLOOR_PEER";
 /// Raw loopback TCP between two processes (this one and a copy of itself it spawns):
 /// the floor under any message-passing runtime on this machine.
 ///
-/// `floor MODE SIZE ITERS` prints one figure as tcp_limit does (`spin 8 4.05 us`);
+/// `floor MODE SIZE ITERS` prints one figure as the C floor does (`spin 8 4.05 us`);
 /// `floor MODE -m MIN:MAX [-i ITERS] [-x WARMUP]` sweeps sizes in the OSU format;
-/// `floor` alone prints the standard set of run-floor.sh.
+/// `floor` alone prints the standard set (as `hypercube-bench c-floor` does for the C one).
 ///
 /// Modes: spin = ping-pong with non-blocking reads polled in a loop (as MPI over TCP does);
 /// pingpong = ping-pong with blocking reads (sleeping in the kernel); both report half the
@@ -31,9 +31,9 @@ const PEER_ENV: &str = "HYPERCUBE_FLOOR_PEER";
 struct Args {
     /// spin | pingpong | stream (omit for the standard set)
     mode: Option<Mode>,
-    /// Message size in bytes (tcp_limit form)
+    /// Message size in bytes (the C floor's form)
     size: Option<u64>,
-    /// Iterations (tcp_limit form)
+    /// Iterations (the C floor's form)
     iters_pos: Option<u64>,
     /// Sweep sizes MIN:MAX, doubling (OSU form)
     #[arg(short = 'm', value_name = "MIN:MAX", value_parser = osu::parse_range)]
@@ -105,15 +105,12 @@ type PlanOut = (Option<Mode>, Vec<(Mode, Point)>, bool);
 
 fn plan(args: &Args) -> anyhow::Result<PlanOut> {
     let Some(mode) = args.mode else {
-        // run-floor.sh's standard set.
+        // The standard set, shared with the C floor.
         let mut v = Vec::new();
-        for m in [Mode::Spin, Mode::Pingpong] {
-            for (size, iters) in [(8, 20000), (65536, 2000), (1048576, 200)] {
-                v.push((m, point(size, iters, -1)));
-            }
+        for (name, size, iters) in hypercube_bench::FLOOR_SET {
+            let m = Mode::from_str(name, false).map_err(anyhow::Error::msg)?;
+            v.push((m, point(size, iters, -1)));
         }
-        v.push((Mode::Stream, point(65536, 20000, -1)));
-        v.push((Mode::Stream, point(4194304, 500, -1)));
         return Ok((None, v, false));
     };
     if let Some((lo, hi)) = args.range {

@@ -1,5 +1,6 @@
-//! `osu`: the OSU Micro-Benchmarks method on the hypercube runtime, with `mpi_anchor`'s
-//! command line and output format. A node program: run it through the launcher,
+//! `osu`: the OSU Micro-Benchmarks method on the hypercube runtime, with the command line
+//! and output format of the crate's MPI benchmark (`crates/bench/c/osu_mpi.c`). A node
+//! program: run it through the launcher,
 //!
 //! ```text
 //! cargo run --release -p launcher -- --dim 3 --no-prefix -- target/release/osu allreduce -m 8:1048576
@@ -19,7 +20,7 @@ use hypercube_bench::Bench;
 
 /// OSU-style benchmarks of the hypercube runtime (run through hcrun; only rank 0 prints).
 ///
-/// Same method and output as mpi_anchor.c: `latency` is half the round trip of a ping-pong
+/// Same method and output as osu_mpi.c (the MPI peer): `latency` is half the round trip of a ping-pong
 /// between ranks 0 and 1; `bw` sends 64 messages in flight, then waits for a 4-byte ack
 /// (MB/s = 10^6 bytes/s); a collective reports the per-rank mean time of one call (a
 /// barrier between calls, not timed), averaged over ranks. Reductions sum f32 vectors;
@@ -66,7 +67,7 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Print one line on rank 0 (and flush, as the C anchor does).
+/// Print one line on rank 0 (and flush, as the C peer does).
 fn say(node: &Node, line: &str) {
     if node.mynode() == 0 {
         use std::io::Write;
@@ -83,7 +84,7 @@ fn run(node: &Node, args: &Args, alg: Algorithm) -> anyhow::Result<()> {
     let cap = (hi.max(4) as usize)
         .checked_mul(p)
         .context("buffer size overflows")?;
-    // Rank-dependent contents, like the anchor's a[k] = k*7 + rank.
+    // Rank-dependent contents, a[k] = k*7 + rank.
     let a: Bytes = (0..cap)
         .map(|k| (k.wrapping_mul(7) as u8).wrapping_add(me as u8))
         .collect::<Vec<u8>>()
