@@ -83,9 +83,7 @@ struct Exit {
     cause: Option<String>,
 }
 
-/// The environment variable that tells every rank whether its log lines may carry colour
-/// (`always`/`never`; read by the node's logging, `crates/hypercube/src/logging.rs`).
-const ENV_COLOR: &str = "HYPERCUBE_COLOR";
+use hypercube::wire::control::ENV_COLOR;
 
 /// The environment variable that tells every rank how many cores the job shares.
 const MODEL_CORES: &str = "HYPERCUBE_MODEL_CORES";

@@ -323,7 +323,7 @@ impl ErrorTail {
             return;
         }
         if t.starts_with("node ")
-            && (t.contains(": the job is being stopped: ") || t.contains(" aborts the job: "))
+            && (t.contains(": the job is shutting down: ") || t.contains(" aborts the job: "))
         {
             self.error = Some(clip(t.to_string()));
             return;
@@ -456,7 +456,7 @@ mod tests {
         assert_eq!(
             Blame::of(
                 false,
-                cause_of("node 3: the job is being stopped: rank 6 failed (killed by signal 9)")
+                cause_of("node 3: the job is shutting down: rank 6 failed (killed by signal 9)")
                     .as_deref()
             ),
             Blame::Reaction

@@ -329,8 +329,6 @@ impl Error {
             || text.contains("PeerGone {")
             || text.contains(SHUTDOWN_PHRASE)
             || text.contains("Shutdown(")
-            // The node's control thread, when the launcher stops the job or disappears.
-            || text.contains("the job is being stopped: ")
     }
 
     /// Whether `text` (as for [`Error::is_reaction_text`]) reports an
@@ -429,7 +427,7 @@ mod tests {
             }
         }
         assert!(Error::is_reaction_text(
-            "node 3: the job is being stopped: rank 6 failed"
+            "node 3: the job is shutting down: rank 6 failed"
         ));
     }
 

@@ -35,11 +35,7 @@ impl std::io::Write for QuietStderr {
     }
 }
 
-/// The variable through which the launcher says whether log lines may carry ANSI colour
-/// codes: `always`, `never` or `auto` (the default: only when stderr is a terminal and
-/// `NO_COLOR` is not set). `hcrun --color=WHEN` sets it for every rank — the ranks' stderr
-/// is a pipe to hcrun, so only hcrun knows whether the lines end up on a terminal.
-const ENV_COLOR: &str = "HYPERCUBE_COLOR";
+use crate::wire::control::ENV_COLOR;
 
 /// Whether to colour, from `HYPERCUBE_COLOR`'s value; `None` for a value that is none of
 /// the three (then `auto`).

@@ -246,10 +246,7 @@ fn watch_control(
             engine.abort(Error::Shutdown(why.clone()));
             tracing::debug!("exiting: {why}");
             // The launcher may be gone (and our stderr with it): never panic on the write.
-            let _ = writeln!(
-                std::io::stderr(),
-                "node {rank}: the job is being stopped: {why}"
-            );
+            let _ = writeln!(std::io::stderr(), "node {rank}: {}", Error::Shutdown(why));
             std::process::exit(1);
         });
 }

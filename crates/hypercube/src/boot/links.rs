@@ -231,8 +231,10 @@ fn relock<T>(r: std::sync::LockResult<T>) -> T {
     r.unwrap_or_else(|p| p.into_inner())
 }
 
-/// At most one warning line per second; the lines held back are counted and reported
-/// with the next one shown (a flood of 200 strangers gives a few lines, not 200).
+/// At most one warning line per 10 s window; the lines held back are counted and the count
+/// is reported with the next line shown (a flood of 200 strangers gives one line, not 200).
+const WINDOW_MS: u64 = 10_000;
+
 #[derive(Default)]
 struct RateLimit {
     last_ms: AtomicU64,
@@ -243,9 +245,9 @@ struct RateLimit {
 impl RateLimit {
     fn warn(&self, msg: std::fmt::Arguments<'_>) {
         let epoch = *self.epoch.get_or_init(Instant::now);
-        let now = epoch.elapsed().as_millis() as u64 + 1_000;
+        let now = epoch.elapsed().as_millis() as u64 + WINDOW_MS;
         let last = self.last_ms.load(Ordering::Relaxed);
-        if now.saturating_sub(last) < 1_000
+        if now.saturating_sub(last) < WINDOW_MS
             || self
                 .last_ms
                 .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
@@ -255,8 +257,11 @@ impl RateLimit {
             return;
         }
         match self.held.swap(0, Ordering::Relaxed) {
-            0 => tracing::warn!("{msg}"),
-            n => tracing::warn!("{msg} ({n} more held back since the last warning)"),
+            0 => tracing::warn!("{msg} (further ones within 10 s are counted, not listed)"),
+            n => tracing::warn!(
+                "{msg} ({n} more since the last warning; further ones within 10 s are counted, \
+                 not listed)"
+            ),
         }
     }
 }

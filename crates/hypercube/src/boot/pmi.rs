@@ -599,11 +599,9 @@ fn watch_manager(client: Arc<Mutex<Client>>, done: Arc<AtomicBool>, rank: NodeId
                 return;
             }
             if n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0 {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "node {rank}: the job is being stopped: lost the process manager (its PMI \
-                     connection closed)"
-                );
+                let why =
+                    Error::Shutdown("lost the process manager (its PMI connection closed)".into());
+                let _ = writeln!(std::io::stderr(), "node {rank}: {why}");
                 std::process::exit(1);
             }
             let _ = &client;

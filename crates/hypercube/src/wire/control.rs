@@ -30,6 +30,11 @@ pub const ENV_JOB: &str = "HYPERCUBE_JOB";
 pub const ENV_SECRET: &str = "HYPERCUBE_SECRET";
 /// Environment variable: bootstrap timeout in milliseconds.
 pub const ENV_BOOT_TIMEOUT_MS: &str = "HYPERCUBE_BOOT_TIMEOUT_MS";
+/// Environment variable: whether log lines may carry ANSI colour codes: `always`, `never`
+/// or `auto` (the default: only when stderr is a terminal and `NO_COLOR` is not set).
+/// `hcrun --color=WHEN` sets it for every rank — the ranks' stderr is a pipe to hcrun, so
+/// only hcrun knows whether the lines end up on a terminal.
+pub const ENV_COLOR: &str = "HYPERCUBE_COLOR";
 
 /// Largest control message accepted (a table of 2^16 addresses fits easily).
 pub const MAX_CONTROL_LEN: u32 = 4 << 20;
