@@ -93,15 +93,27 @@ pub fn parse_reply(line: &[u8]) -> Result<Reply, String> {
 }
 
 /// Format one request line (newline included) from its command and pairs, refusing what
-/// the protocol cannot carry: a space, `=` or newline inside a key or value, an empty
-/// key, or a line of [`MAX_LINE`] bytes or more.
+/// the protocol cannot carry: whitespace, `=` or a control character inside the command, a
+/// key or a value (a parser splits on spaces, trims whitespace and stops at a NUL), an
+/// empty command or key, a key `cmd` or a key given twice, or a line of [`MAX_LINE`]
+/// bytes or more. What it formats, [`parse_reply`] reads back as the same pairs.
 pub fn request(cmd: &str, pairs: &[(&str, &str)]) -> Result<String, String> {
+    if cmd.is_empty() || !clean(cmd) {
+        return Err(format!(
+            "the command {cmd:?} cannot travel in a PMI-1 line (no whitespace, '=' or \
+             control characters)"
+        ));
+    }
     let mut line = format!("cmd={cmd}");
-    for (k, v) in pairs {
+    for (i, (k, v)) in pairs.iter().enumerate() {
         if k.is_empty() || !clean(k) || !clean(v) {
             return Err(format!(
-                "the pair {k:?}={v:?} cannot travel in a PMI-1 line (no spaces, '=' or newlines)"
+                "the pair {k:?}={v:?} cannot travel in a PMI-1 line (no whitespace, '=' or \
+                 control characters)"
             ));
+        }
+        if *k == "cmd" || pairs[..i].iter().any(|(seen, _)| seen == k) {
+            return Err(format!("the key {k:?} twice in a PMI-1 line"));
         }
         line.push(' ');
         line.push_str(k);
@@ -118,13 +130,13 @@ pub fn request(cmd: &str, pairs: &[(&str, &str)]) -> Result<String, String> {
     Ok(line)
 }
 
-/// Replace what cannot travel in a value (spaces, `=`, control characters) by `_`, and
-/// clip to `max` bytes: for free text such as an abort's message.
+/// Replace what cannot travel in a value (whitespace, `=`, control characters) by `_`,
+/// and clip to `max` bytes: for free text such as an abort's message.
 pub fn sanitize(text: &str, max: usize) -> String {
     let mut s: String = text
         .chars()
         .map(|c| {
-            if c == ' ' || c == '=' || c.is_control() {
+            if c == '=' || c.is_whitespace() || c.is_control() {
                 '_'
             } else {
                 c
@@ -138,8 +150,8 @@ pub fn sanitize(text: &str, max: usize) -> String {
 }
 
 fn clean(s: &str) -> bool {
-    !s.bytes()
-        .any(|b| b == b' ' || b == b'=' || b == b'\n' || b == b'\r')
+    !s.chars()
+        .any(|c| c == '=' || c.is_whitespace() || c.is_control())
 }
 
 fn clip(s: &str) -> &str {
@@ -217,6 +229,20 @@ mod tests {
         assert!(request("put", &[("", "x")]).is_err());
         assert!(request("put", &[("value", &"x".repeat(MAX_LINE))]).is_err());
         assert_eq!(sanitize("a b=c\nd", 5), "a_b_c");
+        // Found by tests/fuzz_decoders.rs: these were formatted, and read back otherwise.
+        for (cmd, k, v) in [
+            (" ", "key", "a"),
+            ("", "key", "a"),
+            ("put", "cmd", "a"),
+            ("put", "key", "\ta"),
+            ("put", "key", "a\u{a0}"),
+            ("put", "key", "a\0b"),
+            ("put", "\u{3000}key", "a"),
+        ] {
+            assert!(request(cmd, &[(k, v)]).is_err(), "{cmd:?} {k:?}={v:?}");
+        }
+        assert!(request("put", &[("key", "a"), ("key", "b")]).is_err());
+        assert_eq!(sanitize("a\u{a0}b\tc\u{3000}", 10), "a_b_c_");
     }
 
     #[test]
