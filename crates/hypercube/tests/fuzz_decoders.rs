@@ -453,6 +453,22 @@ proptest! {
         prop_assert_eq!(r.fields, pairs.into_iter().collect::<HashMap<_, _>>());
     }
 
+    /// A last value with spaces (Hydra's `msg=` texts) is read whole, its gaps one space.
+    #[test]
+    fn fuzz_pmi_message_with_spaces(
+        words in prop::collection::vec("[!-<>-~]{1,8}", 1..8),
+        gaps in prop::collection::vec(" {1,3}", 8),
+    ) {
+        let mut line = String::from("cmd=put_result rc=1 msg=");
+        for (w, gap) in words.iter().zip(&gaps) {
+            line.push_str(w);
+            line.push_str(gap);
+        }
+        let r = pmi::parse_reply(line.as_bytes()).unwrap();
+        let want = words.join(" ");
+        prop_assert_eq!(r.get("msg"), Some(want.as_str()));
+    }
+
     /// Any text, sanitized, travels as a value and reads back unchanged.
     #[test]
     fn fuzz_pmi_sanitize(text in any::<String>(), soup in pmi_piece(), max in 0usize..700) {

@@ -60,7 +60,9 @@ pub fn parse_reply(line: &[u8]) -> Result<Reply, String> {
     let text = std::str::from_utf8(line).map_err(|_| "a line that is not UTF-8".to_string())?;
     let text = text.trim_end_matches(['\n', '\r']).trim();
     let mut cmd = None;
-    let mut fields = HashMap::new();
+    let mut fields: HashMap<String, String> = HashMap::new();
+    // The key of the last pair, if not cmd: words without '=' continue its value.
+    let mut last: Option<&str> = None;
     let mut rest = text;
     while !rest.is_empty() {
         let (tok, after) = match rest.find(' ') {
@@ -71,6 +73,10 @@ pub fn parse_reply(line: &[u8]) -> Result<Reply, String> {
             // A word without '=' continues the previous value (a message with spaces).
             if fields.is_empty() && cmd.is_none() {
                 return Err(format!("{:?} does not start with cmd=", clip(text)));
+            }
+            if let Some(value) = last.and_then(|k| fields.get_mut(k)) {
+                value.push(' ');
+                value.push_str(tok);
             }
             rest = after;
             continue;
@@ -83,8 +89,10 @@ pub fn parse_reply(line: &[u8]) -> Result<Reply, String> {
                 return Err(format!("two cmd= in {:?}", clip(text)));
             }
             cmd = Some(v.to_string());
+            last = None;
         } else {
             fields.insert(k.to_string(), v.to_string());
+            last = Some(k);
         }
         rest = after;
     }
@@ -197,9 +205,13 @@ mod tests {
         assert_eq!((r.cmd.as_str(), r.rc()), ("get_result", Ok(-1)));
         let r = parse_reply(b"cmd=barrier_out").unwrap();
         assert!(r.fields.is_empty());
-        // A message with spaces (older Hydras) does not break the parse.
-        let r = parse_reply(b"cmd=put_result rc=1 msg=duplicate key given").unwrap();
+        // A message with spaces (older Hydras) does not break the parse, and is kept whole
+        // (words after cmd= are dropped).
+        let r = parse_reply(b"cmd=put_result rc=1 msg=duplicate  key given\n").unwrap();
         assert_eq!(r.rc(), Ok(1));
+        assert_eq!(r.get("msg"), Some("duplicate key given"));
+        let r = parse_reply(b"cmd=barrier_out late words").unwrap();
+        assert_eq!((r.cmd.as_str(), r.fields.len()), ("barrier_out", 0));
     }
 
     #[test]
