@@ -121,9 +121,10 @@ pub fn check_len(len: u32) -> Result<usize> {
     Ok(len as usize)
 }
 
-/// Parse hex (the secret and job id in the environment).
+/// Parse hex (the secret and job id in the environment): an even number of hex digits,
+/// nothing else (`u8::from_str_radix` alone would take a sign: "+f").
 pub fn from_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..s.len())
@@ -152,4 +153,19 @@ pub fn read_blocking<T: serde::de::DeserializeOwned>(r: &mut impl std::io::Read)
              from the same version of hypercube — rebuild both"
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hex with a sign is not hex (found by `tests/fuzz_decoders.rs`: "+f" read as 0x0f).
+    #[test]
+    fn hex_refuses_signs() {
+        assert_eq!(from_hex("0aFf"), Some(vec![0x0a, 0xff]));
+        assert_eq!(to_hex(&[0x0a, 0xff]), "0aff");
+        for bad in ["+f", "-f", "+0", "0+", "é0", "0", "g0", " 0"] {
+            assert_eq!(from_hex(bad), None, "{bad}");
+        }
+    }
 }

@@ -147,9 +147,157 @@ impl Header {
     }
 }
 
+/// Proptest strategies for valid headers (the link reader's tests use them too).
+#[cfg(test)]
+pub(crate) mod strategy {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Any kind.
+    pub(crate) fn kind() -> impl Strategy<Value = Kind> {
+        (1u8..=7).prop_map(|b| Kind::from_u8(b).expect("kinds 1..=7 exist"))
+    }
+
+    /// A node valid in a cube of `num_nodes` (the host too when `host`).
+    pub(crate) fn node(num_nodes: u32, host: bool) -> BoxedStrategy<NodeId> {
+        if host {
+            prop_oneof![0..num_nodes, Just(crate::HOST)].boxed()
+        } else {
+            (0..num_nodes).boxed()
+        }
+    }
+
+    /// A payload length, the limits weighted up.
+    pub(crate) fn frame_len(max: u32) -> impl Strategy<Value = u32> {
+        prop_oneof![Just(0), Just(max), 0..=max]
+    }
+
+    /// Any header [`Header::decode`] accepts in a cube of `num_nodes`, with payloads of at
+    /// most `max_payload` bytes.
+    pub(crate) fn header(
+        num_nodes: u32,
+        host: bool,
+        max_payload: u32,
+    ) -> impl Strategy<Value = Header> {
+        (
+            kind(),
+            node(num_nodes, host),
+            node(num_nodes, host),
+            any::<u32>(),
+            any::<u64>(),
+            prop_oneof![Just(u64::MAX), any::<u64>()],
+            frame_len(max_payload),
+        )
+            .prop_map(|(kind, src, dest, tag, msg_id, total_len, frame_len)| {
+                let (total_len, frame_len) = match kind {
+                    Kind::Eager => (frame_len as u64, frame_len),
+                    Kind::Data => (total_len.max(frame_len as u64), frame_len),
+                    _ => (total_len, 0),
+                };
+                Header {
+                    kind,
+                    src,
+                    dest,
+                    tag,
+                    msg_id,
+                    total_len,
+                    frame_len,
+                }
+            })
+    }
+
+    /// A cube size (1 to 2^16 nodes) and whether the job has a host.
+    pub(crate) fn cube() -> impl Strategy<Value = (u32, bool)> {
+        (0u32..=16, any::<bool>()).prop_map(|(d, host)| (1 << d, host))
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    use super::strategy::*;
     use super::*;
+    use crate::wire::fuzz;
+
+    /// What must hold of any 40 bytes: decoding does not panic, and a header it accepts is
+    /// valid and encodes back to exactly those bytes (the encoding is canonical).
+    fn check(b: &[u8; HEADER_LEN], num_nodes: u32, host: bool) -> Result<(), TestCaseError> {
+        match Header::decode(b, num_nodes, host) {
+            Ok(h) => {
+                prop_assert_eq!(&h.encode(), b);
+                let valid = |n: NodeId| n < num_nodes || (host && n == crate::HOST);
+                prop_assert!(valid(h.src) && valid(h.dest));
+                prop_assert!(h.frame_len <= MAX_FRAME_LEN);
+                match h.kind {
+                    Kind::Eager => prop_assert_eq!(h.total_len, h.frame_len as u64),
+                    Kind::Data => prop_assert!(h.frame_len as u64 <= h.total_len),
+                    _ => prop_assert_eq!(h.frame_len, 0),
+                }
+            }
+            Err(e) => prop_assert!(!e.is_empty()),
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(fuzz::config())]
+
+        #[test]
+        fn fuzz_header_roundtrip(
+            (n, host, h) in cube().prop_flat_map(|(n, host)| {
+                (Just(n), Just(host), header(n, host, MAX_FRAME_LEN))
+            })
+        ) {
+            prop_assert_eq!(Header::decode(&h.encode(), n, host), Ok(h));
+        }
+
+        #[test]
+        fn fuzz_header_random_bytes(
+            b in prop::array::uniform::<_, HEADER_LEN>(any::<u8>()),
+            (n, host) in cube(),
+        ) {
+            check(&b, n, host)?;
+        }
+
+        #[test]
+        fn fuzz_header_mutated(
+            (n, host, h) in cube().prop_flat_map(|(n, host)| {
+                (Just(n), Just(host), header(n, host, MAX_FRAME_LEN))
+            }),
+            muts in fuzz::mutations(),
+        ) {
+            // The header is a fixed 40 bytes: truncation and extension are padded or cut
+            // back to 40 (the link reader's tests cover short and long streams).
+            let mut b = fuzz::mutated(&h.encode(), &muts);
+            b.resize(HEADER_LEN, 0);
+            check(&b.try_into().expect("40 bytes"), n, host)?;
+        }
+    }
+
+    #[test]
+    fn oversized_lengths_are_refused() {
+        for frame_len in [MAX_FRAME_LEN + 1, 1 << 31, u32::MAX] {
+            for kind in [Kind::Eager, Kind::Data] {
+                let h = Header {
+                    kind,
+                    src: 0,
+                    dest: 1,
+                    tag: 0,
+                    msg_id: 0,
+                    total_len: u64::MAX,
+                    frame_len,
+                };
+                let e = Header::decode(&h.encode(), 2, false).unwrap_err();
+                assert!(e.contains("exceeds the limit"), "{e}");
+            }
+        }
+        // An Eager frame whose message length disagrees with its payload.
+        let mut h = Header::control(Kind::Eager, 0, 1, 0, u64::MAX);
+        h.frame_len = 8;
+        assert!(Header::decode(&h.encode(), 2, false).is_err());
+    }
 
     #[test]
     fn roundtrip() {

@@ -10,7 +10,6 @@
 //! A connection that fails any step is closed and logged; the job carries on.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
 
 use sha2::{Digest, Sha256};
 
@@ -40,9 +39,10 @@ fn nonce() -> [u8; 16] {
     rand::random()
 }
 
-/// Dial side: prove and verify. Returns the acceptor's rank.
+/// Dial side: prove and verify `expect` is at the other end of `s` (a TCP stream with
+/// timeouts set; anything that reads and writes in the tests).
 pub(crate) fn dial(
-    s: &mut TcpStream,
+    s: &mut (impl Read + Write),
     secret: &[u8],
     job: u64,
     me: NodeId,
@@ -105,7 +105,7 @@ pub(crate) fn dial(
 /// Accept side: verify the dialer. `allowed` says which dialer ranks are acceptable.
 /// Returns the dialer's rank.
 pub(crate) fn accept(
-    s: &mut TcpStream,
+    s: &mut (impl Read + Write),
     secret: &[u8],
     job: u64,
     me: NodeId,
@@ -170,4 +170,250 @@ pub(crate) fn accept(
     }
     s.write_all(&[1]).map_err(|e| format!("sending ok: {e}"))?;
     Ok(rd)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::io;
+    use std::os::unix::net::UnixStream;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::wire::fuzz;
+
+    /// What a scripted peer answers once the code under test has written a number of bytes;
+    /// it sees everything written so far.
+    type Answer = Box<dyn FnMut(&[u8]) -> Vec<u8>>;
+
+    /// A scripted peer in memory: `write` collects what the code under test sends and
+    /// queues the peer's answers; `read` hands out the queue, then end-of-file (a peer that
+    /// has nothing more to say and hung up), so a test never blocks.
+    struct Peer {
+        input: VecDeque<u8>,
+        written: Vec<u8>,
+        /// In order: after this many bytes written, queue this answer.
+        on: VecDeque<(usize, Answer)>,
+    }
+
+    impl Peer {
+        fn new(input: Vec<u8>, on: Vec<(usize, Answer)>) -> Peer {
+            Peer {
+                input: input.into(),
+                written: Vec::new(),
+                on: on.into(),
+            }
+        }
+    }
+
+    impl Read for Peer {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.input.len());
+            for (d, s) in buf.iter_mut().zip(self.input.drain(..n)) {
+                *d = s;
+            }
+            Ok(n)
+        }
+    }
+
+    impl Write for Peer {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.written.extend_from_slice(buf);
+            while self
+                .on
+                .front()
+                .is_some_and(|(at, _)| self.written.len() >= *at)
+            {
+                let (_, mut answer) = self.on.pop_front().expect("checked");
+                let a = answer(&self.written);
+                self.input.extend(a);
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn hello(job: u64, rank: NodeId, nd: &[u8; 16]) -> Vec<u8> {
+        let mut h = vec![0u8; 40];
+        h[0..4].copy_from_slice(MAGIC);
+        h[4..6].copy_from_slice(&VERSION.to_le_bytes());
+        h[8..16].copy_from_slice(&job.to_le_bytes());
+        h[16..20].copy_from_slice(&rank.to_le_bytes());
+        h[24..40].copy_from_slice(nd);
+        h
+    }
+
+    fn reply(secret: &[u8], job: u64, nd: &[u8], ra: NodeId, rd: NodeId, na: &[u8]) -> Vec<u8> {
+        let parts: [&[u8]; 5] = [
+            b"accept",
+            &job.to_le_bytes(),
+            nd,
+            &ra.to_le_bytes(),
+            &rd.to_le_bytes(),
+        ];
+        let mut r = MAGIC.to_vec();
+        r.extend_from_slice(&ra.to_le_bytes());
+        r.extend_from_slice(na);
+        r.extend_from_slice(&mac(secret, &parts));
+        r
+    }
+
+    fn proof(secret: &[u8], job: u64, na: &[u8], rd: NodeId, ra: NodeId) -> Vec<u8> {
+        let parts: [&[u8]; 5] = [
+            b"dial",
+            &job.to_le_bytes(),
+            na,
+            &rd.to_le_bytes(),
+            &ra.to_le_bytes(),
+        ];
+        mac(secret, &parts).to_vec()
+    }
+
+    /// A job secret, a job id, the dialer's and the acceptor's ranks, and a nonce.
+    #[allow(clippy::type_complexity)]
+    fn setting() -> impl Strategy<Value = (Vec<u8>, u64, NodeId, NodeId, [u8; 16])> {
+        (
+            prop::collection::vec(any::<u8>(), 0..48),
+            any::<u64>(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<[u8; 16]>(),
+        )
+    }
+
+    /// Up to `n` mutations (none is a valid case too).
+    fn some_mutations(n: usize) -> impl Strategy<Value = Vec<fuzz::Mutation>> {
+        prop::collection::vec(fuzz::mutation(), 0..=n)
+    }
+
+    /// The byte a reader gets after the first `n` bytes of `a` followed by `b`.
+    fn byte_after(n: usize, a: &[u8], b: &[u8]) -> Option<u8> {
+        a.get(n).or_else(|| b.first()).copied()
+    }
+
+    proptest! {
+        #![proptest_config(fuzz::config())]
+
+        /// `dial` against an acceptor whose reply and ok byte are mutated on the way: it
+        /// succeeds exactly when the authenticated part of the reply (magic, rank, mac)
+        /// arrived intact and the next byte is 1. The acceptor's nonce is not covered by
+        /// its mac: a changed one makes the proof fail at the acceptor, which then sends no
+        /// ok (but a byte 1 after the reply is taken for it).
+        #[test]
+        fn fuzz_dial_mutated_reply(
+            (secret, job, me, ra, na) in setting(),
+            reply_muts in some_mutations(3),
+            ok_muts in some_mutations(2),
+        ) {
+            let (s1, s2, rm) = (secret.clone(), secret.clone(), reply_muts.clone());
+            let ok = fuzz::mutated(&[1], &ok_muts);
+            let ok2 = ok.clone();
+            let on: Vec<(usize, Answer)> = vec![
+                (40, Box::new(move |w: &[u8]| {
+                    fuzz::mutated(&reply(&s1, job, &w[24..40], ra, me, &na), &rm)
+                })),
+                // The acceptor checks the proof against the nonce it sent; a bad proof
+                // gets the connection closed.
+                (72, Box::new(move |w: &[u8]| {
+                    if w[40..72] == proof(&s2, job, &na, me, ra)[..] { ok2.clone() } else { vec![] }
+                })),
+            ];
+            let mut peer = Peer::new(vec![], on);
+            let got = dial(&mut peer, &secret, job, me, ra);
+            prop_assert_eq!(&peer.written[..4], MAGIC);
+            let valid = reply(&secret, job, &peer.written[24..40], ra, me, &na);
+            let sent = fuzz::mutated(&valid, &reply_muts);
+            let authentic = sent.len() >= 56 && sent[..8] == valid[..8] && sent[24..56] == valid[24..56];
+            let proof_accepted = authentic && sent[8..24] == valid[8..24];
+            let next = byte_after(56, &sent, if proof_accepted { &ok } else { &[] });
+            let expect_ok = authentic && next == Some(1);
+            prop_assert_eq!(got.is_ok(), expect_ok, "{:?}", got);
+        }
+
+        /// `dial` against random replies: always an error, never a panic.
+        #[test]
+        fn fuzz_dial_random_reply(
+            (secret, job, me, ra, _na) in setting(),
+            garbage in fuzz::bytes(100),
+        ) {
+            let on: Vec<(usize, Answer)> = vec![(40, Box::new(move |_: &[u8]| garbage.clone()))];
+            let mut peer = Peer::new(vec![], on);
+            prop_assert!(dial(&mut peer, &secret, job, me, ra).is_err());
+        }
+
+        /// `accept` against a dialer whose hello and proof are mutated on the way: it
+        /// succeeds exactly when the authenticated fields of the hello (magic, version, job,
+        /// rank) and the proof arrived intact, and it answers nothing to a bad hello.
+        #[test]
+        fn fuzz_accept_mutated_hello(
+            (secret, job, me, rd, nd) in setting(),
+            hello_muts in some_mutations(3),
+            proof_muts in some_mutations(2),
+        ) {
+            let sent = fuzz::mutated(&hello(job, rd, &nd), &hello_muts);
+            let (s1, pm) = (secret.clone(), proof_muts.clone());
+            let on: Vec<(usize, Answer)> = vec![(56, Box::new(move |w: &[u8]| {
+                fuzz::mutated(&proof(&s1, job, &w[8..24], rd, me), &pm)
+            }))];
+            let mut peer = Peer::new(sent.clone(), on);
+            let got = accept(&mut peer, &secret, job, me, |r| r == rd);
+            let valid = hello(job, rd, &nd);
+            let hello_ok = sent.len() >= 40
+                && sent[0..6] == valid[0..6]
+                && sent[8..20] == valid[8..20];
+            if !hello_ok {
+                prop_assert!(got.is_err());
+                prop_assert!(peer.written.is_empty(), "answered a bad hello");
+            } else {
+                prop_assert_eq!(peer.written.len(), 56 + usize::from(got.is_ok()));
+                let valid_proof = proof(&secret, job, &peer.written[8..24], rd, me);
+                let mut stream = sent[40..].to_vec();
+                stream.extend(fuzz::mutated(&valid_proof, &proof_muts));
+                let expect_ok = stream.len() >= 32 && stream[..32] == valid_proof[..];
+                if expect_ok {
+                    prop_assert_eq!(got, Ok(rd));
+                } else {
+                    prop_assert!(got.is_err());
+                }
+            }
+        }
+
+        /// `accept` against random bytes: always an error, never a panic.
+        #[test]
+        fn fuzz_accept_random_hello(
+            (secret, job, me, _rd, _nd) in setting(),
+            garbage in fuzz::bytes(120),
+        ) {
+            let mut peer = Peer::new(garbage, vec![]);
+            prop_assert!(accept(&mut peer, &secret, job, me, |_| true).is_err());
+        }
+    }
+
+    proptest! {
+        #![proptest_config(fuzz::config_div(20))]
+
+        /// The two sides against each other over a socket: both succeed with the same
+        /// secret, both fail with different ones.
+        #[test]
+        fn fuzz_handshake_roundtrip(
+            (secret, job, rd, ra, _nd) in setting(),
+            other in prop::option::of(prop::collection::vec(any::<u8>(), 0..48)),
+        ) {
+            let (mut a, mut d) = UnixStream::pair().expect("socketpair");
+            let dial_secret = other.clone().unwrap_or_else(|| secret.clone());
+            let dialer = std::thread::spawn(move || dial(&mut d, &dial_secret, job, rd, ra));
+            let accepted = accept(&mut a, &secret, job, ra, |r| r == rd);
+            drop(a);
+            let dialed = dialer.join().expect("dial does not panic");
+            if other.as_ref().is_some_and(|o| *o != secret) {
+                prop_assert!(accepted.is_err() && dialed.is_err());
+            } else {
+                prop_assert_eq!(accepted, Ok(rd));
+                prop_assert_eq!(dialed, Ok(()));
+            }
+        }
+    }
 }

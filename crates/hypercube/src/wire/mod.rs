@@ -6,5 +6,7 @@
 pub mod codec;
 pub mod control;
 pub(crate) mod frame;
+#[cfg(test)]
+pub(crate) mod fuzz;
 pub(crate) mod handshake;
 pub mod pmi;

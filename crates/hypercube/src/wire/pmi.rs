@@ -60,7 +60,9 @@ pub fn parse_reply(line: &[u8]) -> Result<Reply, String> {
     let text = std::str::from_utf8(line).map_err(|_| "a line that is not UTF-8".to_string())?;
     let text = text.trim_end_matches(['\n', '\r']).trim();
     let mut cmd = None;
-    let mut fields = HashMap::new();
+    let mut fields: HashMap<String, String> = HashMap::new();
+    // The key of the last pair, if not cmd: words without '=' continue its value.
+    let mut last: Option<&str> = None;
     let mut rest = text;
     while !rest.is_empty() {
         let (tok, after) = match rest.find(' ') {
@@ -71,6 +73,10 @@ pub fn parse_reply(line: &[u8]) -> Result<Reply, String> {
             // A word without '=' continues the previous value (a message with spaces).
             if fields.is_empty() && cmd.is_none() {
                 return Err(format!("{:?} does not start with cmd=", clip(text)));
+            }
+            if let Some(value) = last.and_then(|k| fields.get_mut(k)) {
+                value.push(' ');
+                value.push_str(tok);
             }
             rest = after;
             continue;
@@ -83,8 +89,10 @@ pub fn parse_reply(line: &[u8]) -> Result<Reply, String> {
                 return Err(format!("two cmd= in {:?}", clip(text)));
             }
             cmd = Some(v.to_string());
+            last = None;
         } else {
             fields.insert(k.to_string(), v.to_string());
+            last = Some(k);
         }
         rest = after;
     }
@@ -93,15 +101,27 @@ pub fn parse_reply(line: &[u8]) -> Result<Reply, String> {
 }
 
 /// Format one request line (newline included) from its command and pairs, refusing what
-/// the protocol cannot carry: a space, `=` or newline inside a key or value, an empty
-/// key, or a line of [`MAX_LINE`] bytes or more.
+/// the protocol cannot carry: whitespace, `=` or a control character inside the command, a
+/// key or a value (a parser splits on spaces, trims whitespace and stops at a NUL), an
+/// empty command or key, a key `cmd` or a key given twice, or a line of [`MAX_LINE`]
+/// bytes or more. What it formats, [`parse_reply`] reads back as the same pairs.
 pub fn request(cmd: &str, pairs: &[(&str, &str)]) -> Result<String, String> {
+    if cmd.is_empty() || !clean(cmd) {
+        return Err(format!(
+            "the command {cmd:?} cannot travel in a PMI-1 line (no whitespace, '=' or \
+             control characters)"
+        ));
+    }
     let mut line = format!("cmd={cmd}");
-    for (k, v) in pairs {
+    for (i, (k, v)) in pairs.iter().enumerate() {
         if k.is_empty() || !clean(k) || !clean(v) {
             return Err(format!(
-                "the pair {k:?}={v:?} cannot travel in a PMI-1 line (no spaces, '=' or newlines)"
+                "the pair {k:?}={v:?} cannot travel in a PMI-1 line (no whitespace, '=' or \
+                 control characters)"
             ));
+        }
+        if *k == "cmd" || pairs[..i].iter().any(|(seen, _)| seen == k) {
+            return Err(format!("the key {k:?} twice in a PMI-1 line"));
         }
         line.push(' ');
         line.push_str(k);
@@ -118,13 +138,13 @@ pub fn request(cmd: &str, pairs: &[(&str, &str)]) -> Result<String, String> {
     Ok(line)
 }
 
-/// Replace what cannot travel in a value (spaces, `=`, control characters) by `_`, and
-/// clip to `max` bytes: for free text such as an abort's message.
+/// Replace what cannot travel in a value (whitespace, `=`, control characters) by `_`,
+/// and clip to `max` bytes: for free text such as an abort's message.
 pub fn sanitize(text: &str, max: usize) -> String {
     let mut s: String = text
         .chars()
         .map(|c| {
-            if c == ' ' || c == '=' || c.is_control() {
+            if c == '=' || c.is_whitespace() || c.is_control() {
                 '_'
             } else {
                 c
@@ -138,8 +158,8 @@ pub fn sanitize(text: &str, max: usize) -> String {
 }
 
 fn clean(s: &str) -> bool {
-    !s.bytes()
-        .any(|b| b == b' ' || b == b'=' || b == b'\n' || b == b'\r')
+    !s.chars()
+        .any(|c| c == '=' || c.is_whitespace() || c.is_control())
 }
 
 fn clip(s: &str) -> &str {
@@ -185,9 +205,13 @@ mod tests {
         assert_eq!((r.cmd.as_str(), r.rc()), ("get_result", Ok(-1)));
         let r = parse_reply(b"cmd=barrier_out").unwrap();
         assert!(r.fields.is_empty());
-        // A message with spaces (older Hydras) does not break the parse.
-        let r = parse_reply(b"cmd=put_result rc=1 msg=duplicate key given").unwrap();
+        // A message with spaces (older Hydras) does not break the parse, and is kept whole
+        // (words after cmd= are dropped).
+        let r = parse_reply(b"cmd=put_result rc=1 msg=duplicate  key given\n").unwrap();
         assert_eq!(r.rc(), Ok(1));
+        assert_eq!(r.get("msg"), Some("duplicate key given"));
+        let r = parse_reply(b"cmd=barrier_out late words").unwrap();
+        assert_eq!((r.cmd.as_str(), r.fields.len()), ("barrier_out", 0));
     }
 
     #[test]
@@ -217,6 +241,20 @@ mod tests {
         assert!(request("put", &[("", "x")]).is_err());
         assert!(request("put", &[("value", &"x".repeat(MAX_LINE))]).is_err());
         assert_eq!(sanitize("a b=c\nd", 5), "a_b_c");
+        // Found by tests/fuzz_decoders.rs: these were formatted, and read back otherwise.
+        for (cmd, k, v) in [
+            (" ", "key", "a"),
+            ("", "key", "a"),
+            ("put", "cmd", "a"),
+            ("put", "key", "\ta"),
+            ("put", "key", "a\u{a0}"),
+            ("put", "key", "a\0b"),
+            ("put", "\u{3000}key", "a"),
+        ] {
+            assert!(request(cmd, &[(k, v)]).is_err(), "{cmd:?} {k:?}={v:?}");
+        }
+        assert!(request("put", &[("key", "a"), ("key", "b")]).is_err());
+        assert_eq!(sanitize("a\u{a0}b\tc\u{3000}", 10), "a_b_c_");
     }
 
     #[test]

@@ -269,3 +269,7 @@ pub(crate) enum ReadError {
     /// The socket failed.
     Io(io::Error),
 }
+
+#[cfg(test)]
+#[path = "link_fuzz.rs"]
+mod fuzz;

@@ -1,0 +1,508 @@
+//! The public decoders fed random and mutated bytes (issue 12, item 3): the serde codec,
+//! the launcher control messages (`read_blocking`, `check_len`, the hex of the
+//! environment) and the PMI-1 lines. Properties: no panic, a typed error, no allocation
+//! beyond a bound fixed in advance (a global allocator notes the largest one each thread
+//! makes), and round trips of valid values. The crate-private decoders (frame header,
+//! handshake, link reader) are fuzzed by unit tests beside them.
+//!
+//! `HYPERCUBE_FUZZ_CASES` sets the cases per property; `docs/reliability.md` gives the
+//! long run.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
+use std::net::{Ipv6Addr, SocketAddr, SocketAddrV6};
+use std::time::{Duration, Instant};
+
+use hypercube::wire::control::{self, ToLauncher, ToNode, MAX_CONTROL_LEN};
+use hypercube::wire::{codec, pmi};
+use hypercube::Error;
+use proptest::prelude::*;
+use serde::{de::DeserializeOwned, Serialize};
+
+// The helpers the crate's unit tests use; not all of them are needed here.
+#[allow(dead_code)]
+#[path = "../src/wire/fuzz.rs"]
+mod fuzz;
+
+// ---------------------------------------------------------------------------------------
+// Allocation bound: the largest single allocation a closure makes on its thread.
+
+/// The system allocator, noting the size of each request on the requesting thread.
+struct Noting;
+
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    // try_with: the slot may be gone while a thread exits; nothing is measured then.
+    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl GlobalAlloc for Noting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        // SAFETY: as above.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Noting = Noting;
+
+/// Run `f`; its result and the largest single allocation it made.
+fn largest_alloc<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    LARGEST.with(|l| l.set(0));
+    let r = f();
+    (r, LARGEST.with(|l| l.get()))
+}
+
+/// What decoding `len` bytes may allocate at once: serde preallocates at most 1 MiB for a
+/// sequence whatever its length claims; beyond that, only what the bytes really hold.
+fn codec_bound(len: usize) -> usize {
+    (2 << 20) + 16 * len
+}
+
+// ---------------------------------------------------------------------------------------
+// Strategies.
+
+fn socket_addr() -> impl Strategy<Value = SocketAddr> {
+    prop_oneof![
+        (any::<[u8; 4]>(), any::<u16>()).prop_map(SocketAddr::from),
+        (any::<[u16; 8]>(), any::<u16>()).prop_map(|(s, port)| (Ipv6Addr::from(s), port).into()),
+    ]
+}
+
+fn to_launcher() -> impl Strategy<Value = ToLauncher> {
+    prop_oneof![
+        (any::<u32>(), socket_addr(), any::<[u8; 32]>()).prop_map(|(rank, listen, proof)| {
+            ToLauncher::Hello {
+                rank,
+                listen,
+                proof,
+            }
+        }),
+        any::<u32>().prop_map(|rank| ToLauncher::Ready { rank }),
+        (any::<u32>(), any::<String>())
+            .prop_map(|(rank, waiting_for)| ToLauncher::Blocked { rank, waiting_for }),
+        any::<u32>().prop_map(|rank| ToLauncher::Running { rank }),
+    ]
+}
+
+fn to_node() -> impl Strategy<Value = ToNode> {
+    prop_oneof![
+        (prop::collection::vec(socket_addr(), 0..40), any::<bool>())
+            .prop_map(|(addrs, host)| ToNode::Table { addrs, host }),
+        Just(ToNode::Go),
+        any::<String>().prop_map(|reason| ToNode::Abort { reason }),
+    ]
+}
+
+/// A mixture of the types the codec carries: integers, strings, sequences, options, a
+/// bool and a char (each with values the decoder must refuse when mutated).
+type Mixed = (u64, String, Vec<u32>, Option<Vec<u8>>, bool, char, i16);
+
+// ---------------------------------------------------------------------------------------
+// The codec.
+
+/// Decode `b` as a `T`: no panic, a codec error or a value that encodes back to exactly
+/// `b` (when `canonical`: the decoder accepts only what the encoder writes), and no
+/// allocation beyond [`codec_bound`].
+fn check_decode<T: DeserializeOwned + Serialize>(
+    b: &[u8],
+    canonical: bool,
+) -> Result<(), TestCaseError> {
+    let (r, largest) = largest_alloc(|| codec::decode::<T>(b));
+    prop_assert!(
+        largest <= codec_bound(b.len()),
+        "{largest} bytes allocated to decode {} bytes as {}",
+        b.len(),
+        std::any::type_name::<T>()
+    );
+    match r {
+        Ok(v) if canonical => prop_assert_eq!(codec::encode(&v).expect("encode"), b),
+        Ok(_) => {}
+        Err(Error::Codec(m)) => prop_assert!(!m.is_empty()),
+        Err(e) => prop_assert!(false, "not a codec error: {e}"),
+    }
+    Ok(())
+}
+
+/// `b` decoded as each of the types below.
+fn check_decode_all(b: &[u8]) -> Result<(), TestCaseError> {
+    check_decode::<ToNode>(b, true)?;
+    check_decode::<ToLauncher>(b, true)?;
+    check_decode::<Mixed>(b, true)?;
+    check_decode::<Vec<u8>>(b, true)?;
+    check_decode::<String>(b, true)?;
+    check_decode::<Vec<String>>(b, true)?;
+    check_decode::<Vec<Vec<u64>>>(b, true)?;
+    check_decode::<Vec<SocketAddr>>(b, true)?;
+    // A map's keys may arrive out of order or twice: it decodes, but not canonically.
+    check_decode::<BTreeMap<String, Vec<u8>>>(b, false)?;
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(fuzz::config())]
+
+    #[test]
+    fn fuzz_codec_roundtrip(m in any::<Mixed>(), l in to_launcher(), n in to_node()) {
+        prop_assert_eq!(codec::decode::<Mixed>(&codec::encode(&m).unwrap()).unwrap(), m);
+        prop_assert_eq!(codec::decode::<ToLauncher>(&codec::encode(&l).unwrap()).unwrap(), l);
+        prop_assert_eq!(codec::decode::<ToNode>(&codec::encode(&n).unwrap()).unwrap(), n);
+    }
+
+    #[test]
+    fn fuzz_codec_random_bytes(b in fuzz::bytes(200)) {
+        check_decode_all(&b)?;
+    }
+
+    #[test]
+    fn fuzz_codec_mutated(
+        m in any::<Mixed>(),
+        l in to_launcher(),
+        n in to_node(),
+        muts in fuzz::mutations(),
+    ) {
+        check_decode_all(&fuzz::mutated(&codec::encode(&m).unwrap(), &muts))?;
+        check_decode_all(&fuzz::mutated(&codec::encode(&l).unwrap(), &muts))?;
+        check_decode_all(&fuzz::mutated(&codec::encode(&n).unwrap(), &muts))?;
+    }
+}
+
+/// The wire format is bincode 1's fixed-width little-endian one (what `bincode::serialize`
+/// writes): pinned byte for byte, so a change of options shows here.
+#[test]
+fn codec_format_is_pinned() {
+    assert_eq!(codec::encode(&ToNode::Go).unwrap(), [1, 0, 0, 0]);
+    assert_eq!(
+        codec::encode(&ToLauncher::Ready { rank: 0x0102_0304 }).unwrap(),
+        [1, 0, 0, 0, 4, 3, 2, 1]
+    );
+    assert_eq!(
+        codec::encode(&ToNode::Abort {
+            reason: "ab".into()
+        })
+        .unwrap(),
+        [2, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, b'a', b'b']
+    );
+    let addr: SocketAddr = "10.0.0.2:4000".parse().unwrap();
+    let table = ToNode::Table {
+        addrs: vec![addr],
+        host: true,
+    };
+    assert_eq!(
+        codec::encode(&table).unwrap(),
+        [0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2, 0xa0, 0x0f, 1]
+    );
+    assert_eq!(
+        codec::decode::<ToNode>(&codec::encode(&table).unwrap()).unwrap(),
+        table
+    );
+}
+
+/// Length fields claiming up to 2^64 − 1 elements are refused at once, before anything of
+/// that size is allocated.
+#[test]
+fn codec_refuses_huge_lengths_before_allocating() {
+    for claim in [u64::MAX, u64::MAX / 2, 1 << 40, u32::MAX as u64, 1 << 24] {
+        let mut b = claim.to_le_bytes().to_vec();
+        b.extend_from_slice(&[0; 16]);
+        let t = Instant::now();
+        let (r, largest) = largest_alloc(|| {
+            [
+                codec::decode::<Vec<u8>>(&b).err(),
+                codec::decode::<String>(&b).err(),
+                codec::decode::<Vec<u64>>(&b).err(),
+                codec::decode::<Vec<String>>(&b).err(),
+                codec::decode::<BTreeMap<u64, u64>>(&b).err(),
+            ]
+        });
+        for e in r {
+            assert!(matches!(e, Some(Error::Codec(_))), "{claim}: {e:?}");
+        }
+        assert!(largest <= codec_bound(b.len()), "{claim}: {largest} bytes");
+        assert!(
+            t.elapsed() < Duration::from_secs(1),
+            "{claim}: {:?}",
+            t.elapsed()
+        );
+        // The table of addresses: variant 0, then the claim.
+        let mut t = vec![0u8; 4];
+        t.extend_from_slice(&b);
+        let (r, largest) = largest_alloc(|| codec::decode::<ToNode>(&t));
+        assert!(matches!(r, Err(Error::Codec(_))), "{claim}: {r:?}");
+        assert!(largest <= codec_bound(t.len()), "{claim}: {largest} bytes");
+    }
+}
+
+/// The codec drops an IPv6 address's flow label and scope id (serde writes an
+/// `SocketAddrV6` as address and port): a link-local address with a scope does not
+/// survive the control table. Pinned so that a change is seen; changing it changes the
+/// wire format.
+#[test]
+fn codec_drops_ipv6_scope() {
+    let a = SocketAddr::V6(SocketAddrV6::new("fe80::1".parse().unwrap(), 4000, 7, 3));
+    let back: SocketAddr = codec::decode(&codec::encode(&a).unwrap()).unwrap();
+    let SocketAddr::V6(b) = back else {
+        panic!("not V6")
+    };
+    assert_eq!(
+        (b.ip(), b.port(), b.flowinfo(), b.scope_id()),
+        (&"fe80::1".parse::<Ipv6Addr>().unwrap(), 4000, 0, 0)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Control messages.
+
+/// Read one control message of type `T` from `b`: no panic; a bootstrap error (bad length
+/// or contents) or an I/O error (the stream ended early); no allocation beyond the
+/// message limit plus the codec's bound; on success, exactly the frame was consumed.
+fn check_read<T: DeserializeOwned + Serialize>(b: &[u8]) -> Result<(), TestCaseError> {
+    let mut r = b;
+    let (got, largest) = largest_alloc(|| control::read_blocking::<T>(&mut r));
+    prop_assert!(
+        largest <= MAX_CONTROL_LEN as usize + codec_bound(b.len()),
+        "{largest}"
+    );
+    match got {
+        Ok(v) => {
+            let f = control::frame(&v).expect("frame");
+            prop_assert_eq!(&b[..b.len() - r.len()], &f[..]);
+        }
+        Err(Error::Bootstrap(m)) => prop_assert!(!m.is_empty()),
+        Err(Error::Io { source, .. }) => {
+            prop_assert_eq!(source.kind(), std::io::ErrorKind::UnexpectedEof)
+        }
+        Err(e) => prop_assert!(false, "unexpected error: {e}"),
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(fuzz::config())]
+
+    #[test]
+    fn fuzz_control_roundtrip(l in to_launcher(), n in to_node()) {
+        let mut stream = control::frame(&l).unwrap();
+        stream.extend(control::frame(&n).unwrap());
+        let mut r = &stream[..];
+        prop_assert_eq!(control::read_blocking::<ToLauncher>(&mut r).unwrap(), l);
+        prop_assert_eq!(control::read_blocking::<ToNode>(&mut r).unwrap(), n);
+        prop_assert!(r.is_empty());
+    }
+
+    #[test]
+    fn fuzz_control_random_bytes(b in fuzz::bytes(200)) {
+        check_read::<ToNode>(&b)?;
+        check_read::<ToLauncher>(&b)?;
+    }
+
+    #[test]
+    fn fuzz_control_mutated(l in to_launcher(), n in to_node(), muts in fuzz::mutations()) {
+        check_read::<ToLauncher>(&fuzz::mutated(&control::frame(&l).unwrap(), &muts))?;
+        check_read::<ToNode>(&fuzz::mutated(&control::frame(&n).unwrap(), &muts))?;
+    }
+
+    /// The length prefix overwritten with any value.
+    #[test]
+    fn fuzz_control_length_prefix(n in to_node(), len in prop_oneof![any::<u32>(), 0..4096u32]) {
+        let mut b = control::frame(&n).unwrap();
+        b[..4].copy_from_slice(&len.to_le_bytes());
+        check_read::<ToNode>(&b)?;
+    }
+
+    #[test]
+    fn fuzz_check_len(len in any::<u32>()) {
+        match control::check_len(len) {
+            Ok(n) => prop_assert!(len <= MAX_CONTROL_LEN && n == len as usize),
+            Err(Error::Bootstrap(_)) => prop_assert!(len > MAX_CONTROL_LEN),
+            Err(e) => prop_assert!(false, "unexpected error: {e}"),
+        }
+    }
+
+    /// Hex: what `to_hex` writes `from_hex` reads back; whatever `from_hex` accepts is
+    /// exactly hex (it reads back to the same text, lowercased).
+    #[test]
+    fn fuzz_hex(b in fuzz::bytes(64), s in "[0-9a-fA-F+\\- é]{0,16}", t in any::<String>()) {
+        prop_assert_eq!(control::from_hex(&control::to_hex(&b)), Some(b));
+        for s in [s, t] {
+            if let Some(v) = control::from_hex(&s) {
+                prop_assert_eq!(control::to_hex(&v), s.to_ascii_lowercase());
+            }
+        }
+    }
+}
+
+/// A length prefix of 2^32 − 1 is refused before the body is allocated or read.
+#[test]
+fn control_refuses_huge_length_before_allocating() {
+    for len in [u32::MAX, MAX_CONTROL_LEN + 1, 1 << 31] {
+        let mut b = len.to_le_bytes().to_vec();
+        b.extend_from_slice(&[0; 64]);
+        let mut r = &b[..];
+        let t = Instant::now();
+        let (got, largest) = largest_alloc(|| control::read_blocking::<ToNode>(&mut r));
+        assert!(matches!(got, Err(Error::Bootstrap(_))), "{len}: {got:?}");
+        assert_eq!(r.len(), 64, "{len}: the body was read");
+        assert!(largest < 4096, "{len}: {largest} bytes allocated");
+        assert!(t.elapsed() < Duration::from_secs(1));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// PMI-1 lines.
+
+/// The atoms of [`pmi_piece`]: PMI words and the characters that trouble them.
+const PMI_ATOMS: &[&str] = &[
+    "cmd", "=", " ", "\n", "\r", "\t", "\0", "\u{a0}", "\u{3000}", "é", "rc", "0", "-1", "value",
+    "x", "_", "(", ")", ",",
+];
+
+/// Pieces of PMI lines, the troublesome ones included.
+fn pmi_piece() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(PMI_ATOMS), 0..6).prop_map(|v| v.concat())
+}
+
+/// Parse a line: no panic, no line over the limit accepted, `rc` never panics.
+fn check_parse(line: &[u8]) -> Result<(), TestCaseError> {
+    let t = Instant::now();
+    match pmi::parse_reply(line) {
+        Ok(r) => {
+            prop_assert!(line.len() <= pmi::MAX_LINE);
+            let _ = r.rc();
+        }
+        Err(e) => prop_assert!(!e.is_empty()),
+    }
+    prop_assert!(t.elapsed() < Duration::from_secs(1));
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(fuzz::config())]
+
+    #[test]
+    fn fuzz_pmi_random_lines(b in fuzz::bytes(1100), pieces in prop::collection::vec(pmi_piece(), 0..40)) {
+        check_parse(&b)?;
+        check_parse(pieces.concat().as_bytes())?;
+    }
+
+    #[test]
+    fn fuzz_pmi_mutated(
+        key in "[a-z_]{1,12}",
+        value in "[ -~]{0,40}",
+        muts in fuzz::mutations(),
+    ) {
+        let line = format!("cmd=get_result rc=0 {key}={value}\n");
+        check_parse(&fuzz::mutated(line.as_bytes(), &muts))?;
+    }
+
+    /// Whatever `request` accepts, a PMI-1 parser reads back as the same command and
+    /// pairs; what it cannot carry it refuses.
+    #[test]
+    fn fuzz_pmi_request_roundtrip(
+        cmd in pmi_piece(),
+        pairs in prop::collection::vec((pmi_piece(), pmi_piece()), 0..6),
+    ) {
+        let refs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        match pmi::request(&cmd, &refs) {
+            Ok(line) => {
+                prop_assert!(line.len() < pmi::MAX_LINE && line.ends_with('\n'));
+                let r = pmi::parse_reply(line.as_bytes());
+                prop_assert!(r.is_ok(), "{:?} -> {:?}", line, r);
+                let r = r.unwrap();
+                prop_assert_eq!(&r.cmd, &cmd);
+                let want: HashMap<String, String> = pairs.iter().cloned().collect();
+                prop_assert_eq!(want.len(), pairs.len(), "a key twice was accepted");
+                prop_assert_eq!(r.fields, want);
+            }
+            Err(e) => prop_assert!(!e.is_empty()),
+        }
+    }
+
+    /// Valid requests (clean words) are accepted and read back.
+    #[test]
+    fn fuzz_pmi_clean_requests(
+        cmd in "[a-z_]{1,16}",
+        pairs in prop::collection::btree_map("[a-z_]{1,16}", "[!-<>-~é]{0,24}", 0..6),
+    ) {
+        let pairs: Vec<(String, String)> =
+            pairs.into_iter().filter(|(k, _)| k != "cmd").collect();
+        let refs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let line = pmi::request(&cmd, &refs).unwrap();
+        let r = pmi::parse_reply(line.as_bytes()).unwrap();
+        prop_assert_eq!(r.cmd, cmd);
+        prop_assert_eq!(r.fields, pairs.into_iter().collect::<HashMap<_, _>>());
+    }
+
+    /// A last value with spaces (Hydra's `msg=` texts) is read whole, its gaps one space.
+    #[test]
+    fn fuzz_pmi_message_with_spaces(
+        words in prop::collection::vec("[!-<>-~]{1,8}", 1..8),
+        gaps in prop::collection::vec(" {1,3}", 8),
+    ) {
+        let mut line = String::from("cmd=put_result rc=1 msg=");
+        for (w, gap) in words.iter().zip(&gaps) {
+            line.push_str(w);
+            line.push_str(gap);
+        }
+        let r = pmi::parse_reply(line.as_bytes()).unwrap();
+        let want = words.join(" ");
+        prop_assert_eq!(r.get("msg"), Some(want.as_str()));
+    }
+
+    /// Any text, sanitized, travels as a value and reads back unchanged.
+    #[test]
+    fn fuzz_pmi_sanitize(text in any::<String>(), soup in pmi_piece(), max in 0usize..700) {
+        for t in [text, soup] {
+            let s = pmi::sanitize(&t, max);
+            prop_assert!(s.len() <= max);
+            let line = pmi::request("abort", &[("exitcode", "1"), ("error_msg", &s)]);
+            prop_assert!(line.is_ok(), "{:?}", s);
+            let r = pmi::parse_reply(line.unwrap().as_bytes()).unwrap();
+            prop_assert_eq!(r.get("error_msg"), Some(s.as_str()));
+        }
+    }
+
+    #[test]
+    fn fuzz_pmi_mapping(
+        blocks in prop::collection::vec((any::<u32>(), any::<u32>(), any::<u32>()), 1..5),
+        small in prop::collection::vec((0u32..100, 0u32..100, 0u32..9), 1..5),
+        junk in pmi_piece(),
+        spaces in any::<bool>(),
+    ) {
+        for blocks in [blocks, small] {
+            let sep = if spaces { ", " } else { "," };
+            let body: Vec<String> = blocks
+                .iter()
+                .map(|(s, c, p)| format!("({s}{sep}{c}{sep}{p})"))
+                .collect();
+            let v = format!("(vector{sep}{})", body.join(sep));
+            let want = blocks
+                .iter()
+                .map(|(s, c, _)| s.checked_add(*c))
+                .collect::<Option<Vec<u32>>>()
+                .and_then(|e| e.into_iter().max());
+            prop_assert_eq!(pmi::mapping_nodes(&v), want, "{}", v);
+        }
+        let _ = pmi::mapping_nodes(&junk);
+    }
+}
