@@ -139,7 +139,7 @@ fn tcp_job(dim: u32, program: Program) {
             links[b as usize].push((a, accepted));
         }
     }
-    let addrs = vec!["127.0.0.1:0".parse().unwrap(); n as usize];
+    let addrs = vec![Some("127.0.0.1:0".parse().unwrap()); n as usize];
     let (tx, rx) = mpsc::channel();
     for (me, links) in (0..n).zip(links) {
         let t = TcpTransport::start(me, dim, links, addrs.clone(), false, Tuning::default());
