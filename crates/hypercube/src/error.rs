@@ -1,8 +1,7 @@
 //! The one error type of the runtime. Every variant says what happened and what to do.
 
 use bytes::Bytes;
-
-use crate::NodeId;
+use hypercube_topology::NodeId;
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -10,9 +10,9 @@
 use std::collections::{HashMap, VecDeque};
 
 use bytes::{Bytes, BytesMut};
+use hypercube_topology::NodeId;
 
 use crate::message::{Message, MsgType, Select, Status};
-use crate::NodeId;
 
 /// Identifies a posted receive.
 pub(crate) type RecvToken = u64;

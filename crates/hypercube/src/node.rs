@@ -7,13 +7,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use hypercube_topology::NodeId;
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::error::{Error, Result};
+use crate::ids::HOST;
 use crate::message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
 use crate::parts::Parts;
 use crate::transport::{RecvToken, SendToken, Transport};
-use crate::NodeId;
 
 /// Something that can be sent as a message payload. `Bytes`, `BytesMut`, `Vec<u8>` and
 /// `String` move in without a copy; borrowed slices are copied once. [`Parts`] is sent as
@@ -276,7 +277,7 @@ impl Node {
     /// The host can send to and receive from every node, and take part in the host
     /// variants of the utilities; it is not a member of any subcube.
     pub fn is_host(&self) -> bool {
-        self.mynode() == crate::HOST
+        self.mynode() == HOST
     }
 
     /// The number of nodes, 2^d (iPSC `numnodes`).

@@ -18,12 +18,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hypercube_topology::NodeId;
+
 use crate::error::{Error, Result};
 use crate::transport::tcp::TcpTransport;
 use crate::transport::Tuning;
 use crate::wire::control::{from_hex, to_hex, ToLauncher};
 use crate::wire::pmi::{self, Reply};
-use crate::NodeId;
 
 use super::links::{self, Keys};
 

@@ -43,8 +43,9 @@ pub use element::{Element, Op};
 pub use select::{Algorithm, Operation};
 pub use shift::ShiftOrder;
 
+use hypercube_topology::NodeId;
+
 use crate::node::Node;
-use crate::NodeId;
 
 /// The subcube of dimension `dim` that contains a node: the group a collective runs on,
 /// with an optional per-call choice of algorithm.
@@ -97,6 +98,6 @@ impl<'a> Subcube<'a> {
 
     /// The lowest physical node of the subcube.
     pub fn base(&self) -> NodeId {
-        crate::topology::subcube_base(self.node.mynode(), self.dim)
+        hypercube_topology::subcube_base(self.node.mynode(), self.dim)
     }
 }

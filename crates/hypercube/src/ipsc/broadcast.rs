@@ -13,8 +13,7 @@ use bytes::Bytes;
 
 use super::{check_dim, RecoveredData};
 use crate::error::{Error, Result};
-use crate::node::{IntoPayload, SendRequest};
-use crate::Node;
+use crate::node::{IntoPayload, Node, SendRequest};
 
 impl Node {
     /// Broadcast `data` from this node (the root) to every other node of its subcube of

@@ -43,11 +43,12 @@
 //! # Ok(()) }
 //! ```
 
+use hypercube_topology::{split_in_place, Boundary, NodeId};
+
 use crate::error::{Error, Result};
 use crate::ipsc::{Element, Op};
 use crate::message::MsgType;
-use crate::topology::{split_in_place, Boundary};
-use crate::{Node, NodeId};
+use crate::node::Node;
 
 /// A non-negative seed integer as `u32`, or an argument error naming it.
 fn nonneg(routine: &'static str, name: &str, v: i32) -> Result<u32> {
@@ -103,7 +104,7 @@ pub fn ginv(n: i32) -> i32 {
 /// BETWEEN (§9): does node `j` lie on a shortest path from node `i` to node `k`?
 #[doc(alias = "BETWEEN")]
 pub fn between(i: i32, j: i32, k: i32) -> bool {
-    crate::topology::between(i as u32, j as u32, k as u32)
+    hypercube_topology::between(i as u32, j as u32, k as u32)
 }
 
 /// SPLIT (§9): reorder `list[..number]` relative to this node as
@@ -146,7 +147,7 @@ pub fn gsendw(ci: &Node, type_: i32, buf: &[u8], len: i32, dim: i32) -> Result<(
     let len = length("GSENDW", "LEN", i64::from(len), buf.len())?;
     let dim = nonneg("GSENDW", "DIM", dim)?;
     if ci.is_host() {
-        return ci.gsend_from_host(crate::MsgType(ty), &buf[..len], 0, dim);
+        return ci.gsend_from_host(MsgType(ty), &buf[..len], 0, dim);
     }
     ci.gsend(&buf[..len], dim)
 }
@@ -164,7 +165,7 @@ pub fn grecvw_from_host(
 ) -> Result<()> {
     let ty = nonneg("GRECVW", "TYPE", type_)?;
     let len = length("GRECVW", "LEN", i64::from(len), buf.len())?;
-    let data = ci.grecv_from_host(crate::MsgType(ty), nonneg("GRECVW", "DIM", dim)?)?;
+    let data = ci.grecv_from_host(MsgType(ty), nonneg("GRECVW", "DIM", dim)?)?;
     *cnt = count(data.len());
     if data.len() > len {
         return Err(Error::GrecvwTruncated {
@@ -230,12 +231,7 @@ pub fn gop<T: Element>(
         detail: format!("OP = {op:?} is not an operation; pass '+', '*', 'M' or 'm'"),
     })?;
     if root == HOST_ROOT {
-        return ci.gop_to_host(
-            &mut x[..n],
-            op,
-            crate::MsgType(ty),
-            nonneg("GOP", "DIM", dim)?,
-        );
+        return ci.gop_to_host(&mut x[..n], op, MsgType(ty), nonneg("GOP", "DIM", dim)?);
     }
     ci.gop(
         &mut x[..n],
@@ -268,7 +264,7 @@ pub fn gcat(
     let msglen = length("GCAT", "MSGLEN", i64::from(msglen), buflen)?;
     if root == HOST_ROOT {
         let dim = nonneg("GCAT", "DIM", dim)?;
-        ci.gcat_to_host(&buf[..msglen], crate::MsgType(ty), dim)?;
+        ci.gcat_to_host(&buf[..msglen], MsgType(ty), dim)?;
         *cnt = count(msglen);
         return Ok(());
     }

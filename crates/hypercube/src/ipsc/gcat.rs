@@ -14,11 +14,11 @@
 //! here each child's message is received by its source, under one reserved tag per call.
 
 use bytes::{Bytes, BytesMut};
+use hypercube_topology::NodeId;
 
 use super::{check_dim, check_node, RecoveredData};
 use crate::error::{Error, Result};
-use crate::node::{IntoPayload, RecvRequest};
-use crate::{Node, NodeId};
+use crate::node::{IntoPayload, Node, RecvRequest};
 
 impl Node {
     /// Concatenate the contributions of every member of the root's subcube of dimension

@@ -24,12 +24,12 @@
 use std::collections::VecDeque;
 
 use bytes::Bytes;
+use hypercube_topology::NodeId;
 
 use super::{check_node, keyed_tag, Keyed};
 use crate::error::{Error, Result};
 use crate::message::{Message, MsgType, Status};
-use crate::node::{IntoPayload, RecvRequest, SendRequest};
-use crate::{Node, NodeId};
+use crate::node::{IntoPayload, Node, RecvRequest, SendRequest};
 
 /// The seed's chunk size, MAXLEN = 16384 bytes: the default of [`Node::lsend`].
 pub const SEED_CHUNK_BYTES: usize = 16384;

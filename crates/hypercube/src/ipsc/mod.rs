@@ -45,9 +45,11 @@
 //! hands the whole message back inside the error ([`RecoveredData`]), after forwarding it
 //! to the rest of the tree so that the other nodes finish normally.
 
+use hypercube_topology::NodeId;
+
 use crate::error::{Error, Result};
+use crate::node::Node;
 use crate::tags::Keyed;
-use crate::{Node, NodeId};
 
 mod broadcast;
 pub mod compat;

@@ -28,6 +28,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use hypercube_topology::NodeId;
 
 use crate::error::{Error, Result};
 use crate::mailbox::{Body, Mailbox};
@@ -35,7 +36,6 @@ use crate::message::{Message, Select, Status};
 use crate::node::Node;
 use crate::parts::Parts;
 use crate::transport::{RecvToken, SendToken, Transport};
-use crate::NodeId;
 
 /// The textbook's communication cost parameters: a message of `m` bytes costs
 /// `t_s + t_w * m` (time units are the caller's: seconds, microseconds, ...).

@@ -4,10 +4,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::error::Result;
+use hypercube_topology::NodeId;
+
+use crate::error::{Error, Result};
 use crate::message::{Message, Select, Status};
 use crate::parts::Parts;
-use crate::NodeId;
 
 pub mod local;
 pub mod tcp;
@@ -121,7 +122,7 @@ fn parse_congestion(v: &str) -> Result<Vec<String>> {
                 || n.len() > 15
                 || !n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
             {
-                Err(crate::Error::Config(format!(
+                Err(Error::Config(format!(
                     "HYPERCUBE_TCP_CONGESTION={v:?}: {n:?} is not a congestion control name \
                      (use names such as cubic,reno, or `system`)"
                 )))
@@ -161,7 +162,7 @@ impl Tuning {
         let get = |name: &str| -> Result<Option<u64>> {
             match std::env::var(name) {
                 Ok(v) => v.trim().parse::<u64>().map(Some).map_err(|_| {
-                    crate::Error::Config(format!("{name}={v:?} is not a non-negative integer"))
+                    Error::Config(format!("{name}={v:?} is not a non-negative integer"))
                 }),
                 Err(_) => Ok(None),
             }

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use super::ctx::{Ctx, Layout};
 use super::select::{choose, Algorithm, Operation};
 use super::Subcube;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 impl Subcube<'_> {
     /// All-to-all broadcast: every member passes a block of one common length and returns
@@ -26,7 +26,7 @@ impl Subcube<'_> {
             _ => hypercube::allgather(&c, block, Layout::Equal)?,
         };
         if out.iter().any(|b| b.len() != out[0].len()) {
-            return Err(crate::Error::InvalidArgument(
+            return Err(Error::InvalidArgument(
                 "allgather: members passed blocks of different lengths; use allgatherv".into(),
             ));
         }

@@ -4,12 +4,12 @@ pub(crate) mod hypercube;
 mod scatter_allgather;
 
 use bytes::Bytes;
+use hypercube_topology::NodeId;
 
 use super::ctx::{rel_root, Ctx};
 use super::select::{choose, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
-use crate::NodeId;
 
 impl Subcube<'_> {
     /// One-to-all broadcast: every member returns the `len_bytes` bytes that `root` passed

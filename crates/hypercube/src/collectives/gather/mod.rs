@@ -4,12 +4,12 @@ mod ecube;
 pub(crate) mod hypercube;
 
 use bytes::Bytes;
+use hypercube_topology::NodeId;
 
 use super::ctx::{rel_root, Ctx, Layout};
 use super::select::{choose, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
-use crate::NodeId;
 
 impl Subcube<'_> {
     /// Gather: every member passes a block of one common length; `root` returns all blocks

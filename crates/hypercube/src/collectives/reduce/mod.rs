@@ -3,12 +3,13 @@
 mod hypercube;
 mod reduce_scatter_gather;
 
+use hypercube_topology::NodeId;
+
 use super::ctx::{rel_root, Ctx};
 use super::element::{Element, Op};
 use super::select::{choose, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
-use crate::NodeId;
 
 impl Subcube<'_> {
     /// All-to-one reduction: every member passes a vector of the same length; `root`

@@ -4,12 +4,12 @@ pub(crate) mod ecube;
 pub(crate) mod hypercube;
 
 use bytes::Bytes;
+use hypercube_topology::NodeId;
 
 use super::ctx::{rel_root, Ctx, Layout};
 use super::select::{choose, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
-use crate::NodeId;
 
 impl Subcube<'_> {
     /// Scatter: `root` passes one block per member (by relative rank), each of

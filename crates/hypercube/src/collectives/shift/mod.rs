@@ -4,12 +4,12 @@ mod ecube;
 pub(crate) mod gray_ring;
 
 use bytes::Bytes;
+use hypercube_topology::{ginv, gray};
 
 use super::ctx::Ctx;
 use super::select::{choose, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
-use crate::topology::{ginv, gray};
 
 /// The order of the subcube's nodes a circular shift follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,16 +21,17 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use hypercube_topology::NodeId;
 use link::{Flush, LinkIn, LinkOut, OutFrame, ReadError, ReadOutcome};
 
 use crate::error::{Error, Result};
+use crate::ids::HOST;
 use crate::mailbox::{Body, Mailbox, NeedCts};
 use crate::message::{Message, Select, Status};
 use crate::parts::Parts;
 use crate::tags;
 use crate::transport::{RecvToken, SendToken, Transport, Tuning};
 use crate::wire::frame::{Header, Kind};
-use crate::NodeId;
 
 /// Per-message overhead charged against eager credit (so empty messages are bounded too).
 const EAGER_OVERHEAD: u64 = 64;
@@ -126,20 +127,20 @@ impl Engine {
     /// host's only link goes to node 0; node 0's link number `dim` goes to the host; other
     /// nodes route host-bound frames towards node 0.
     fn route(&self, dest: NodeId) -> usize {
-        if self.me == crate::HOST {
+        if self.me == HOST {
             return 0;
         }
-        if dest == crate::HOST && self.me == 0 {
+        if dest == HOST && self.me == 0 {
             return self.dim as usize;
         }
-        let target = if dest == crate::HOST { 0 } else { dest };
+        let target = if dest == HOST { 0 } else { dest };
         let next = hypercube_topology::ecube_next_hop(self.me, target).unwrap_or(self.me);
         (self.me ^ next).trailing_zeros() as usize
     }
 
     /// Index of a node (or the host) in per-node tables.
     fn slot(&self, n: NodeId) -> usize {
-        if n == crate::HOST {
+        if n == HOST {
             self.num_nodes as usize
         } else {
             n as usize
@@ -148,7 +149,7 @@ impl Engine {
 
     /// Every node (and the host) except this one.
     fn others(&self) -> impl Iterator<Item = NodeId> + '_ {
-        let host = (self.has_host && self.me != crate::HOST).then_some(crate::HOST);
+        let host = (self.has_host && self.me != HOST).then_some(HOST);
         (0..self.num_nodes)
             .filter(move |n| *n != self.me)
             .chain(host)
@@ -471,7 +472,7 @@ fn describe_select(sel: &Select) -> String {
     let what = describe_type(sel);
     match sel.source {
         _ if sel.ty == crate::message::TypeSel::Is(tags::FINALIZE) => what,
-        Some(s) if s == crate::HOST => format!("{what} from the host"),
+        Some(s) if s == HOST => format!("{what} from the host"),
         Some(s) => format!("{what} from node {s}"),
         None => format!("{what} from any node"),
     }
@@ -573,12 +574,12 @@ impl TcpTransport {
 
     fn check_dest(&self, dest: NodeId) -> Result<()> {
         let e = &*self.engine;
-        let host_ok = dest == crate::HOST && e.has_host && e.me != crate::HOST;
+        let host_ok = dest == HOST && e.has_host && e.me != HOST;
         if dest >= e.num_nodes && !host_ok {
             return Err(Error::InvalidNode {
                 node: dest as i64,
                 what: if e.has_host {
-                    format!("cube of dimension {} (or the host, {})", e.dim, crate::HOST)
+                    format!("cube of dimension {} (or the host, {})", e.dim, HOST)
                 } else {
                     format!("cube of dimension {} (the job has no host)", e.dim)
                 },
@@ -833,18 +834,18 @@ impl Transport for TcpTransport {
                 }
                 t.map_or(Ok(()), |t| self.wait_send(t))
             };
-            if e.me == crate::HOST {
+            if e.me == HOST {
                 // The host arrives at node 0 and is released by it.
                 exchange(0, true, true)?;
             } else {
                 if e.me == 0 && e.has_host {
-                    exchange(crate::HOST, false, true)?;
+                    exchange(HOST, false, true)?;
                 }
                 for k in 0..e.dim {
                     exchange(e.me ^ (1 << k), true, true)?;
                 }
                 if e.me == 0 && e.has_host {
-                    exchange(crate::HOST, true, false)?;
+                    exchange(HOST, true, false)?;
                 }
             }
             // 2. Flush, say goodbye on every link, and wait for the neighbors' goodbyes.
