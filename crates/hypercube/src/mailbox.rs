@@ -14,8 +14,8 @@ use hypercube_topology::NodeId;
 
 use crate::message::{Message, MsgType, Select, Status};
 
-/// Identifies a posted receive.
-pub(crate) type RecvToken = u64;
+/// Identifies a posted receive (the mailbox issues them; `hypercube::transport::RecvToken`).
+pub type RecvToken = u64;
 
 /// The body of an arrived message.
 #[derive(Debug)]

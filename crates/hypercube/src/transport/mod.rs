@@ -13,10 +13,10 @@ use crate::parts::Parts;
 pub mod local;
 pub mod tcp;
 
+pub use crate::mailbox::RecvToken;
+
 /// Identifies a started send.
 pub type SendToken = u64;
-/// Identifies a posted receive.
-pub type RecvToken = u64;
 
 /// Point-to-point messaging between the nodes of one cube: what a transport must provide.
 ///
