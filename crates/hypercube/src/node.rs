@@ -12,6 +12,7 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use crate::error::{Error, Result};
 use crate::ids::HOST;
+use crate::mailbox::Held;
 use crate::message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
 use crate::parts::Parts;
 use crate::transport::{RecvToken, SendToken, Transport};
@@ -91,9 +92,9 @@ struct NodeInner {
     /// Per subcube dimension: how many utility/collective calls this node has made on
     /// subcubes of that dimension (every member makes the same calls in the same order).
     seq: std::sync::Mutex<[u32; 32]>,
-    /// Long-message headers taken off the queue by a receive whose buffer was too small,
-    /// kept for the next matching long receive (`ipsc::long`).
-    long_headers: std::sync::Mutex<Vec<crate::ipsc::long::HeldHeader>>,
+    /// Messages taken off the queue and set aside for the next matching receive
+    /// ([`Node::hold`]).
+    held: std::sync::Mutex<Held>,
 }
 
 impl Drop for NodeInner {
@@ -208,19 +209,24 @@ impl Node {
             inner: Arc::new(NodeInner {
                 t,
                 seq: std::sync::Mutex::new([0; 32]),
-                long_headers: std::sync::Mutex::new(Vec::new()),
+                held: std::sync::Mutex::new(Held::default()),
             }),
         }
     }
 
-    /// The long-message headers this node holds back (see `NodeInner::long_headers`).
-    pub(crate) fn long_headers(
-        &self,
-    ) -> std::sync::MutexGuard<'_, Vec<crate::ipsc::long::HeldHeader>> {
-        self.inner
-            .long_headers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+    /// Set a received message aside: the next [`Node::take_held`] that matches it gets it,
+    /// before anything still queued (see [`Held`]).
+    pub(crate) fn hold(&self, m: Message) {
+        self.held().hold(m);
+    }
+
+    /// The first message set aside by [`Node::hold`] that `sel` matches.
+    pub(crate) fn take_held(&self, sel: &Select) -> Option<Message> {
+        self.held().take(sel)
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.inner.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A fresh tag in the reserved type space for one utility/collective call on a subcube

@@ -56,7 +56,7 @@ pub mod compat;
 mod gcat;
 mod gop;
 mod host;
-pub(crate) mod long;
+mod long;
 mod mesh;
 mod sparse;
 
