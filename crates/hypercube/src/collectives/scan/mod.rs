@@ -1,7 +1,7 @@
 //! Prefix sums (`MPI_Scan`, `MPI_Exscan`, Grama §4.3): Alg. 4.9 on the hypercube, or the
 //! pipelined chain of ranks for long vectors.
 
-pub(crate) mod chain;
+mod chain;
 mod hypercube;
 
 use super::ctx::Ctx;
