@@ -19,4 +19,5 @@ pub use model::{
     chain_segments, machine, mesh_shape, model_time, model_work, selection_time, Machine,
 };
 pub use names::{Algorithm, Operation};
+pub(crate) use policy::not_implemented;
 pub use policy::{automatic, choose};

@@ -97,6 +97,16 @@ pub fn choose(
     Ok(automatic(op, k, m_bytes, commutative, &machine()))
 }
 
+/// The error of an operation's dispatch for an algorithm it has no arm for. [`choose`]
+/// returns only algorithms that [`Operation::algorithms`] lists, so this is a bug in the
+/// crate (a listed algorithm without code) — an error, never another algorithm in its place.
+pub(crate) fn not_implemented(op: Operation, alg: Algorithm) -> Error {
+    Error::InvalidArgument(format!(
+        "{op:?} has no code for algorithm {alg:?}, which Operation::algorithms lists for it \
+         (a bug in hypercube: the operation's dispatch lacks an arm)"
+    ))
+}
+
 /// The automatic choice on `machine`: the candidate with the least [`selection_time`];
 /// between equal ones (equal volumes, when the work bound decides) the one with fewer
 /// steps — the start-ups the volume does not hide — then the shorter critical path, then
