@@ -31,6 +31,7 @@ mod error;
 mod ids;
 pub mod ipsc;
 mod job;
+mod local;
 mod logging;
 mod mailbox;
 mod message;

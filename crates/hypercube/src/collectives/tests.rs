@@ -6,7 +6,7 @@ use bytes::Bytes;
 
 use super::{Algorithm, Op, Operation, ShiftOrder, Subcube};
 use crate::error::Result;
-use crate::transport::local::run_local;
+use crate::local::run_local;
 
 /// Every operation. The match makes a new `Operation` a compile error here until it is
 /// listed (and given a call in `call`).

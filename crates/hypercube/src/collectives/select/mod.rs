@@ -16,7 +16,7 @@ mod names;
 mod policy;
 
 pub use model::{
-    chain_segments, machine, mesh_shape, model_time, model_work, selection_time, Machine,
+    chain_segments, machine, mesh_shape, model_time, model_work, selection_time, CostModel, Machine,
 };
 pub use names::{Algorithm, Operation};
 pub(crate) use policy::not_implemented;

@@ -5,7 +5,23 @@
 use hypercube_topology::mesh_shape_for;
 
 use super::names::{Algorithm, Operation};
-use crate::transport::local::CostModel;
+
+/// The textbook's communication cost parameters: a message of `m` bytes costs
+/// `t_s + t_w * m` (time units are the caller's: seconds, microseconds, ...).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostModel {
+    /// Start-up time per message.
+    pub t_s: f64,
+    /// Transfer time per byte.
+    pub t_w: f64,
+}
+
+impl CostModel {
+    /// The cost of one message of `len_bytes`.
+    pub fn message(&self, len_bytes: usize) -> f64 {
+        self.t_s + self.t_w * len_bytes as f64
+    }
+}
 
 /// The most bytes a segment of [`Algorithm::Chain`] has: one eager message (no rendezvous
 /// round trip per segment).

@@ -1,10 +1,9 @@
 //! Which algorithm runs: the caller's request, else the job setting, else the automatic
 //! choice by [`selection_time`] within the rules this machine was measured to need.
 
-use super::model::{machine, model_time, selection_time, Machine};
+use super::model::{machine, model_time, selection_time, CostModel, Machine};
 use super::names::{Algorithm, Operation};
 use crate::error::{Error, Result};
-use crate::transport::local::CostModel;
 
 /// May the automatic choice pick `a` for `op` (a block or vector of `m_bytes`, on `2^k`
 /// nodes)? Three measured rules, where the model and this machine disagree (commands in
