@@ -13,8 +13,7 @@ use hypercube_topology::NodeId;
 
 use crate::error::{Error, Result};
 use crate::ids::HOST;
-use crate::transport::tcp::TcpTransport;
-use crate::transport::Tuning;
+use crate::transport::tcp::{TcpTransport, Tuning};
 use crate::wire::control::{self, ToLauncher, ToNode};
 
 use super::links::{self, Keys};

@@ -21,8 +21,7 @@ use std::time::{Duration, Instant};
 use hypercube_topology::NodeId;
 
 use crate::error::{Error, Result};
-use crate::transport::tcp::TcpTransport;
-use crate::transport::Tuning;
+use crate::transport::tcp::{TcpTransport, Tuning};
 use crate::wire::control::{from_hex, to_hex, ToLauncher};
 use crate::wire::pmi::{self, Reply};
 

@@ -10,7 +10,8 @@ use crate::error::Error;
 use crate::message::{MsgType, Select};
 use crate::node::Node;
 use crate::transport::tcp::TcpTransport;
-use crate::transport::{Transport, Tuning};
+use crate::transport::tcp::Tuning;
+use crate::transport::Transport;
 
 /// Every range of the layout, in the order of the module doc's table.
 fn layout() -> [(&'static str, RangeInclusive<u32>); 9] {

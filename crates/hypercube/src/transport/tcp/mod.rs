@@ -9,7 +9,10 @@
 mod link;
 mod progress;
 mod sockopt;
+mod tuning;
 mod wait;
+
+pub use tuning::Tuning;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -30,7 +33,7 @@ use crate::mailbox::{Body, Mailbox, NeedCts};
 use crate::message::{Message, Select, Status};
 use crate::parts::Parts;
 use crate::tags;
-use crate::transport::{RecvToken, SendToken, Transport, Tuning};
+use crate::transport::{RecvToken, SendToken, Transport};
 use crate::wire::frame::{Header, Kind};
 
 /// Per-message overhead charged against eager credit (so empty messages are bounded too).
