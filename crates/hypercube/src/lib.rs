@@ -46,8 +46,8 @@ pub use hypercube_topology as topology;
 pub use hypercube_topology::NodeId;
 pub use ids::HOST;
 pub use message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
-pub use node::{IntoPayload, Node, RecvRequest, SendRequest};
-pub use parts::Parts;
+pub use node::{Node, RecvRequest, SendRequest};
+pub use parts::{IntoPayload, Parts};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 use serde::{de::DeserializeOwned, Serialize};
 
@@ -14,67 +13,8 @@ use crate::error::{Error, Result};
 use crate::ids::HOST;
 use crate::mailbox::Held;
 use crate::message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
-use crate::parts::Parts;
+use crate::parts::{IntoPayload, Parts};
 use crate::transport::{RecvToken, SendToken, Transport};
-
-/// Something that can be sent as a message payload. `Bytes`, `BytesMut`, `Vec<u8>` and
-/// `String` move in without a copy; borrowed slices are copied once. [`Parts`] is sent as
-/// its buffers back to back, without joining them (one gather write); the receiver gets
-/// one contiguous message.
-pub trait IntoPayload: Sized {
-    /// Convert into shared bytes (several parts are joined with a copy).
-    fn into_payload(self) -> Bytes;
-    /// Convert into the parts to send (the default: [`IntoPayload::into_payload`]'s one
-    /// buffer).
-    fn into_parts(self) -> Parts {
-        Parts::One(self.into_payload())
-    }
-}
-
-impl IntoPayload for Parts {
-    fn into_payload(self) -> Bytes {
-        self.into_bytes()
-    }
-    fn into_parts(self) -> Parts {
-        self
-    }
-}
-
-impl IntoPayload for Bytes {
-    fn into_payload(self) -> Bytes {
-        self
-    }
-}
-impl IntoPayload for BytesMut {
-    fn into_payload(self) -> Bytes {
-        self.freeze()
-    }
-}
-impl IntoPayload for Vec<u8> {
-    fn into_payload(self) -> Bytes {
-        Bytes::from(self)
-    }
-}
-impl IntoPayload for String {
-    fn into_payload(self) -> Bytes {
-        Bytes::from(self)
-    }
-}
-impl IntoPayload for &[u8] {
-    fn into_payload(self) -> Bytes {
-        Bytes::copy_from_slice(self)
-    }
-}
-impl<const N: usize> IntoPayload for &[u8; N] {
-    fn into_payload(self) -> Bytes {
-        Bytes::copy_from_slice(self)
-    }
-}
-impl IntoPayload for &str {
-    fn into_payload(self) -> Bytes {
-        Bytes::copy_from_slice(self.as_bytes())
-    }
-}
 
 /// One node of a running cube. Cheap to clone (shared); all methods take `&self`.
 ///

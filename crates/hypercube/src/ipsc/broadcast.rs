@@ -13,7 +13,8 @@ use bytes::Bytes;
 
 use super::{check_dim, RecoveredData};
 use crate::error::{Error, Result};
-use crate::node::{IntoPayload, Node, SendRequest};
+use crate::node::{Node, SendRequest};
+use crate::parts::IntoPayload;
 
 impl Node {
     /// Broadcast `data` from this node (the root) to every other node of its subcube of

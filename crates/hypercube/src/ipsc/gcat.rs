@@ -18,7 +18,8 @@ use hypercube_topology::NodeId;
 
 use super::{check_dim, check_node, RecoveredData};
 use crate::error::{Error, Result};
-use crate::node::{IntoPayload, Node, RecvRequest};
+use crate::node::{Node, RecvRequest};
+use crate::parts::IntoPayload;
 
 impl Node {
     /// Concatenate the contributions of every member of the root's subcube of dimension

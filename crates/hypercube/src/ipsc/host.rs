@@ -19,7 +19,8 @@ use super::{check_dim, Element};
 use crate::error::{Error, Result};
 use crate::ids::HOST;
 use crate::message::{MsgType, Select, TypeSel};
-use crate::node::{IntoPayload, Node};
+use crate::node::Node;
+use crate::parts::IntoPayload;
 
 fn need_host(node: &Node, routine: &'static str) -> Result<()> {
     if !node.is_host() {

@@ -29,7 +29,8 @@ use hypercube_topology::NodeId;
 use super::{check_node, keyed_tag, Keyed};
 use crate::error::{Error, Result};
 use crate::message::{Message, MsgType, Select, Status};
-use crate::node::{IntoPayload, Node, RecvRequest, SendRequest};
+use crate::node::{Node, RecvRequest, SendRequest};
+use crate::parts::IntoPayload;
 
 /// The seed's chunk size, MAXLEN = 16384 bytes: the default of [`Node::lsend`].
 pub const SEED_CHUNK_BYTES: usize = 16384;

@@ -34,7 +34,8 @@ use hypercube_topology::{sparse_send_plan, NodeId};
 use super::{check_node, keyed_tag, Keyed, RecoveredData};
 use crate::error::{Error, Result};
 use crate::message::MsgType;
-use crate::node::{IntoPayload, Node, SendRequest};
+use crate::node::{Node, SendRequest};
+use crate::parts::IntoPayload;
 
 impl Node {
     /// Send `data` from this node to every node in `targets` through SPLIT's fan-out tree
