@@ -305,10 +305,11 @@ impl Mailbox {
     }
 }
 
-/// Messages a receiver took off the queue and then set aside, for the next receive that
-/// matches them (which gets them before anything still queued). A message is held, for
-/// instance, when it turned out not to fit the caller's buffer (the header of a long
-/// message, `ipsc::long`). The one held last is matched first.
+/// Messages a receiver took off the queue and then set aside, for a later receive that
+/// looks here first (`Node::take_held`) and matches them: it gets them before anything
+/// still queued. A message is held, for instance, when it turned out not to fit the
+/// caller's buffer (the header of a long message, `ipsc::long`). The one held last is
+/// matched first.
 #[derive(Debug, Default)]
 pub(crate) struct Held(Vec<Message>);
 
