@@ -1,6 +1,7 @@
 //! The one error type of the runtime. Every variant says what happened and what to do.
 
-use crate::NodeId;
+use bytes::Bytes;
+use hypercube_topology::NodeId;
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -246,7 +247,7 @@ pub enum Error {
         /// Bytes the buffer holds.
         capacity: u64,
         /// The complete concatenation (this node's result).
-        data: crate::ipsc::RecoveredData,
+        data: RecoveredData,
     },
 
     /// A broadcast message is longer than the receive buffer (seed §8). Nothing is lost: the
@@ -263,7 +264,7 @@ pub enum Error {
         /// Bytes the buffer holds.
         capacity: u64,
         /// The complete message.
-        data: crate::ipsc::RecoveredData,
+        data: RecoveredData,
     },
 
     /// A long message is longer than the receive buffer (seed §8). Nothing was received:
@@ -301,7 +302,7 @@ pub enum Error {
         /// Bytes the buffer holds.
         capacity: u64,
         /// The complete message.
-        data: crate::ipsc::RecoveredData,
+        data: RecoveredData,
     },
 
     /// A topology computation failed; for a mesh that does not fit the cube the text starts
@@ -516,5 +517,35 @@ mod tests {
         // A user's own words that happen to mention a peer node.
         assert!(!Error::is_reaction_text("peer node is gone, says the user"));
         assert!(!Error::is_reaction_text("rank 1 gives up on purpose"));
+    }
+}
+
+/// A whole message handed back inside an error, so that nothing is lost when it did not fit
+/// the caller's buffer (GRECVW, GCAT, SPGRCW). Its `Debug` shows only the length.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RecoveredData(pub(crate) Bytes);
+
+impl RecoveredData {
+    /// The complete message.
+    pub fn bytes(&self) -> &Bytes {
+        &self.0
+    }
+    /// Take the complete message.
+    pub fn into_bytes(self) -> Bytes {
+        self.0
+    }
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// True for an empty message.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for RecoveredData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RecoveredData(<{} bytes>)", self.0.len())
     }
 }

@@ -28,8 +28,10 @@
 mod boot;
 pub mod collectives;
 mod error;
+mod ids;
 pub mod ipsc;
 mod job;
+mod local;
 mod logging;
 mod mailbox;
 mod message;
@@ -42,14 +44,10 @@ pub mod wire;
 pub use error::{Error, Result};
 pub use hypercube_topology as topology;
 pub use hypercube_topology::NodeId;
-
-/// The node number of the host process (iPSC: node `-32768`), when the job has one
-/// (`hcrun --host PROGRAM`). The host is linked to node 0; messages to and from it are
-/// forwarded like any other. `-32768_i32 as u32`.
-pub const HOST: NodeId = 0xFFFF_8000;
+pub use ids::HOST;
 pub use message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
-pub use node::{IntoPayload, Node, RecvRequest, SendRequest};
-pub use parts::Parts;
+pub use node::{Node, RecvRequest, SendRequest};
+pub use parts::{IntoPayload, Parts};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -10,12 +10,12 @@
 use std::collections::{HashMap, VecDeque};
 
 use bytes::{Bytes, BytesMut};
+use hypercube_topology::NodeId;
 
 use crate::message::{Message, MsgType, Select, Status};
-use crate::NodeId;
 
-/// Identifies a posted receive.
-pub(crate) type RecvToken = u64;
+/// Identifies a posted receive (the mailbox issues them; `hypercube::transport::RecvToken`).
+pub type RecvToken = u64;
 
 /// The body of an arrived message.
 #[derive(Debug)]
@@ -305,6 +305,27 @@ impl Mailbox {
     }
 }
 
+/// Messages a receiver took off the queue and then set aside, for a later receive that
+/// looks here first (`Node::take_held`) and matches them: it gets them before anything
+/// still queued. A message is held, for instance, when it turned out not to fit the
+/// caller's buffer (the header of a long message, `ipsc::long`). The one held last is
+/// matched first.
+#[derive(Debug, Default)]
+pub(crate) struct Held(Vec<Message>);
+
+impl Held {
+    /// Set `m` aside, ahead of the messages held before it.
+    pub fn hold(&mut self, m: Message) {
+        self.0.insert(0, m);
+    }
+
+    /// Take the first held message that `sel` matches.
+    pub fn take(&mut self, sel: &Select) -> Option<Message> {
+        let i = self.0.iter().position(|m| sel.matches(m.source, m.tag))?;
+        Some(self.0.remove(i))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,6 +392,25 @@ mod tests {
         let (t2, need) = m.post(Select::new(TypeSel::Is(7)));
         assert_eq!(need, None, "already complete: no second clear-to-send");
         assert_eq!(&m.take(t2).unwrap().message.data[..], b"abcd");
+    }
+
+    #[test]
+    fn held_messages_match_by_selector_last_held_first() {
+        let msg = |source, tag, b: &'static [u8]| Message {
+            source,
+            tag,
+            data: Bytes::from_static(b),
+        };
+        let mut h = Held::default();
+        h.hold(msg(1, 9, b"old"));
+        h.hold(msg(2, 9, b"other source"));
+        h.hold(msg(1, 9, b"new"));
+        assert!(h.take(&Select::internal(Some(1), 8)).is_none());
+        let take = |h: &mut Held, source| h.take(&Select::internal(source, 9)).unwrap().data;
+        assert_eq!(&take(&mut h, Some(1))[..], b"new");
+        assert_eq!(&take(&mut h, Some(1))[..], b"old");
+        assert_eq!(&take(&mut h, None)[..], b"other source");
+        assert!(h.take(&Select::internal(None, 9)).is_none());
     }
 
     #[test]

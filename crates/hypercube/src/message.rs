@@ -1,8 +1,7 @@
 //! Messages, message types and receive selectors (iPSC `csend`/`crecv` types).
 
 use bytes::Bytes;
-
-use crate::NodeId;
+use hypercube_topology::NodeId;
 
 pub use crate::tags::MAX_USER_TYPE;
 

@@ -6,73 +6,15 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use hypercube_topology::NodeId;
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::error::{Error, Result};
+use crate::ids::HOST;
+use crate::mailbox::Held;
 use crate::message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
-use crate::parts::Parts;
+use crate::parts::{IntoPayload, Parts};
 use crate::transport::{RecvToken, SendToken, Transport};
-use crate::NodeId;
-
-/// Something that can be sent as a message payload. `Bytes`, `BytesMut`, `Vec<u8>` and
-/// `String` move in without a copy; borrowed slices are copied once. [`Parts`] is sent as
-/// its buffers back to back, without joining them (one gather write); the receiver gets
-/// one contiguous message.
-pub trait IntoPayload: Sized {
-    /// Convert into shared bytes (several parts are joined with a copy).
-    fn into_payload(self) -> Bytes;
-    /// Convert into the parts to send (the default: [`IntoPayload::into_payload`]'s one
-    /// buffer).
-    fn into_parts(self) -> Parts {
-        Parts::One(self.into_payload())
-    }
-}
-
-impl IntoPayload for Parts {
-    fn into_payload(self) -> Bytes {
-        self.into_bytes()
-    }
-    fn into_parts(self) -> Parts {
-        self
-    }
-}
-
-impl IntoPayload for Bytes {
-    fn into_payload(self) -> Bytes {
-        self
-    }
-}
-impl IntoPayload for BytesMut {
-    fn into_payload(self) -> Bytes {
-        self.freeze()
-    }
-}
-impl IntoPayload for Vec<u8> {
-    fn into_payload(self) -> Bytes {
-        Bytes::from(self)
-    }
-}
-impl IntoPayload for String {
-    fn into_payload(self) -> Bytes {
-        Bytes::from(self)
-    }
-}
-impl IntoPayload for &[u8] {
-    fn into_payload(self) -> Bytes {
-        Bytes::copy_from_slice(self)
-    }
-}
-impl<const N: usize> IntoPayload for &[u8; N] {
-    fn into_payload(self) -> Bytes {
-        Bytes::copy_from_slice(self)
-    }
-}
-impl IntoPayload for &str {
-    fn into_payload(self) -> Bytes {
-        Bytes::copy_from_slice(self.as_bytes())
-    }
-}
 
 /// One node of a running cube. Cheap to clone (shared); all methods take `&self`.
 ///
@@ -90,9 +32,9 @@ struct NodeInner {
     /// Per subcube dimension: how many utility/collective calls this node has made on
     /// subcubes of that dimension (every member makes the same calls in the same order).
     seq: std::sync::Mutex<[u32; 32]>,
-    /// Long-message headers taken off the queue by a receive whose buffer was too small,
-    /// kept for the next matching long receive (`ipsc::long`).
-    long_headers: std::sync::Mutex<Vec<crate::ipsc::long::HeldHeader>>,
+    /// Messages taken off the queue and set aside for the next matching receive
+    /// ([`Node::hold`]).
+    held: std::sync::Mutex<Held>,
 }
 
 impl Drop for NodeInner {
@@ -207,19 +149,24 @@ impl Node {
             inner: Arc::new(NodeInner {
                 t,
                 seq: std::sync::Mutex::new([0; 32]),
-                long_headers: std::sync::Mutex::new(Vec::new()),
+                held: std::sync::Mutex::new(Held::default()),
             }),
         }
     }
 
-    /// The long-message headers this node holds back (see `NodeInner::long_headers`).
-    pub(crate) fn long_headers(
-        &self,
-    ) -> std::sync::MutexGuard<'_, Vec<crate::ipsc::long::HeldHeader>> {
-        self.inner
-            .long_headers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+    /// Set a received message aside: the next [`Node::take_held`] that matches it gets it,
+    /// before anything still queued (see [`Held`]).
+    pub(crate) fn hold(&self, m: Message) {
+        self.held().hold(m);
+    }
+
+    /// The first message set aside by [`Node::hold`] that `sel` matches.
+    pub(crate) fn take_held(&self, sel: &Select) -> Option<Message> {
+        self.held().take(sel)
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.inner.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A fresh tag in the reserved type space for one utility/collective call on a subcube
@@ -276,7 +223,7 @@ impl Node {
     /// The host can send to and receive from every node, and take part in the host
     /// variants of the utilities; it is not a member of any subcube.
     pub fn is_host(&self) -> bool {
-        self.mynode() == crate::HOST
+        self.mynode() == HOST
     }
 
     /// The number of nodes, 2^d (iPSC `numnodes`).

@@ -1,4 +1,5 @@
-//! The bytes of one outgoing message, in one or more parts.
+//! The bytes of one outgoing message, in one or more parts, and what can become them
+//! ([`IntoPayload`]).
 //!
 //! A message made of several buffers — the blocks a collective forwards, a header and a
 //! body — is sent as they are, with one gather write (`sendmsg`), instead of being copied
@@ -117,6 +118,65 @@ impl From<Vec<Bytes>> for Parts {
             1 => Parts::One(v.pop().unwrap_or_default()),
             _ => Parts::Many(v),
         }
+    }
+}
+
+/// Something that can be sent as a message payload. `Bytes`, `BytesMut`, `Vec<u8>` and
+/// `String` move in without a copy; borrowed slices are copied once. [`Parts`] is sent as
+/// its buffers back to back, without joining them (one gather write); the receiver gets
+/// one contiguous message.
+pub trait IntoPayload: Sized {
+    /// Convert into shared bytes (several parts are joined with a copy).
+    fn into_payload(self) -> Bytes;
+    /// Convert into the parts to send (the default: [`IntoPayload::into_payload`]'s one
+    /// buffer).
+    fn into_parts(self) -> Parts {
+        Parts::One(self.into_payload())
+    }
+}
+
+impl IntoPayload for Parts {
+    fn into_payload(self) -> Bytes {
+        self.into_bytes()
+    }
+    fn into_parts(self) -> Parts {
+        self
+    }
+}
+
+impl IntoPayload for Bytes {
+    fn into_payload(self) -> Bytes {
+        self
+    }
+}
+impl IntoPayload for BytesMut {
+    fn into_payload(self) -> Bytes {
+        self.freeze()
+    }
+}
+impl IntoPayload for Vec<u8> {
+    fn into_payload(self) -> Bytes {
+        Bytes::from(self)
+    }
+}
+impl IntoPayload for String {
+    fn into_payload(self) -> Bytes {
+        Bytes::from(self)
+    }
+}
+impl IntoPayload for &[u8] {
+    fn into_payload(self) -> Bytes {
+        Bytes::copy_from_slice(self)
+    }
+}
+impl<const N: usize> IntoPayload for &[u8; N] {
+    fn into_payload(self) -> Bytes {
+        Bytes::copy_from_slice(self)
+    }
+}
+impl IntoPayload for &str {
+    fn into_payload(self) -> Bytes {
+        Bytes::copy_from_slice(self.as_bytes())
     }
 }
 

@@ -9,11 +9,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hypercube_topology::NodeId;
+
 use crate::error::{Error, Result};
-use crate::transport::tcp::TcpTransport;
-use crate::transport::Tuning;
+use crate::ids::HOST;
+use crate::transport::tcp::{TcpTransport, Tuning};
 use crate::wire::control::{self, ToLauncher, ToNode};
-use crate::NodeId;
 
 use super::links::{self, Keys};
 
@@ -53,7 +54,7 @@ impl BootConfig {
             .parse()
             .map_err(|_| bad(control::ENV_CONTROL, &control_s))?;
         let rank: u32 = if rank_s == "host" {
-            crate::HOST
+            HOST
         } else {
             rank_s
                 .parse()
@@ -61,7 +62,7 @@ impl BootConfig {
         };
         let dim: u32 = dim_s.parse().map_err(|_| bad(control::ENV_DIM, &dim_s))?;
         let max = crate::tags::MAX_DIM;
-        if dim > max || (rank >= (1 << dim) && rank != crate::HOST) {
+        if dim > max || (rank >= (1 << dim) && rank != HOST) {
             return Err(Error::Config(format!(
                 "rank {rank} in a cube of dimension {dim}: dimension must be <= {max} and rank < 2^dim"
             )));

@@ -8,9 +8,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hypercube_topology::NodeId;
+
 use crate::error::{Error, Result};
+use crate::ids::HOST;
 use crate::wire::handshake;
-use crate::NodeId;
 
 /// Who this node is in the job and the job's keys.
 #[derive(Debug, Clone)]
@@ -37,7 +39,7 @@ impl Keys {
     }
 
     fn is_host(&self) -> bool {
-        self.rank == crate::HOST
+        self.rank == HOST
     }
 
     /// The neighbors that dial this node (their bit k is 0, ours is 1); node 0 also takes
@@ -50,7 +52,7 @@ impl Keys {
         (0..self.dim)
             .filter(|k| me & (1 << k) != 0)
             .map(|k| me ^ (1 << k))
-            .chain((me == 0 && has_host).then_some(crate::HOST))
+            .chain((me == 0 && has_host).then_some(HOST))
             .collect()
     }
 
@@ -156,7 +158,7 @@ pub(crate) fn establish(
     let slot = |peer: NodeId| -> usize {
         if is_host {
             0
-        } else if peer == crate::HOST {
+        } else if peer == HOST {
             keys.dim as usize
         } else {
             (me ^ peer).trailing_zeros() as usize

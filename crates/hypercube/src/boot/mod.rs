@@ -22,8 +22,7 @@ use std::time::Duration;
 pub(crate) use hcrun::BootConfig;
 
 use crate::error::{Error, Result};
-use crate::transport::tcp::TcpTransport;
-use crate::transport::Tuning;
+use crate::transport::tcp::{TcpTransport, Tuning};
 use crate::wire::control;
 
 /// How this process was started.

@@ -2,11 +2,11 @@
 //! tag, point-to-point helpers, and the packing of several blocks into one message.
 
 use bytes::{Bytes, BytesMut};
+use hypercube_topology::NodeId;
 
 use crate::error::{Error, Result};
 use crate::node::Node;
 use crate::parts::Parts;
-use crate::NodeId;
 
 /// One call of a collective on the subcube of dimension `k` that contains this node.
 /// Ranks are relative: `0 .. 2^k`, physical node = `base | rel`.
@@ -26,7 +26,7 @@ impl<'a> Ctx<'a> {
     /// other argument check that every participant makes identically).
     pub fn new(node: &'a Node, k: u32) -> Result<Ctx<'a>> {
         check_dim(node, k)?;
-        let base = crate::topology::subcube_base(node.mynode(), k);
+        let base = hypercube_topology::subcube_base(node.mynode(), k);
         Ok(Ctx {
             node,
             k,
@@ -102,7 +102,7 @@ pub(crate) fn check_dim(node: &Node, k: u32) -> Result<()> {
 /// that contains `node`.
 pub(crate) fn rel_root(node: &Node, k: u32, root: NodeId) -> Result<u32> {
     check_dim(node, k)?;
-    let members = crate::topology::subcube_members(node.mynode(), k);
+    let members = hypercube_topology::subcube_members(node.mynode(), k);
     if !members.contains(&root) {
         return Err(Error::InvalidNode {
             node: root as i64,

@@ -39,12 +39,19 @@ mod scan;
 mod scatter;
 mod shift;
 
+#[cfg(test)]
+mod tests;
+
 pub use element::{Element, Op};
 pub use select::{Algorithm, Operation};
 pub use shift::ShiftOrder;
 
+use hypercube_topology::NodeId;
+
+use crate::error::Result;
 use crate::node::Node;
-use crate::NodeId;
+use ctx::Ctx;
+use select::choose;
 
 /// The subcube of dimension `dim` that contains a node: the group a collective runs on,
 /// with an optional per-call choice of algorithm.
@@ -97,6 +104,19 @@ impl<'a> Subcube<'a> {
 
     /// The lowest physical node of the subcube.
     pub fn base(&self) -> NodeId {
-        crate::topology::subcube_base(self.node.mynode(), self.dim)
+        hypercube_topology::subcube_base(self.node.mynode(), self.dim)
+    }
+
+    /// The first two steps of every operation: the algorithm that runs `op` on `m_bytes`
+    /// ([`select::choose`]), then the context of the call (which checks the dimension and
+    /// draws the call's tag).
+    fn start(
+        &self,
+        op: Operation,
+        m_bytes: usize,
+        commutative: bool,
+    ) -> Result<(Algorithm, Ctx<'a>)> {
+        let alg = choose(op, self.alg, self.dim, m_bytes, commutative)?;
+        Ok((alg, Ctx::new(self.node, self.dim)?))
     }
 }

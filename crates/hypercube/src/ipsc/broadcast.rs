@@ -13,8 +13,8 @@ use bytes::Bytes;
 
 use super::{check_dim, RecoveredData};
 use crate::error::{Error, Result};
-use crate::node::{IntoPayload, SendRequest};
-use crate::Node;
+use crate::node::{Node, SendRequest};
+use crate::parts::IntoPayload;
 
 impl Node {
     /// Broadcast `data` from this node (the root) to every other node of its subcube of

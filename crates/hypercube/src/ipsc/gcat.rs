@@ -14,11 +14,12 @@
 //! here each child's message is received by its source, under one reserved tag per call.
 
 use bytes::{Bytes, BytesMut};
+use hypercube_topology::NodeId;
 
 use super::{check_dim, check_node, RecoveredData};
 use crate::error::{Error, Result};
-use crate::node::{IntoPayload, RecvRequest};
-use crate::{Node, NodeId};
+use crate::node::{Node, RecvRequest};
+use crate::parts::IntoPayload;
 
 impl Node {
     /// Concatenate the contributions of every member of the root's subcube of dimension

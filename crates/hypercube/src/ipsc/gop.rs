@@ -11,10 +11,11 @@
 //! On return the root's vector holds the result over the whole subcube; every other node's
 //! vector holds the partial result over its own subtree (the seed's output semantics).
 
+use hypercube_topology::NodeId;
+
 use super::{check_dim, check_node, high_bit};
 use crate::error::{Error, Result};
-use crate::node::RecvRequest;
-use crate::{Node, NodeId};
+use crate::node::{Node, RecvRequest};
 
 pub use crate::collectives::Element;
 

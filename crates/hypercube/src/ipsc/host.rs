@@ -13,13 +13,14 @@
 //!   like any message ([`Node::gop_result`] decodes GOP's vector).
 
 use bytes::Bytes;
+use hypercube_topology::{subcube_base, NodeId};
 
 use super::{check_dim, Element};
 use crate::error::{Error, Result};
+use crate::ids::HOST;
 use crate::message::{MsgType, Select, TypeSel};
-use crate::node::IntoPayload;
-use crate::topology::subcube_base;
-use crate::{Node, NodeId, HOST};
+use crate::node::Node;
+use crate::parts::IntoPayload;
 
 fn need_host(node: &Node, routine: &'static str) -> Result<()> {
     if !node.is_host() {

@@ -24,12 +24,13 @@
 use std::collections::VecDeque;
 
 use bytes::Bytes;
+use hypercube_topology::NodeId;
 
 use super::{check_node, keyed_tag, Keyed};
 use crate::error::{Error, Result};
-use crate::message::{Message, MsgType, Status};
-use crate::node::{IntoPayload, RecvRequest, SendRequest};
-use crate::{Node, NodeId};
+use crate::message::{Message, MsgType, Select, Status};
+use crate::node::{Node, RecvRequest, SendRequest};
+use crate::parts::IntoPayload;
 
 /// The seed's chunk size, MAXLEN = 16384 bytes: the default of [`Node::lsend`].
 pub const SEED_CHUNK_BYTES: usize = 16384;
@@ -38,15 +39,6 @@ pub const SEED_CHUNK_BYTES: usize = 16384;
 pub const PIPELINE_DEPTH: usize = 16;
 
 const HEADER_BYTES: usize = 16;
-
-/// A header taken off the queue but not yet followed by its chunks (the buffer was too
-/// small). Each node keeps its own (in the `Node`), for its next matching long receive.
-pub(crate) struct HeldHeader {
-    source: NodeId,
-    ty: u32,
-    total: u64,
-    chunk: u32,
-}
 
 #[derive(Clone, Copy)]
 struct Header {
@@ -162,13 +154,13 @@ impl Node {
     /// [`Error::LrecvwTruncated`]).
     #[doc(alias = "LRECVW")]
     pub fn lrecv(&self, source: Option<NodeId>, ty: MsgType) -> Result<Message> {
-        let h = self.take_long_header(source, ty)?;
+        let (h, header) = self.take_long_header(source, ty)?;
         let mut buf = Vec::new();
         let fits = usize::try_from(h.total)
             .ok()
             .filter(|&n| buf.try_reserve_exact(n).is_ok());
         let Some(n) = fits else {
-            self.put_back_long_header(h);
+            self.hold(header);
             return Err(Error::IpscArgument {
                 routine: "LRECVW",
                 detail: format!(
@@ -202,9 +194,9 @@ impl Node {
         ty: MsgType,
         buf: &mut [u8],
     ) -> Result<Status> {
-        let h = self.take_long_header(source, ty)?;
+        let (h, header) = self.take_long_header(source, ty)?;
         if h.total > buf.len() as u64 {
-            self.put_back_long_header(h);
+            self.hold(header);
             return Err(Error::LrecvwTruncated {
                 needed: h.total,
                 capacity: buf.len() as u64,
@@ -222,44 +214,21 @@ impl Node {
         })
     }
 
-    /// The oldest matching header: one put aside by an earlier truncated receive, else the
-    /// next one to arrive.
-    fn take_long_header(&self, source: Option<NodeId>, ty: MsgType) -> Result<Header> {
+    /// The oldest matching header, decoded, and the message that carried it (held back
+    /// with [`Node::hold`] when the message does not fit): one held back by an earlier
+    /// truncated receive, else the next one to arrive.
+    fn take_long_header(&self, source: Option<NodeId>, ty: MsgType) -> Result<(Header, Message)> {
         let header_tag = keyed_tag("LRECVW", Keyed::LongHeader, ty.0)?;
         keyed_tag("LRECVW", Keyed::LongData, ty.0)?;
         if let Some(src) = source {
             check_node(self, "LRECVW source", src)?;
         }
-        {
-            let mut pending = self.long_headers();
-            if let Some(i) = pending
-                .iter()
-                .position(|p| p.ty == ty.0 && (source.is_none() || source == Some(p.source)))
-            {
-                let p = pending.remove(i);
-                return Ok(Header {
-                    source: p.source,
-                    ty: p.ty,
-                    total: p.total,
-                    chunk: p.chunk,
-                });
-            }
-        }
-        let m = self.recv_internal(source, header_tag)?;
-        decode_header(m.source(), ty.0, m.data())
-    }
-
-    /// Keep a header for the next matching long receive (ahead of later ones).
-    fn put_back_long_header(&self, h: Header) {
-        self.long_headers().insert(
-            0,
-            HeldHeader {
-                source: h.source,
-                ty: h.ty,
-                total: h.total,
-                chunk: h.chunk,
-            },
-        );
+        let m = match self.take_held(&Select::internal(source, header_tag)) {
+            Some(m) => m,
+            None => self.recv_internal(source, header_tag)?,
+        };
+        let h = decode_header(m.source(), ty.0, m.data())?;
+        Ok((h, m))
     }
 
     /// Receive the chunks of `h` into `out` (exactly `h.total` bytes), pipelined.

@@ -2,9 +2,10 @@
 //! whose neighbors are cube neighbors, through Gray codes. The bit math is
 //! [`crate::topology::Mesh`]; this file binds it to a node and to the runtime's errors.
 
+use hypercube_topology::{Boundary, Mesh, MeshPosition, NodeId};
+
 use crate::error::Result;
-use crate::topology::{Boundary, Mesh, MeshPosition};
-use crate::{Node, NodeId};
+use crate::node::Node;
 
 /// MESH for any node `me` of a cube of dimension `cube_dim` (seed §5): its coordinates and
 /// its predecessor and successor along each axis of a mesh with side lengths `shape` and

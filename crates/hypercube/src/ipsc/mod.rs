@@ -45,18 +45,18 @@
 //! hands the whole message back inside the error ([`RecoveredData`]), after forwarding it
 //! to the rest of the tree so that the other nodes finish normally.
 
-use bytes::Bytes;
+use hypercube_topology::NodeId;
 
 use crate::error::{Error, Result};
+use crate::node::Node;
 use crate::tags::Keyed;
-use crate::{Node, NodeId};
 
 mod broadcast;
 pub mod compat;
 mod gcat;
 mod gop;
 mod host;
-pub(crate) mod long;
+mod long;
 mod mesh;
 mod sparse;
 
@@ -64,6 +64,7 @@ pub use gop::{Element, Op};
 pub use long::SEED_CHUNK_BYTES;
 pub use mesh::mesh_position;
 
+pub use crate::error::RecoveredData;
 pub use crate::tags::MAX_RESERVED_USER_TYPE;
 
 /// The reserved tag of a type-keyed utility message (the layout is in `crate::tags`).
@@ -75,36 +76,6 @@ fn keyed_tag(routine: &'static str, slot: Keyed, ty: u32) -> Result<u32> {
              range and accepts types 0..={MAX_RESERVED_USER_TYPE}"
         ),
     })
-}
-
-/// A whole message handed back inside an error, so that nothing is lost when it did not fit
-/// the caller's buffer (GRECVW, GCAT, SPGRCW). Its `Debug` shows only the length.
-#[derive(Clone, PartialEq, Eq)]
-pub struct RecoveredData(pub(crate) Bytes);
-
-impl RecoveredData {
-    /// The complete message.
-    pub fn bytes(&self) -> &Bytes {
-        &self.0
-    }
-    /// Take the complete message.
-    pub fn into_bytes(self) -> Bytes {
-        self.0
-    }
-    /// Its length in bytes.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-    /// True for an empty message.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl std::fmt::Debug for RecoveredData {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RecoveredData(<{} bytes>)", self.0.len())
-    }
 }
 
 /// Check `dim` against the cube: the subcube of dimension `dim` must exist.

@@ -29,13 +29,13 @@
 //! types); user messages of that type are never consumed.
 
 use bytes::{BufMut, Bytes, BytesMut};
+use hypercube_topology::{sparse_send_plan, NodeId};
 
 use super::{check_node, keyed_tag, Keyed, RecoveredData};
 use crate::error::{Error, Result};
 use crate::message::MsgType;
-use crate::node::{IntoPayload, SendRequest};
-use crate::topology::sparse_send_plan;
-use crate::{Node, NodeId};
+use crate::node::{Node, SendRequest};
+use crate::parts::IntoPayload;
 
 impl Node {
     /// Send `data` from this node to every node in `targets` through SPLIT's fan-out tree

@@ -3,11 +3,15 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use hypercube_topology::NodeId;
+
 use super::*;
+use crate::error::Error;
 use crate::message::{MsgType, Select};
+use crate::node::Node;
 use crate::transport::tcp::TcpTransport;
-use crate::transport::{Transport, Tuning};
-use crate::{Error, Node, NodeId};
+use crate::transport::tcp::Tuning;
+use crate::transport::Transport;
 
 /// Every range of the layout, in the order of the module doc's table.
 fn layout() -> [(&'static str, RangeInclusive<u32>); 9] {

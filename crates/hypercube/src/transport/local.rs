@@ -1,8 +1,8 @@
 //! In-process transport: one thread per node, shared mailboxes, optional virtual clock.
 //!
-//! [`run_local`] runs an SPMD closure on 2^d threads, each with its own [`Node`]; every
+//! [`run_local`] runs an SPMD closure on 2^d threads, each with its own [`Node`](crate::Node); every
 //! utility and collective runs on it unchanged. [`run_local_timed`] adds the textbook's cost
-//! model (Grama §4 intro, §2.5.1) as a **virtual clock** per node:
+//! model (Grama §4 intro, §2.5.1; [`CostModel`]) as a **virtual clock** per node:
 //!
 //! - a send occupies the sender's single port: `clock += t_s + t_w * m`, where **m is the
 //!   payload length in bytes**; the message is stamped with the sender's clock after the
@@ -21,38 +21,24 @@
 //! Blocking calls never hang forever: if a node thread panics, every waiting call returns
 //! [`Error::PeerGone`]; if every live node waits for a message that nobody can send any more
 //! (a deadlock, or a node that returned early), the waits fail with [`Error::PeerGone`] too.
+//!
+//! This file is the transport: the `Cube` of shared mailboxes and one [`LocalTransport`]
+//! per node. The driver that starts the threads and gives each one a `Node` lives above
+//! `node.rs`, in `crate::local`; the cost model lives beside the algorithm selection that
+//! uses it, in [`crate::collectives::select`]. Both keep their old paths here.
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use hypercube_topology::NodeId;
 
 use crate::error::{Error, Result};
 use crate::mailbox::{Body, Mailbox};
 use crate::message::{Message, Select, Status};
-use crate::node::Node;
 use crate::parts::Parts;
 use crate::transport::{RecvToken, SendToken, Transport};
-use crate::NodeId;
-
-/// The textbook's communication cost parameters: a message of `m` bytes costs
-/// `t_s + t_w * m` (time units are the caller's: seconds, microseconds, ...).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CostModel {
-    /// Start-up time per message.
-    pub t_s: f64,
-    /// Transfer time per byte.
-    pub t_w: f64,
-}
-
-impl CostModel {
-    /// The cost of one message of `len_bytes`.
-    pub fn message(&self, len_bytes: usize) -> f64 {
-        self.t_s + self.t_w * len_bytes as f64
-    }
-}
 
 /// How often a blocked call re-checks for failed peers and deadlock.
 const POLL: Duration = Duration::from_millis(50);
@@ -69,10 +55,13 @@ struct State {
     waiting: bool,
 }
 
-struct Cube {
+/// The shared state of one in-process cube: every node's mailbox, and what the waits
+/// need to see a failed node or a deadlock.
+pub(crate) struct Cube {
     dim: u32,
     slots: Vec<Slot>,
-    model: Option<CostModel>,
+    /// The virtual clock's charge for a message of `len` bytes (timed cubes only).
+    cost: Option<MessageCost>,
     /// Set when a node thread panicked: every wait then fails.
     failed: AtomicBool,
     /// The first node that panicked (u64::MAX: none).
@@ -85,7 +74,65 @@ struct Cube {
     progress: AtomicU64,
 }
 
+/// The virtual clock's charge for a message of `len` bytes: the send occupies its sender's
+/// port that long (`CostModel::message`, given by the driver).
+pub(crate) type MessageCost = Box<dyn Fn(usize) -> f64 + Send + Sync>;
+
 impl Cube {
+    /// A cube of `2^dim` nodes, none finished; with a virtual clock if `cost` is given.
+    pub(crate) fn new(dim: u32, cost: Option<MessageCost>) -> Arc<Cube> {
+        let p = 1usize << dim;
+        Arc::new(Cube {
+            dim,
+            slots: (0..p)
+                .map(|_| Slot {
+                    state: Mutex::new(State::default()),
+                    cv: Condvar::new(),
+                })
+                .collect(),
+            cost,
+            failed: AtomicBool::new(false),
+            first_failed: AtomicU64::new(u64::MAX),
+            live: AtomicUsize::new(p),
+            blocked: AtomicUsize::new(0),
+            progress: AtomicU64::new(0),
+        })
+    }
+
+    /// Node `rank`'s end of the cube; `clock` is its virtual clock (read by the driver).
+    pub(crate) fn transport(
+        self: &Arc<Self>,
+        rank: NodeId,
+        clock: Arc<Mutex<f64>>,
+    ) -> LocalTransport {
+        LocalTransport {
+            rank,
+            cube: self.clone(),
+            clock,
+            finished: AtomicBool::new(false),
+        }
+    }
+
+    /// Node `rank`'s thread is unwinding: every wait of every node now fails.
+    pub(crate) fn node_panicked(&self, rank: NodeId) {
+        let _ = self.first_failed.compare_exchange(
+            u64::MAX,
+            rank as u64,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+        self.failed.store(true, Ordering::SeqCst);
+        self.wake_all();
+    }
+
+    /// The first node whose thread panicked, if any.
+    pub(crate) fn first_failed(&self) -> Option<NodeId> {
+        match self.first_failed.load(Ordering::SeqCst) {
+            u64::MAX => None,
+            r => Some(r as NodeId),
+        }
+    }
+
     fn lock(&self, rank: NodeId) -> MutexGuard<'_, State> {
         self.slots[rank as usize]
             .state
@@ -109,23 +156,9 @@ pub struct LocalTransport {
     finished: AtomicBool,
 }
 
-thread_local! {
-    static CLOCK: RefCell<Option<Arc<Mutex<f64>>>> = const { RefCell::new(None) };
-}
-
-/// The virtual clock of the node running on the calling thread, if it runs under
-/// [`run_local_timed`] (`None` elsewhere, e.g. over TCP or under [`run_local`]).
-pub fn now() -> Option<f64> {
-    CLOCK.with(|c| {
-        c.borrow()
-            .as_ref()
-            .map(|c| *c.lock().unwrap_or_else(|p| p.into_inner()))
-    })
-}
-
 impl LocalTransport {
-    fn timed(&self) -> Option<CostModel> {
-        self.cube.model
+    fn timed(&self) -> Option<&MessageCost> {
+        self.cube.cost.as_ref()
     }
 
     fn gone(&self, what: &str) -> Error {
@@ -253,10 +286,10 @@ impl Transport for LocalTransport {
         }
         let len = data.len() as u64;
         let body = match self.timed() {
-            Some(model) => {
+            Some(cost) => {
                 let stamp = {
                     let mut c = self.clock.lock().unwrap_or_else(|p| p.into_inner());
-                    *c += model.message(data.len());
+                    *c += cost(data.len());
                     *c
                 };
                 let mut b = BytesMut::with_capacity(data.len() + 8);
@@ -356,107 +389,7 @@ impl Drop for LocalTransport {
     }
 }
 
-/// Marks the cube failed if the node thread unwinds.
-struct PanicGuard<'a> {
-    cube: &'a Cube,
-    rank: NodeId,
-}
-
-impl Drop for PanicGuard<'_> {
-    fn drop(&mut self) {
-        CLOCK.with(|c| c.borrow_mut().take());
-        if std::thread::panicking() {
-            let _ = self.cube.first_failed.compare_exchange(
-                u64::MAX,
-                self.rank as u64,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            );
-            self.cube.failed.store(true, Ordering::SeqCst);
-            self.cube.wake_all();
-        }
-    }
-}
-
-fn run<T: Send>(dim: u32, model: Option<CostModel>, f: impl Fn(Node) -> T + Sync) -> Vec<(T, f64)> {
-    assert!(
-        dim <= 16,
-        "run_local: dimension {dim} is too large for one process (max 16)"
-    );
-    let p = 1usize << dim;
-    let cube = Arc::new(Cube {
-        dim,
-        slots: (0..p)
-            .map(|_| Slot {
-                state: Mutex::new(State::default()),
-                cv: Condvar::new(),
-            })
-            .collect(),
-        model,
-        failed: AtomicBool::new(false),
-        first_failed: AtomicU64::new(u64::MAX),
-        live: AtomicUsize::new(p),
-        blocked: AtomicUsize::new(0),
-        progress: AtomicU64::new(0),
-    });
-    let f = &f;
-    let results: Vec<std::thread::Result<(T, f64)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..p as NodeId)
-            .map(|rank| {
-                let cube = cube.clone();
-                std::thread::Builder::new()
-                    .name(format!("hc-local-{rank}"))
-                    .spawn_scoped(s, move || {
-                        let _guard = PanicGuard { cube: &cube, rank };
-                        let clock = Arc::new(Mutex::new(0.0));
-                        if model.is_some() {
-                            CLOCK.with(|c| *c.borrow_mut() = Some(clock.clone()));
-                        }
-                        let t = Arc::new(LocalTransport {
-                            rank,
-                            cube: cube.clone(),
-                            clock: clock.clone(),
-                            finished: AtomicBool::new(false),
-                        });
-                        let out = f(Node::with_transport(t));
-                        let time = *clock.lock().unwrap_or_else(|p| p.into_inner());
-                        (out, time)
-                    })
-                    .expect("spawning a node thread")
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join()).collect()
-    });
-    let first = cube.first_failed.load(Ordering::SeqCst);
-    let mut out = Vec::with_capacity(p);
-    let mut panics = Vec::new();
-    for (rank, r) in results.into_iter().enumerate() {
-        match r {
-            Ok(v) => out.push(v),
-            Err(e) => panics.push((rank as u64, e)),
-        }
-    }
-    if !panics.is_empty() {
-        // Re-raise the panic that started it all, not the follow-up failures.
-        let i = panics.iter().position(|(r, _)| *r == first).unwrap_or(0);
-        std::panic::resume_unwind(panics.swap_remove(i).1);
-    }
-    out
-}
-
-/// Run `f` on `2^dim` threads, one [`Node`] each, over the in-process transport; returns
-/// each node's result in rank order. A panic on any node is re-raised here (the first one),
-/// after every other node has stopped.
-pub fn run_local<T: Send>(dim: u32, f: impl Fn(Node) -> T + Sync) -> Vec<T> {
-    run(dim, None, f).into_iter().map(|(v, _)| v).collect()
-}
-
-/// Like [`run_local`] with a virtual clock per node under `model` (see the module docs);
-/// returns each node's result with its final virtual time.
-pub fn run_local_timed<T: Send>(
-    dim: u32,
-    model: CostModel,
-    f: impl Fn(Node) -> T + Sync,
-) -> Vec<(T, f64)> {
-    run(dim, Some(model), f)
-}
+// The old paths of what moved out of this file: the driver (above `Node`) and the cost
+// model (beside the algorithm selection). Re-exports only; nothing here uses them.
+pub use crate::collectives::select::CostModel;
+pub use crate::local::{now, run_local, run_local_timed};

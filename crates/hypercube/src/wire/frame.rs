@@ -14,7 +14,9 @@
 //! 36     4    reserved    0
 //! ```
 
-use crate::NodeId;
+use hypercube_topology::NodeId;
+
+use crate::ids::HOST;
 
 /// Header size in bytes.
 pub(crate) const HEADER_LEN: usize = 40;
@@ -119,7 +121,7 @@ impl Header {
             total_len: u64_at(24),
             frame_len: u32_at(32),
         };
-        let valid = |n: NodeId| n < num_nodes || (host && n == crate::HOST);
+        let valid = |n: NodeId| n < num_nodes || (host && n == HOST);
         if !valid(h.src) || !valid(h.dest) {
             return Err(format!(
                 "frame from node {} to node {} in a cube of {} nodes",

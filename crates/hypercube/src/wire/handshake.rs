@@ -11,9 +11,8 @@
 
 use std::io::{Read, Write};
 
+use hypercube_topology::NodeId;
 use sha2::{Digest, Sha256};
-
-use crate::NodeId;
 
 const MAGIC: &[u8; 4] = b"HCUB";
 const VERSION: u16 = 1;

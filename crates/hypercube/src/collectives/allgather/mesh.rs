@@ -6,12 +6,12 @@
 //! square mesh, `r = c = √p`): `T = t_s (r + c - 2) + t_w m (p-1)`.
 
 use bytes::Bytes;
+use hypercube_topology::{ginv, gray};
 
 use super::ring::ring_pass;
 use crate::collectives::ctx::{pack, unpack, Ctx, Layout};
 use crate::collectives::select::mesh_shape;
 use crate::error::Result;
-use crate::topology::{ginv, gray};
 
 /// The mesh coordinates `(row, col)` of relative rank `x` in a subcube of dimension `k`.
 pub(crate) fn coords(x: u32, k: u32) -> (u32, u32) {

@@ -7,10 +7,10 @@ pub(crate) mod ring;
 
 use bytes::Bytes;
 
-use super::ctx::{Ctx, Layout};
-use super::select::{choose, Algorithm, Operation};
+use super::ctx::Layout;
+use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 impl Subcube<'_> {
     /// All-to-all broadcast: every member passes a block of one common length and returns
@@ -18,15 +18,15 @@ impl Subcube<'_> {
     /// mesh Alg. 4.6 (eq. 4.3).
     #[doc(alias = "MPI_Allgather")]
     pub fn allgather(&self, block: Bytes) -> Result<Vec<Bytes>> {
-        let alg = choose(Operation::Allgather, self.alg, self.dim, block.len(), true)?;
-        let c = Ctx::new(self.node, self.dim)?;
+        let (alg, c) = self.start(Operation::Allgather, block.len(), true)?;
         let out = match alg {
+            Algorithm::Hypercube => hypercube::allgather(&c, block, Layout::Equal)?,
             Algorithm::Ring => ring::allgather(&c, block)?,
             Algorithm::Mesh => mesh::allgather(&c, block, Layout::Equal)?,
-            _ => hypercube::allgather(&c, block, Layout::Equal)?,
+            other => return Err(not_implemented(Operation::Allgather, other)),
         };
         if out.iter().any(|b| b.len() != out[0].len()) {
-            return Err(crate::Error::InvalidArgument(
+            return Err(Error::InvalidArgument(
                 "allgather: members passed blocks of different lengths; use allgatherv".into(),
             ));
         }
@@ -37,12 +37,12 @@ impl Subcube<'_> {
     /// carry the lengths in the messages (8 bytes per block); the ring needs none.
     #[doc(alias = "MPI_Allgatherv")]
     pub fn allgatherv(&self, block: Bytes) -> Result<Vec<Bytes>> {
-        let alg = choose(Operation::Allgather, self.alg, self.dim, block.len(), true)?;
-        let c = Ctx::new(self.node, self.dim)?;
+        let (alg, c) = self.start(Operation::Allgather, block.len(), true)?;
         match alg {
+            Algorithm::Hypercube => hypercube::allgather(&c, block, Layout::Framed),
             Algorithm::Ring => ring::allgather(&c, block),
             Algorithm::Mesh => mesh::allgather(&c, block, Layout::Framed),
-            _ => hypercube::allgather(&c, block, Layout::Framed),
+            other => Err(not_implemented(Operation::Allgather, other)),
         }
     }
 }

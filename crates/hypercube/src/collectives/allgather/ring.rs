@@ -3,10 +3,10 @@
 //! `T = (t_s + t_w m)(p-1)`. Blocks may differ in length (it is also `allgatherv`).
 
 use bytes::Bytes;
+use hypercube_topology::{ginv, gray};
 
 use crate::collectives::ctx::Ctx;
 use crate::error::Result;
-use crate::topology::{ginv, gray};
 
 /// The ring pass among `members` (relative ranks in ring order; this node is
 /// `members[at]`): returns every member's item by ring index.

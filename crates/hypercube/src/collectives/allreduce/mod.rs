@@ -4,9 +4,8 @@ mod hypercube;
 mod reduce_scatter_allgather;
 mod ring;
 
-use super::ctx::Ctx;
 use super::element::{Element, Op};
-use super::select::{choose, Algorithm, Operation};
+use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
 
@@ -17,18 +16,12 @@ impl Subcube<'_> {
     #[doc(alias = "MPI_Allreduce")]
     pub fn allreduce<T: Element>(&self, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
         let m = std::mem::size_of_val(data);
-        let alg = choose(
-            Operation::Allreduce,
-            self.alg,
-            self.dim,
-            m,
-            op.is_commutative(),
-        )?;
-        let c = Ctx::new(self.node, self.dim)?;
+        let (alg, c) = self.start(Operation::Allreduce, m, op.is_commutative())?;
         match alg {
+            Algorithm::Hypercube => hypercube::allreduce(&c, data.to_vec(), op),
             Algorithm::ReduceScatterAllgather => reduce_scatter_allgather::allreduce(&c, data, op),
             Algorithm::Ring => ring::allreduce(&c, data.to_vec(), op),
-            _ => hypercube::allreduce(&c, data.to_vec(), op),
+            other => Err(not_implemented(Operation::Allreduce, other)),
         }
     }
 }

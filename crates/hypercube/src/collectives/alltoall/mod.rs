@@ -8,7 +8,7 @@ mod store_forward;
 use bytes::Bytes;
 
 use super::ctx::Ctx;
-use super::select::{choose, Algorithm, Operation};
+use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
 
@@ -25,19 +25,13 @@ impl Subcube<'_> {
                 "alltoall: blocks differ in length; use alltoallv".into(),
             ));
         }
-        let alg = choose(
-            Operation::Alltoall,
-            self.alg,
-            self.dim,
-            blocks[0].len(),
-            true,
-        )?;
-        let c = Ctx::new(self.node, self.dim)?;
+        let (alg, c) = self.start(Operation::Alltoall, blocks[0].len(), true)?;
         let out = match alg {
+            Algorithm::StoreForward => store_forward::alltoall(&c, blocks)?,
             Algorithm::Pairwise => pairwise::alltoall(&c, blocks)?,
             Algorithm::Ring => ring::alltoall(&c, blocks)?,
             Algorithm::Mesh => mesh::alltoall(&c, blocks)?,
-            _ => store_forward::alltoall(&c, blocks)?,
+            other => return Err(not_implemented(Operation::Alltoall, other)),
         };
         if out.iter().any(|b| b.len() != blocks[0].len()) {
             return Err(Error::InvalidArgument(

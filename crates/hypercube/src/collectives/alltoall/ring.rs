@@ -4,10 +4,10 @@
 //! `T = (t_s + t_w m p/2)(p-1)`.
 
 use bytes::Bytes;
+use hypercube_topology::{ginv, gray};
 
 use crate::collectives::ctx::{concat, Ctx};
 use crate::error::{Error, Result};
-use crate::topology::{ginv, gray};
 
 /// The ring exchange among `members` (relative ranks in ring order; this node is
 /// `members[at]`): `items[j]` (each `item_len` bytes) goes to `members[j]`; returns the

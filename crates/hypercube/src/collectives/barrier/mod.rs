@@ -2,8 +2,7 @@
 
 mod hypercube;
 
-use super::ctx::Ctx;
-use super::select::{choose, Operation};
+use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
 
@@ -12,8 +11,10 @@ impl Subcube<'_> {
     /// exchanges (t_s log p).
     #[doc(alias = "MPI_Barrier")]
     pub fn barrier(&self) -> Result<()> {
-        choose(Operation::Barrier, self.alg, self.dim, 0, true)?;
-        let c = Ctx::new(self.node, self.dim)?;
-        hypercube::barrier(&c)
+        let (alg, c) = self.start(Operation::Barrier, 0, true)?;
+        match alg {
+            Algorithm::Hypercube => hypercube::barrier(&c),
+            other => Err(not_implemented(Operation::Barrier, other)),
+        }
     }
 }

@@ -4,12 +4,12 @@ pub(crate) mod hypercube;
 mod scatter_allgather;
 
 use bytes::Bytes;
+use hypercube_topology::NodeId;
 
-use super::ctx::{rel_root, Ctx};
-use super::select::{choose, Algorithm, Operation};
+use super::ctx::rel_root;
+use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
-use crate::NodeId;
 
 impl Subcube<'_> {
     /// One-to-all broadcast: every member returns the `len_bytes` bytes that `root` passed
@@ -25,11 +25,11 @@ impl Subcube<'_> {
                 data.len()
             )));
         }
-        let alg = choose(Operation::Bcast, self.alg, self.dim, len_bytes, true)?;
-        let c = Ctx::new(self.node, self.dim)?;
+        let (alg, c) = self.start(Operation::Bcast, len_bytes, true)?;
         match alg {
+            Algorithm::Hypercube => hypercube::bcast(&c, r, data, len_bytes),
             Algorithm::ScatterAllgather => scatter_allgather::bcast(&c, r, data, len_bytes),
-            _ => hypercube::bcast(&c, r, data, len_bytes),
+            other => Err(not_implemented(Operation::Bcast, other)),
         }
     }
 }

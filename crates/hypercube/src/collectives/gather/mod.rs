@@ -4,12 +4,12 @@ mod ecube;
 pub(crate) mod hypercube;
 
 use bytes::Bytes;
+use hypercube_topology::NodeId;
 
-use super::ctx::{rel_root, Ctx, Layout};
-use super::select::{choose, Algorithm, Operation};
+use super::ctx::{rel_root, Layout};
+use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
-use crate::NodeId;
 
 impl Subcube<'_> {
     /// Gather: every member passes a block of one common length; `root` returns all blocks
@@ -17,11 +17,11 @@ impl Subcube<'_> {
     #[doc(alias = "MPI_Gather")]
     pub fn gather(&self, root: NodeId, block: Bytes) -> Result<Option<Vec<Bytes>>> {
         let r = rel_root(self.node, self.dim, root)?;
-        let alg = choose(Operation::Gather, self.alg, self.dim, block.len(), true)?;
-        let c = Ctx::new(self.node, self.dim)?;
+        let (alg, c) = self.start(Operation::Gather, block.len(), true)?;
         match alg {
+            Algorithm::Hypercube => hypercube::gather(&c, r, block, Layout::Equal),
             Algorithm::Ecube => ecube::gather(&c, r, block, true),
-            _ => hypercube::gather(&c, r, block, Layout::Equal),
+            other => Err(not_implemented(Operation::Gather, other)),
         }
     }
 
@@ -30,11 +30,11 @@ impl Subcube<'_> {
     pub fn gatherv(&self, root: NodeId, block: Bytes) -> Result<Option<Vec<Bytes>>> {
         let r = rel_root(self.node, self.dim, root)?;
         // Lengths differ between members, so the automatic choice must not depend on them.
-        let alg = choose(Operation::Gather, self.alg, self.dim, 0, true)?;
-        let c = Ctx::new(self.node, self.dim)?;
+        let (alg, c) = self.start(Operation::Gather, 0, true)?;
         match alg {
+            Algorithm::Hypercube => hypercube::gather(&c, r, block, Layout::Framed),
             Algorithm::Ecube => ecube::gather(&c, r, block, false),
-            _ => hypercube::gather(&c, r, block, Layout::Framed),
+            other => Err(not_implemented(Operation::Gather, other)),
         }
     }
 }

@@ -3,12 +3,13 @@
 mod hypercube;
 mod reduce_scatter_gather;
 
-use super::ctx::{rel_root, Ctx};
+use hypercube_topology::NodeId;
+
+use super::ctx::rel_root;
 use super::element::{Element, Op};
-use super::select::{choose, Algorithm, Operation};
+use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
-use crate::NodeId;
 
 impl Subcube<'_> {
     /// All-to-one reduction: every member passes a vector of the same length; `root`
@@ -23,17 +24,11 @@ impl Subcube<'_> {
     ) -> Result<Option<Vec<T>>> {
         let r = rel_root(self.node, self.dim, root)?;
         let m = std::mem::size_of_val(data);
-        let alg = choose(
-            Operation::Reduce,
-            self.alg,
-            self.dim,
-            m,
-            op.is_commutative(),
-        )?;
-        let c = Ctx::new(self.node, self.dim)?;
+        let (alg, c) = self.start(Operation::Reduce, m, op.is_commutative())?;
         match alg {
+            Algorithm::Hypercube => hypercube::reduce(&c, r, data.to_vec(), op),
             Algorithm::ReduceScatterGather => reduce_scatter_gather::reduce(&c, r, data, op),
-            _ => hypercube::reduce(&c, r, data.to_vec(), op),
+            other => Err(not_implemented(Operation::Reduce, other)),
         }
     }
 }

@@ -3,9 +3,8 @@
 pub(crate) mod hypercube;
 pub(crate) mod ring;
 
-use super::ctx::Ctx;
 use super::element::{Element, Op};
-use super::select::{choose, Algorithm, Operation};
+use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
 
@@ -16,17 +15,11 @@ impl Subcube<'_> {
     #[doc(alias = "MPI_Reduce_scatter")]
     pub fn reduce_scatter<T: Element>(&self, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
         let m = std::mem::size_of_val(data);
-        let alg = choose(
-            Operation::ReduceScatter,
-            self.alg,
-            self.dim,
-            m,
-            op.is_commutative(),
-        )?;
-        let c = Ctx::new(self.node, self.dim)?;
+        let (alg, c) = self.start(Operation::ReduceScatter, m, op.is_commutative())?;
         match alg {
+            Algorithm::Hypercube => hypercube::reduce_scatter(&c, data, op),
             Algorithm::Ring => ring::reduce_scatter(&c, data.to_vec(), op),
-            _ => hypercube::reduce_scatter(&c, data, op),
+            other => Err(not_implemented(Operation::ReduceScatter, other)),
         }
     }
 }

@@ -3,12 +3,13 @@
 //! The terms are combined in ring order, so ⊕ must be commutative. Model time (eq. 4.2 with
 //! m/p per block): `T = (t_s + t_w m/p)(p-1)`.
 
+use hypercube_topology::{ginv, gray};
+
 use crate::collectives::ctx::{bounds, Ctx};
 use bytes::Bytes;
 
 use crate::collectives::element::{check_len, encode, Element, Op};
 use crate::error::Result;
-use crate::topology::{ginv, gray};
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
 pub(crate) fn reduce_scatter<T: Element>(

@@ -18,9 +18,6 @@ use crate::collectives::element::{check_len, encode, Element, Op};
 use crate::collectives::select::chain_segments;
 use crate::error::Result;
 
-/// The most bytes a segment has: one eager message (no rendezvous round trip per segment).
-pub(crate) const SEGMENT_BYTES: usize = 64 << 10;
-
 /// Inclusive (`x_0 ⊕ … ⊕ x_me`) or exclusive (`x_0 ⊕ … ⊕ x_{me-1}`, `None` at rank 0).
 pub(crate) fn scan<T: Element>(
     c: &Ctx<'_>,
@@ -29,7 +26,8 @@ pub(crate) fn scan<T: Element>(
     inclusive: bool,
 ) -> Result<Option<Vec<T>>> {
     let (p, me, n) = (c.p(), c.me, data.len());
-    // S near-equal segments of at most SEGMENT_BYTES, the S of the model time.
+    // S near-equal segments of at most 64 KiB (one eager message each), the S of the
+    // model time.
     let segs = chain_segments(std::mem::size_of_val(&data[..])) as u32;
     let mut exclusive: Vec<T> = Vec::new();
     if !inclusive && me > 0 {

@@ -1,12 +1,11 @@
 //! Prefix sums (`MPI_Scan`, `MPI_Exscan`, Grama §4.3): Alg. 4.9 on the hypercube, or the
 //! pipelined chain of ranks for long vectors.
 
-pub(crate) mod chain;
+mod chain;
 mod hypercube;
 
-use super::ctx::Ctx;
 use super::element::{Element, Op};
-use super::select::{choose, Algorithm, Operation};
+use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
 
@@ -34,11 +33,11 @@ impl Subcube<'_> {
         inclusive: bool,
     ) -> Result<Option<Vec<T>>> {
         let m = std::mem::size_of_val(data);
-        let alg = choose(Operation::Scan, self.alg, self.dim, m, true)?;
-        let c = Ctx::new(self.node, self.dim)?;
+        let (alg, c) = self.start(Operation::Scan, m, true)?;
         match alg {
+            Algorithm::Hypercube => hypercube::scan(&c, data.to_vec(), op, inclusive),
             Algorithm::Chain => chain::scan(&c, data.to_vec(), op, inclusive),
-            _ => hypercube::scan(&c, data.to_vec(), op, inclusive),
+            other => Err(not_implemented(Operation::Scan, other)),
         }
     }
 }

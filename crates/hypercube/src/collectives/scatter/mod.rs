@@ -4,12 +4,12 @@ pub(crate) mod ecube;
 pub(crate) mod hypercube;
 
 use bytes::Bytes;
+use hypercube_topology::NodeId;
 
-use super::ctx::{rel_root, Ctx, Layout};
-use super::select::{choose, Algorithm, Operation};
+use super::ctx::{rel_root, Layout};
+use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
-use crate::NodeId;
 
 impl Subcube<'_> {
     /// Scatter: `root` passes one block per member (by relative rank), each of
@@ -40,11 +40,11 @@ impl Subcube<'_> {
                 )));
             }
         }
-        let alg = choose(Operation::Scatter, self.alg, self.dim, block_len, true)?;
-        let c = Ctx::new(self.node, self.dim)?;
+        let (alg, c) = self.start(Operation::Scatter, block_len, true)?;
         let mine = match alg {
+            Algorithm::Hypercube => hypercube::scatter(&c, r, blocks.to_vec(), Layout::Equal)?,
             Algorithm::Ecube => ecube::scatter(&c, r, blocks)?,
-            _ => hypercube::scatter(&c, r, blocks.to_vec(), Layout::Equal)?,
+            other => return Err(not_implemented(Operation::Scatter, other)),
         };
         if mine.len() != block_len {
             return Err(Error::InvalidArgument(format!(

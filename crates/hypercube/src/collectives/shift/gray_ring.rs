@@ -6,10 +6,10 @@
 //! `(t_s + t_w m) log p`.
 
 use bytes::Bytes;
+use hypercube_topology::{ginv, gray};
 
 use crate::collectives::ctx::Ctx;
 use crate::error::Result;
-use crate::topology::{ginv, gray};
 
 /// Neighbour steps of a forward shift by `q`: 1 for bit 0, 2 for every higher bit.
 pub(crate) fn steps(q: u32) -> u32 {

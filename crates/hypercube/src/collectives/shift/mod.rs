@@ -4,12 +4,12 @@ mod ecube;
 pub(crate) mod gray_ring;
 
 use bytes::Bytes;
+use hypercube_topology::{ginv, gray};
 
 use super::ctx::Ctx;
-use super::select::{choose, Algorithm, Operation};
+use super::select::{choose, not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
-use crate::topology::{ginv, gray};
 
 /// The order of the subcube's nodes a circular shift follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +48,7 @@ impl Subcube<'_> {
         super::ctx::check_dim(self.node, self.dim)?;
         let p = self.size() as i64;
         let qn = q.rem_euclid(p) as u32;
+        // Not `Subcube::start`: the order is checked before the call draws its tag.
         let alg = choose(Operation::Shift, self.alg, self.dim, data.len(), true)?;
         if alg == Algorithm::GrayRing && order != ShiftOrder::Ring {
             return Err(Error::InvalidArgument(
@@ -56,8 +57,9 @@ impl Subcube<'_> {
         }
         let c = Ctx::new(self.node, self.dim)?;
         match alg {
+            Algorithm::Ecube => ecube::shift(&c, data, qn, order),
             Algorithm::GrayRing => gray_ring::shift(&c, data, qn),
-            _ => ecube::shift(&c, data, qn, order),
+            other => Err(not_implemented(Operation::Shift, other)),
         }
     }
 }

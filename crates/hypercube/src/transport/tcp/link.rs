@@ -9,10 +9,10 @@ use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 
 use bytes::{Bytes, BytesMut};
+use hypercube_topology::NodeId;
 
 use crate::parts::Parts;
 use crate::wire::frame::{Header, HEADER_LEN};
-use crate::NodeId;
 
 /// A frame waiting to be written.
 pub(crate) struct OutFrame {

@@ -8,7 +8,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::{Engine, State};
+use super::engine::{Engine, State};
 
 pub(super) fn run(e: &Engine) {
     let tick_us = e.tuning.progress_tick.as_micros() as u64;

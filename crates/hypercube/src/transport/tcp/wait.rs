@@ -1,13 +1,18 @@
 //! How a caller waits: spin on the sockets for a short budget (reading them itself), then
 //! park in `poll(2)` on the links, spin again after each wake-up; report a wait that sees
-//! nothing arrive for a second to the launcher (deadlock detection). See
-//! `docs/architecture.md`, "Threads of a node".
+//! nothing arrive for a second to the launcher (deadlock detection), in words that say what
+//! it waits for ("a message of type 5 from node 3"); give up when that can no longer come
+//! (its sender finished). See `docs/architecture.md`, "Threads of a node".
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::{Engine, State};
+use super::engine::{Engine, State};
 use crate::error::{Error, Result};
+use crate::ids::HOST;
+use crate::message::{Message, Select, Status, TypeSel, MAX_USER_TYPE};
+use crate::tags;
+use crate::transport::RecvToken;
 
 /// How long a caller must wait with no frame arriving before the launcher hears of it.
 const BLOCKED_REPORT: Duration = Duration::from_secs(1);
@@ -284,5 +289,94 @@ impl Engine {
                 std::hint::spin_loop();
             }
         }
+    }
+}
+
+impl Engine {
+    /// Block until the posted receive completes, the deadline passes, or the message can
+    /// no longer come (its sender finished: the receive is then withdrawn).
+    pub(super) fn wait_recv(&self, token: RecvToken, timeout: Option<Duration>) -> Result<Message> {
+        {
+            let st = self.lock();
+            if !st.mailbox.knows(token) {
+                return Err(Error::InvalidRequest(format!(
+                    "receive {token} is not pending"
+                )));
+            }
+        }
+        let describe = |st: &State| match st.mailbox.unbound_select(token) {
+            Some(sel) => describe_select(&sel),
+            None => "the rest of a large message".to_string(),
+        };
+        let r = self.wait_or_give_up(
+            "a message",
+            &describe,
+            timeout,
+            |e, st| e.take(st, token),
+            |e, st| e.hopeless(st, token),
+        );
+        if let Err(Error::PeerFinished { .. }) = r {
+            self.lock().mailbox.cancel(token);
+        }
+        r
+    }
+
+    /// Block until a message matching `sel` is here (or can no longer come) and describe it.
+    pub(super) fn wait_probe(&self, sel: &Select, timeout: Option<Duration>) -> Result<Status> {
+        let describe = |_: &State| describe_select(sel);
+        self.wait_or_give_up(
+            "a message (probe)",
+            &describe,
+            timeout,
+            |_, st| st.mailbox.probe(sel),
+            |e, st| e.hopeless_sel(st, sel),
+        )
+    }
+
+    /// A receive that can never complete because the nodes it could come from finished.
+    fn hopeless(&self, st: &State, token: RecvToken) -> Option<Error> {
+        let sel = st.mailbox.unbound_select(token)?;
+        self.hopeless_sel(st, &sel)
+    }
+
+    /// Can a message matching `sel` still come?
+    fn hopeless_sel(&self, st: &State, sel: &Select) -> Option<Error> {
+        if sel.ty == TypeSel::Is(tags::FINALIZE) {
+            return None;
+        }
+        // Cheap checks first: this runs on every turn of a waiting loop.
+        let peer = match sel.source {
+            Some(s) if s != self.me && st.finished[self.slot(s)] => s,
+            Some(_) => return None,
+            None => {
+                if !self.others().all(|n| st.finished[self.slot(n)]) {
+                    return None;
+                }
+                self.others().last()?
+            }
+        };
+        let what = describe_type(sel);
+        Some(Error::PeerFinished { peer, what })
+    }
+}
+
+/// "a message of type 5" — what a receive waits for, without its source.
+fn describe_type(sel: &Select) -> String {
+    match sel.ty {
+        TypeSel::Any => "a message of any type".to_string(),
+        TypeSel::Is(tags::FINALIZE) => "the other ranks to finish (finalize)".to_string(),
+        TypeSel::Is(t) if t > MAX_USER_TYPE => "a message of a utility or collective".to_string(),
+        TypeSel::Is(t) => format!("a message of type {t}"),
+    }
+}
+
+/// "a message of type 5 from node 3" — for reports to the launcher.
+fn describe_select(sel: &Select) -> String {
+    let what = describe_type(sel);
+    match sel.source {
+        _ if sel.ty == TypeSel::Is(tags::FINALIZE) => what,
+        Some(s) if s == HOST => format!("{what} from the host"),
+        Some(s) => format!("{what} from node {s}"),
+        None => format!("{what} from any node"),
     }
 }

@@ -1,0 +1,23 @@
+//! Which algorithm runs: a per-call override ([`crate::collectives::Subcube::with`]), else a
+//! per-job setting `HYPERCUBE_ALG_<OP>=<name>` (e.g. `HYPERCUBE_ALG_ALLREDUCE=ring`), else
+//! the algorithm with the least [`selection_time`] (Grama's expressions, [`model_time`],
+//! bounded below by the bytes moved over the cores the ranks share, [`model_work`]) under this
+//! [`machine`]'s parameters: `t_s` = `HYPERCUBE_MODEL_TS_US` (default 150 µs) and `t_w` =
+//! `HYPERCUBE_MODEL_TW_NS` per byte (default 1.2 ns), fitted to the `coll_bench` example at
+//! p = 8 on the 2-core development VM (see `docs/collectives.md`), and the copy cost and
+//! core count of [`Machine`]; ties as [`automatic`] says. Every input to the choice is the
+//! same on every member, so all members choose alike.
+//!
+//! Three rooms: `names.rs` (what can be asked for: [`Operation`], [`Algorithm`]),
+//! `model.rs` (what each algorithm costs) and `policy.rs` (what runs: [`choose`]).
+
+mod model;
+mod names;
+mod policy;
+
+pub use model::{
+    chain_segments, machine, mesh_shape, model_time, model_work, selection_time, CostModel, Machine,
+};
+pub use names::{Algorithm, Operation};
+pub(crate) use policy::not_implemented;
+pub use policy::{automatic, choose};

@@ -1,0 +1,132 @@
+//! The names a caller (or a `HYPERCUBE_ALG_<OP>` job setting) uses: the collective
+//! [`Operation`]s, the [`Algorithm`]s, and which algorithms implement which operation.
+
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+
+/// An algorithm for a collective operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// Choose by message size and dimension (the default).
+    Auto,
+    /// The log p-step hypercube algorithm of the operation (binomial tree: Alg. 4.1–4.3,
+    /// §4.4; recursive doubling/halving: Alg. 4.7–4.9, eq. 4.5).
+    Hypercube,
+    /// p-1 steps on the Gray-code ring (Alg. 4.4, 4.5; §4.5.1).
+    Ring,
+    /// Rows then columns of the embedded 2-D mesh (Alg. 4.6; §4.5.2).
+    Mesh,
+    /// Long broadcast: scatter then all-to-all broadcast (§4.7.1, eq. 4.13).
+    ScatterAllgather,
+    /// Long reduction: all-to-all reduction then gather (§4.7.2, Problem 4.17).
+    ReduceScatterGather,
+    /// Long all-reduce: all-to-all reduction then all-to-all broadcast (§4.7.3, eq. 4.14).
+    ReduceScatterAllgather,
+    /// All-to-all personalized in log p store-and-forward exchanges (§4.5.3, eq. 4.9).
+    StoreForward,
+    /// All-to-all personalized by pairwise XOR exchange (Alg. 4.10, eq. 4.10).
+    Pairwise,
+    /// Circular shift sent directly along e-cube routes (§4.6.2, eq. 4.12).
+    Ecube,
+    /// Circular shift as power-of-two shifts on the Gray-code ring (§4.6.2, eq. 4.11).
+    GrayRing,
+    /// Prefix sums along the chain of ranks 0 → … → p−1, pipelined in 64 KiB segments
+    /// (the linear array of §4.1.1 with the pipelining of §4.2): fewer bytes than Alg. 4.9
+    /// (≈ 2m(p−1) instead of m p log p), more steps.
+    Chain,
+}
+
+impl FromStr for Algorithm {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Algorithm> {
+        Ok(
+            match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+                "auto" => Algorithm::Auto,
+                "hypercube" => Algorithm::Hypercube,
+                "ring" => Algorithm::Ring,
+                "mesh" => Algorithm::Mesh,
+                "scatter-allgather" => Algorithm::ScatterAllgather,
+                "reduce-scatter-gather" => Algorithm::ReduceScatterGather,
+                "reduce-scatter-allgather" => Algorithm::ReduceScatterAllgather,
+                "store-forward" => Algorithm::StoreForward,
+                "pairwise" => Algorithm::Pairwise,
+                "ecube" => Algorithm::Ecube,
+                "gray-ring" => Algorithm::GrayRing,
+                "chain" => Algorithm::Chain,
+                other => {
+                    return Err(Error::Config(format!(
+                    "unknown collective algorithm {other:?}; use one of auto, hypercube, ring, \
+                     mesh, scatter-allgather, reduce-scatter-gather, reduce-scatter-allgather, \
+                     store-forward, pairwise, ecube, gray-ring, chain"
+                )))
+                }
+            },
+        )
+    }
+}
+
+/// A collective operation (for selection and job settings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Operation {
+    /// One-to-all broadcast (`MPI_Bcast`).
+    Bcast,
+    /// All-to-one reduction (`MPI_Reduce`).
+    Reduce,
+    /// All-to-all broadcast (`MPI_Allgather`, `MPI_Allgatherv`).
+    Allgather,
+    /// All-to-all reduction (`MPI_Reduce_scatter`).
+    ReduceScatter,
+    /// All-reduce (`MPI_Allreduce`).
+    Allreduce,
+    /// Prefix sums (`MPI_Scan`, `MPI_Exscan`).
+    Scan,
+    /// Scatter (`MPI_Scatter`).
+    Scatter,
+    /// Gather (`MPI_Gather`, `MPI_Gatherv`).
+    Gather,
+    /// All-to-all personalized (`MPI_Alltoall`, `MPI_Alltoallv`).
+    Alltoall,
+    /// Circular q-shift.
+    Shift,
+    /// Barrier (`MPI_Barrier`).
+    Barrier,
+}
+
+impl Operation {
+    /// The suffix of the job setting `HYPERCUBE_ALG_<OP>`.
+    pub fn env_name(self) -> &'static str {
+        match self {
+            Operation::Bcast => "BCAST",
+            Operation::Reduce => "REDUCE",
+            Operation::Allgather => "ALLGATHER",
+            Operation::ReduceScatter => "REDUCE_SCATTER",
+            Operation::Allreduce => "ALLREDUCE",
+            Operation::Scan => "SCAN",
+            Operation::Scatter => "SCATTER",
+            Operation::Gather => "GATHER",
+            Operation::Alltoall => "ALLTOALL",
+            Operation::Shift => "SHIFT",
+            Operation::Barrier => "BARRIER",
+        }
+    }
+
+    /// The algorithms that implement the operation; the first is the default on ties.
+    pub fn algorithms(self) -> &'static [Algorithm] {
+        use Algorithm::*;
+        match self {
+            Operation::Bcast => &[Hypercube, ScatterAllgather],
+            Operation::Reduce => &[Hypercube, ReduceScatterGather],
+            Operation::Allgather => &[Hypercube, Ring, Mesh],
+            Operation::ReduceScatter => &[Hypercube, Ring],
+            Operation::Allreduce => &[Hypercube, ReduceScatterAllgather, Ring],
+            Operation::Scan => &[Hypercube, Chain],
+            Operation::Scatter | Operation::Gather => &[Hypercube, Ecube],
+            Operation::Barrier => &[Hypercube],
+            Operation::Alltoall => &[StoreForward, Pairwise, Ring, Mesh],
+            Operation::Shift => &[Ecube, GrayRing],
+        }
+    }
+}

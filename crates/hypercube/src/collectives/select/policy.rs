@@ -1,0 +1,145 @@
+//! Which algorithm runs: the caller's request, else the job setting, else the automatic
+//! choice by [`selection_time`] within the rules this machine was measured to need.
+
+use super::model::{machine, model_time, selection_time, CostModel, Machine};
+use super::names::{Algorithm, Operation};
+use crate::error::{Error, Result};
+
+/// May the automatic choice pick `a` for `op` (a block or vector of `m_bytes`, on `2^k`
+/// nodes)? Three measured rules, where the model and this machine disagree (commands in
+/// docs/collectives.md and docs/perf/analysis.md):
+///
+/// - The two-phase broadcast and reduction (§4.7.1/§4.7.2) win in the book's model for
+///   long messages, where p nodes move data in parallel; on a machine whose ranks share
+///   two cores the extra steps only add work, and they measured slower than the one-phase
+///   tree at every size and p = 8, 16. They stay available by request.
+/// - Scatter and gather with more ranks than cores: the e-cube algorithm (every block sent
+///   straight to or from the root, forwarded without copies, all sends started at once)
+///   measured faster than the binomial tree for gather at every size and for scatter from
+///   64 KiB on (the eager limit) at p = 4–16, although in Grama's single-port model the
+///   root's p − 1 start-ups make it slower. Below 64 KiB, or with a core per rank, the
+///   scatter is the tree of §4.4.
+/// - Scan with more ranks than cores, from 64 KiB on: the pipelined chain. The work bound
+///   already picks it for long vectors at p = 8 and 16; at p = 4 and at 64 KiB the model
+///   charges each of its p − 2 + S steps a full `t_s` (a wake-up on this machine), while
+///   in the pipeline the ranks are already awake, and it measured faster there too
+///   (64 KiB: 92–126 µs vs 155–175 at p = 4, 307–319 vs 342–409 at p = 8; 1 MiB at p = 4:
+///   1.04–1.08 ms vs 1.30–1.51).
+fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {
+    let oversubscribed = machine.cores < (1usize << k.min(30));
+    match (op, a) {
+        (Operation::Bcast, Algorithm::ScatterAllgather)
+        | (Operation::Reduce, Algorithm::ReduceScatterGather) => false,
+        (Operation::Gather, Algorithm::Hypercube) => !oversubscribed,
+        (Operation::Gather, Algorithm::Ecube) => oversubscribed,
+        (Operation::Scatter, Algorithm::Hypercube) => !oversubscribed || m_bytes < 64 << 10,
+        (Operation::Scatter, Algorithm::Ecube) => oversubscribed && m_bytes >= 64 << 10,
+        (Operation::Scan, Algorithm::Hypercube) => !oversubscribed || m_bytes < 64 << 10,
+        (Operation::Scan, Algorithm::Chain) => oversubscribed && m_bytes >= 64 << 10,
+        _ => true,
+    }
+}
+
+/// The job-wide `HYPERCUBE_ALG_<OP>` setting for `op`, read once per process.
+fn job_setting(op: Operation) -> Option<String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<&'static str, Option<String>>>> = OnceLock::new();
+    let mut cache = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    cache
+        .entry(op.env_name())
+        .or_insert_with(|| std::env::var(format!("HYPERCUBE_ALG_{}", op.env_name())).ok())
+        .clone()
+}
+
+/// Does `a` combine the terms of `op` out of rank order (a commutative ⊕ only)?
+fn reorders(op: Operation, a: Algorithm) -> bool {
+    matches!(op, Operation::ReduceScatter | Operation::Allreduce)
+        && matches!(a, Algorithm::Ring | Algorithm::Mesh)
+}
+
+/// The algorithm that runs: `requested` unless `Auto`, else the job setting, else
+/// [`automatic`] on this [`machine`]. `commutative` is false for a reduction whose operator
+/// may not be reordered; the ring and mesh reductions are then excluded (an explicit
+/// request is an error).
+pub fn choose(
+    op: Operation,
+    requested: Algorithm,
+    k: u32,
+    m_bytes: usize,
+    commutative: bool,
+) -> Result<Algorithm> {
+    let mut alg = requested;
+    if alg == Algorithm::Auto {
+        if let Some(v) = job_setting(op) {
+            alg = v.parse()?;
+        }
+    }
+    if alg != Algorithm::Auto {
+        if !op.algorithms().contains(&alg) {
+            return Err(Error::InvalidArgument(format!(
+                "algorithm {alg:?} does not implement {op:?}; it has {:?}",
+                op.algorithms()
+            )));
+        }
+        if !commutative && reorders(op, alg) {
+            return Err(Error::InvalidArgument(format!(
+                "algorithm {alg:?} for {op:?} reorders the terms and needs a commutative \
+                 operator; use Op::Commutative or another algorithm"
+            )));
+        }
+        return Ok(alg);
+    }
+    Ok(automatic(op, k, m_bytes, commutative, &machine()))
+}
+
+/// The error of an operation's dispatch for an algorithm it has no arm for. [`choose`]
+/// returns only algorithms that [`Operation::algorithms`] lists, so this is a bug in the
+/// crate (a listed algorithm without code) — an error, never another algorithm in its place.
+pub(crate) fn not_implemented(op: Operation, alg: Algorithm) -> Error {
+    Error::InvalidArgument(format!(
+        "{op:?} has no code for algorithm {alg:?}, which Operation::algorithms lists for it \
+         (a bug in hypercube: the operation's dispatch lacks an arm)"
+    ))
+}
+
+/// The automatic choice on `machine`: the candidate with the least [`selection_time`];
+/// between equal ones (equal volumes, when the work bound decides) the one with fewer
+/// steps — the start-ups the volume does not hide — then the shorter critical path, then
+/// the first listed in [`Operation::algorithms`].
+/// Candidates exclude what a non-commutative operator cannot use and what the measured
+/// rules of this machine rule out (see the module source, `auto_candidate`).
+pub fn automatic(
+    op: Operation,
+    k: u32,
+    m_bytes: usize,
+    commutative: bool,
+    machine: &Machine,
+) -> Algorithm {
+    let steps_model = CostModel { t_s: 1.0, t_w: 0.0 };
+    let mut best = (
+        (f64::INFINITY, f64::INFINITY, f64::INFINITY),
+        op.algorithms()[0],
+    );
+    for &a in op.algorithms() {
+        if !commutative && reorders(op, a) {
+            continue;
+        }
+        if !auto_candidate(op, a, k, m_bytes, machine) {
+            continue;
+        }
+        if let (Some(t), Some(steps), Some(path)) = (
+            selection_time(op, a, k, m_bytes, machine),
+            model_time(op, a, k, m_bytes, steps_model),
+            model_time(op, a, k, m_bytes, machine.model),
+        ) {
+            if (t, steps, path) < best.0 {
+                best = ((t, steps, path), a);
+            }
+        }
+    }
+    best.1
+}

@@ -1,0 +1,123 @@
+//! Leaving the job (`Transport::finalize`): a `Fin` to every node (so a receive that waits
+//! for this one fails instead of hanging), a barrier by recursive doubling over the links
+//! (the host arrives at node 0 first and is released after; afterwards no node needs
+//! another to forward anything), a flush, `Close` on every link and the neighbors' `Close`
+//! awaited; then the report of messages never received, and the progress thread stopped.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use hypercube_topology::NodeId;
+
+use super::link::OutFrame;
+use super::TcpTransport;
+use crate::error::Result;
+use crate::ids::HOST;
+use crate::message::{Select, MAX_USER_TYPE};
+use crate::parts::Parts;
+use crate::tags;
+use crate::transport::Transport;
+use crate::wire::frame::{Header, Kind};
+
+impl TcpTransport {
+    /// Finalize once (later calls return at once).
+    pub(super) fn leave(&self) -> Result<()> {
+        if self.finalized.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let e = &*self.engine;
+        let result = (|| -> Result<()> {
+            // 0. Tell every node we are done: a receive waiting for us fails instead of hanging.
+            {
+                let mut st = e.lock();
+                let others: Vec<NodeId> = e.others().collect();
+                for n in others {
+                    let h = Header::control(Kind::Fin, e.me, n, 0, 0);
+                    e.send_frame(&mut st, h, Parts::default(), None);
+                }
+            }
+            // 1. Barrier by recursive doubling over the links: afterwards no node needs
+            //    another to forward anything a program will receive.
+            // Each exchange posts its receive before waiting for its send, so that a
+            // barrier message that had to go by rendezvous still completes.
+            let exchange = |peer: NodeId, send: bool, receive: bool| -> Result<()> {
+                let t = if send {
+                    Some(self.isend(peer, tags::FINALIZE, Parts::default())?)
+                } else {
+                    None
+                };
+                if receive {
+                    let r = self.post_recv(Select::internal(Some(peer), tags::FINALIZE))?;
+                    self.wait_recv(r, None)?;
+                }
+                t.map_or(Ok(()), |t| self.wait_send(t))
+            };
+            if e.me == HOST {
+                // The host arrives at node 0 and is released by it.
+                exchange(0, true, true)?;
+            } else {
+                if e.me == 0 && e.has_host {
+                    exchange(HOST, false, true)?;
+                }
+                for k in 0..e.dim {
+                    exchange(e.me ^ (1 << k), true, true)?;
+                }
+                if e.me == 0 && e.has_host {
+                    exchange(HOST, true, false)?;
+                }
+            }
+            // 2. Flush, say goodbye on every link, and wait for the neighbors' goodbyes.
+            e.wait_for("output to drain", Some(Duration::from_secs(30)), |_, st| {
+                st.out.iter().all(|o| o.queue.is_empty()).then_some(())
+            })?;
+            {
+                let mut st = e.lock();
+                st.closing = true;
+                for k in 0..st.out.len() {
+                    let peer = st.out[k].peer;
+                    let h = Header::control(Kind::Close, e.me, peer, 0, 0);
+                    e.push(&mut st, k, OutFrame::new(&h, Parts::default(), None));
+                    st.out[k].closed = true;
+                }
+            }
+            e.wait_for(
+                "the neighbors' goodbyes",
+                Some(Duration::from_secs(30)),
+                |_, st| {
+                    (st.peer_closed.iter().all(|c| *c) && st.out.iter().all(|o| o.queue.is_empty()))
+                        .then_some(())
+                },
+            )?;
+            Ok(())
+        })();
+        {
+            let mut st = e.lock();
+            st.closing = true;
+            let left = st.mailbox.unreceived();
+            let user: Vec<_> = left
+                .iter()
+                .filter(|s| s.msg_type.0 <= MAX_USER_TYPE)
+                .collect();
+            if !user.is_empty() {
+                tracing::warn!(
+                    count = user.len(),
+                    "messages arrived at node {} that the program never received: {:?}",
+                    e.me,
+                    user.iter()
+                        .take(8)
+                        .map(|s| (s.source, s.msg_type.0, s.len))
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
+        self.done_flag.store(true, Ordering::SeqCst);
+        self.stop_progress();
+        for o in &e.lock().out {
+            let _ = o.stream.shutdown(std::net::Shutdown::Both);
+        }
+        if result.is_ok() {
+            crate::job::finished();
+        }
+        result
+    }
+}

@@ -1,0 +1,348 @@
+//! The message protocol on the engine. Sending: a small message within the receiver's
+//! eager credit goes whole (`Eager`); any other announces itself (`Rts`) and waits for the
+//! receiver's clear-to-send (`Cts`) before its payload streams as `Data` frames. Receiving:
+//! the mailbox binds messages to receives, a bound `Rts` is answered with a `Cts`, consumed
+//! eager bytes are credited back in batches (`Credit`). And the dispatch of every frame that
+//! arrives: deliver it here, or forward it on its e-cube route. `docs/protocol.md` has the
+//! frames.
+
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use hypercube_topology::NodeId;
+
+use super::engine::{Engine, PendingSend, State};
+use super::link::{LinkIn, OutFrame, ReadError, ReadOutcome};
+use crate::error::{Error, Result};
+use crate::mailbox::{Body, NeedCts};
+use crate::message::{Message, Select, Status};
+use crate::parts::Parts;
+use crate::transport::{RecvToken, SendToken};
+use crate::wire::frame::{Header, Kind};
+
+/// Per-message overhead charged against eager credit (so empty messages are bounded too).
+const EAGER_OVERHEAD: u64 = 64;
+/// The token of a send that completed inside `isend` (eager or to this node itself).
+const SENT: SendToken = SendToken::MAX;
+
+impl Engine {
+    /// Start sending `data` to `dest` (checked by the caller): to this node itself, eagerly
+    /// within the credit, else by rendezvous — waiting first while too many bytes of large
+    /// sends are pending.
+    pub(super) fn send(&self, dest: NodeId, tag: u32, data: Parts) -> Result<SendToken> {
+        let len = data.len() as u64;
+        if dest == self.me {
+            let mut st = self.lock();
+            st.mailbox
+                .arrive(dest, tag, len, Body::Ready(data.into_bytes()));
+            self.notify();
+            return Ok(SENT);
+        }
+        let cost = len + EAGER_OVERHEAD;
+        {
+            let mut st = self.lock();
+            if let Some(f) = &st.failure {
+                return Err(f.duplicate());
+            }
+            let slot = self.slot(dest);
+            if len <= self.tuning.eager_limit as u64 && st.credits[slot] >= cost {
+                st.credits[slot] -= cost;
+                let h = Header {
+                    kind: Kind::Eager,
+                    src: self.me,
+                    dest,
+                    tag,
+                    msg_id: 0,
+                    total_len: len,
+                    frame_len: len as u32,
+                };
+                self.send_frame(&mut st, h, data, None);
+                return Ok(SENT);
+            }
+        }
+        // Rendezvous: announce, keep the bytes until the receiver asks for them. Wait while
+        // too many bytes are already pending (at least one send may always be pending).
+        let max = self.tuning.max_pending;
+        self.wait_for("room for a large send (flow control)", None, |_, st| {
+            (st.pending_bytes == 0 || st.pending_bytes + len <= max).then_some(())
+        })?;
+        let mut st = self.lock();
+        let id = st.next_msg_id;
+        st.next_msg_id += 1;
+        st.pending.insert(id, PendingSend { dest, data });
+        st.pending_bytes += len;
+        let h = Header {
+            kind: Kind::Rts,
+            src: self.me,
+            dest,
+            tag,
+            msg_id: id,
+            total_len: len,
+            frame_len: 0,
+        };
+        self.send_frame(&mut st, h, Parts::default(), None);
+        Ok(id)
+    }
+
+    /// Has the send finished (its bytes handed to the socket)?
+    pub(super) fn test_send(&self, token: SendToken) -> Result<bool> {
+        let st = self.lock();
+        if let Some(f) = &st.failure {
+            return Err(f.duplicate());
+        }
+        Ok(!st.pending.contains_key(&token))
+    }
+
+    /// Block until the send has finished; an error if its receiver finished first.
+    pub(super) fn wait_send(&self, token: SendToken) -> Result<()> {
+        if token == SENT {
+            // An eager (or local) send is complete when `isend` returns.
+            return Ok(());
+        }
+        let mut gone = None;
+        self.wait_for("a send to complete", None, |_, st| {
+            match st.pending.get(&token) {
+                None => Some(()),
+                Some(p) if st.finished[self.slot(p.dest)] => {
+                    gone = Some(p.dest);
+                    Some(())
+                }
+                Some(_) => None,
+            }
+        })?;
+        match gone {
+            None => Ok(()),
+            Some(peer) => Err(Error::PeerFinished {
+                peer,
+                what: "a receive matching a large send".into(),
+            }),
+        }
+    }
+
+    /// Post a receive (its source checked by the caller); a rendezvous message it binds at
+    /// once is sent its clear-to-send.
+    pub(super) fn post(&self, sel: Select) -> RecvToken {
+        let mut st = self.lock();
+        let (token, need) = st.mailbox.post(sel);
+        self.issue_cts(&mut st, need);
+        token
+    }
+
+    /// The message of a posted receive if it is complete (after reading what came in).
+    pub(super) fn test_recv(&self, token: RecvToken) -> Result<Option<Message>> {
+        self.poll_inputs();
+        let mut st = self.lock();
+        if let Some(m) = self.take(&mut st, token) {
+            return Ok(Some(m));
+        }
+        if !st.mailbox.knows(token) {
+            return Err(Error::InvalidRequest(format!(
+                "receive {token} is not pending"
+            )));
+        }
+        if let Some(f) = &st.failure {
+            return Err(f.duplicate());
+        }
+        Ok(None)
+    }
+
+    /// Bind the message a probe returned to a new receive.
+    pub(super) fn claim(&self, status: &Status) -> Result<RecvToken> {
+        let mut st = self.lock();
+        let Some((token, need)) = st.mailbox.claim(status.id) else {
+            return Err(Error::InvalidRequest(
+                "the probed message was already received".into(),
+            ));
+        };
+        self.issue_cts(&mut st, need);
+        Ok(token)
+    }
+
+    /// Send the clear-to-send a receive that just bound a rendezvous message needs.
+    fn issue_cts(&self, st: &mut State, need: Option<NeedCts>) {
+        if let Some(n) = need {
+            let h = Header::control(Kind::Cts, self.me, n.source, n.msg_id, 0);
+            self.send_frame(st, h, Parts::default(), None);
+        }
+    }
+
+    /// Read one link (the caller holds its input lock) and act on what came.
+    pub(super) fn service_input(&self, inp: &mut LinkIn, link: usize) {
+        let res = inp.read(self.num_nodes, self.has_host);
+        if matches!(&res, Ok(ReadOutcome::Frames(f)) if f.is_empty()) {
+            return;
+        }
+        let mut st = self.lock();
+        let (frames, eof) = match res {
+            Ok(ReadOutcome::Frames(f)) => (f, false),
+            Ok(ReadOutcome::Eof(f)) => (f, true),
+            Err(err) => {
+                st.link_done[link] = true;
+                let _ = inp.stream.shutdown(std::net::Shutdown::Both);
+                let e = match err {
+                    ReadError::Protocol(detail) => Error::Protocol {
+                        peer: inp.peer,
+                        detail,
+                    },
+                    ReadError::Io(e) => Error::PeerGone {
+                        peer: inp.peer,
+                        detail: format!("reading the link failed: {e}"),
+                    },
+                };
+                if !st.closing {
+                    self.fail(&mut st, e);
+                }
+                return;
+            }
+        };
+        let any = !frames.is_empty();
+        if any {
+            self.activity.fetch_add(1, Ordering::Relaxed);
+        }
+        for (h, payload) in frames {
+            self.dispatch(&mut st, link, h, payload);
+        }
+        if eof && !st.link_done[link] {
+            st.link_done[link] = true;
+            if !st.peer_closed[link] && !st.closing {
+                let e = Error::PeerGone {
+                    peer: inp.peer,
+                    detail: "the connection closed without a goodbye (the process probably died)"
+                        .into(),
+                };
+                self.fail(&mut st, e);
+            }
+        }
+        if any || eof {
+            self.notify();
+        }
+    }
+
+    /// Act on one arrived frame: forward it, or deliver it to this node's mailbox and
+    /// protocol state.
+    fn dispatch(&self, st: &mut State, link: usize, h: Header, payload: Bytes) {
+        if h.kind == Kind::Close {
+            st.peer_closed[link] = true;
+            return;
+        }
+        if h.dest != self.me {
+            // Forward on the e-cube route; the payload is shared, not copied.
+            self.send_frame(st, h, payload.into(), None);
+            let now = self.epoch.elapsed().as_millis() as u64 + 1;
+            self.last_forward_ms.store(now, Ordering::Relaxed);
+            return;
+        }
+        match h.kind {
+            Kind::Eager => {
+                st.mailbox
+                    .arrive(h.src, h.tag, h.total_len, Body::Ready(payload));
+            }
+            Kind::Rts => {
+                let need = st.mailbox.arrive(
+                    h.src,
+                    h.tag,
+                    h.total_len,
+                    Body::Pending {
+                        msg_id: h.msg_id,
+                        buf: None,
+                    },
+                );
+                self.issue_cts(st, need);
+            }
+            Kind::Cts => self.start_payload(st, h.src, h.msg_id),
+            Kind::Data => {
+                if let Err(detail) = st.mailbox.data(h.src, h.msg_id, payload) {
+                    let peer = st.out[link].peer;
+                    self.fail(st, Error::Protocol { peer, detail });
+                }
+            }
+            Kind::Credit => {
+                let slot = self.slot(h.src);
+                let c = &mut st.credits[slot];
+                *c = c.saturating_add(h.total_len).min(self.tuning.eager_window);
+            }
+            Kind::Fin => {
+                let slot = self.slot(h.src);
+                st.finished[slot] = true;
+            }
+            Kind::Close => {}
+        }
+    }
+
+    /// The receiver is ready for a large message: queue its payload as data frames.
+    fn start_payload(&self, st: &mut State, receiver: NodeId, msg_id: u64) {
+        let Some(p) = st.pending.get(&msg_id) else {
+            let peer = receiver;
+            self.fail(
+                st,
+                Error::Protocol {
+                    peer,
+                    detail: format!("clear-to-send for unknown message {msg_id}"),
+                },
+            );
+            return;
+        };
+        if p.dest != receiver {
+            self.fail(
+                st,
+                Error::Protocol {
+                    peer: receiver,
+                    detail: format!("clear-to-send for message {msg_id} from the wrong node"),
+                },
+            );
+            return;
+        }
+        let data = p.data.clone();
+        let total = data.len() as u64;
+        if data.is_empty() {
+            st.pending.remove(&msg_id);
+            self.notify();
+            return;
+        }
+        let link = self.route(receiver);
+        let chunk = self.tuning.chunk;
+        let mut off = 0;
+        while off < data.len() {
+            let end = (off + chunk).min(data.len());
+            let last = end == data.len();
+            let h = Header {
+                kind: Kind::Data,
+                src: self.me,
+                dest: receiver,
+                tag: 0,
+                msg_id,
+                total_len: total,
+                frame_len: (end - off) as u32,
+            };
+            let frame = OutFrame::new(&h, data.slice(off..end), last.then_some(msg_id));
+            // Queue all chunks, then write: push() flushes only when the queue was empty.
+            st.out[link].queue.push_back(frame);
+            off = end;
+        }
+        self.flush(st, link);
+    }
+
+    /// Account for a consumed eager message and return credit when enough piled up.
+    fn consumed(&self, st: &mut State, source: NodeId, len: u64) {
+        if source == self.me {
+            return;
+        }
+        let slot = self.slot(source);
+        let c = &mut st.consumed[slot];
+        *c += len + EAGER_OVERHEAD;
+        if *c >= self.tuning.eager_window / 4 {
+            let amount = std::mem::take(c);
+            let h = Header::control(Kind::Credit, self.me, source, 0, amount);
+            self.send_frame(st, h, Parts::default(), None);
+        }
+    }
+
+    /// Take a completed receive's message, accounting for its eager credit.
+    pub(super) fn take(&self, st: &mut State, token: RecvToken) -> Option<Message> {
+        let t = st.mailbox.take(token)?;
+        if t.eager {
+            self.consumed(st, t.message.source, t.message.data.len() as u64);
+        }
+        Some(t.message)
+    }
+}
