@@ -190,3 +190,39 @@ fn a_rank_killed_at_a_random_moment_stops_the_job() {
         stops[stops.len() / 2]
     );
 }
+
+const SPINNER: &str = env!("CARGO_BIN_EXE_spinner");
+
+#[test]
+fn a_rank_spinning_on_iprobe_is_part_of_a_deadlock() {
+    let out = run_hcrun(
+        &["--dim", "2", "--timeout-s", "60"],
+        &[SPINNER, "spin"],
+        &[],
+        Duration::from_secs(90),
+    );
+    assert!(!out.status.success(), "{out:?}");
+    assert!(out.stderr.contains("deadlock"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("rank 0") && out.stderr.contains("polling with iprobe"),
+        "the report must name the spinning rank: {}",
+        out.stderr
+    );
+    assert!(
+        out.elapsed < Duration::from_secs(20),
+        "took {:?}",
+        out.elapsed
+    );
+}
+
+#[test]
+fn a_rank_that_computes_between_iprobes_is_not_a_deadlock() {
+    let out = run_hcrun(
+        &["--dim", "2", "--timeout-s", "60"],
+        &[SPINNER, "compute", "5000"],
+        &[],
+        Duration::from_secs(90),
+    );
+    out.assert_ok();
+    assert!(!out.stderr.contains("deadlock"), "{}", out.stderr);
+}

@@ -82,6 +82,8 @@ pub(crate) struct Engine {
     /// `epoch` (0: never) — the progress thread keeps off the sockets for a tick after it.
     pub(super) last_wait_end_us: AtomicU64,
     pub(super) epoch: Instant,
+    /// The current streak of non-blocking polls that found nothing (`polls.rs`).
+    pub(super) polls: super::polls::Polls,
     /// Link listener addresses by rank, where known (every rank's under `hcrun`, the
     /// neighbors' under PMI).
     pub(super) addrs: Vec<Option<SocketAddr>>,
@@ -166,6 +168,7 @@ impl Engine {
             last_forward_ms: Default::default(),
             last_wait_end_us: Default::default(),
             epoch: Instant::now(),
+            polls: Default::default(),
             addrs,
         })
     }

@@ -15,6 +15,7 @@
 mod engine;
 mod finalize;
 mod link;
+mod polls;
 mod progress;
 mod protocol;
 mod sockopt;
@@ -158,8 +159,11 @@ impl Transport for TcpTransport {
     ) -> Result<Option<Status>> {
         let e = &*self.engine;
         if !block {
+            let t0 = std::time::Instant::now();
             e.poll_inputs();
-            return Ok(e.lock().mailbox.probe(sel));
+            let found = e.lock().mailbox.probe(sel);
+            e.after_poll(t0, found.is_some(), || wait::describe_select(sel));
+            return Ok(found);
         }
         e.wait_probe(sel, timeout).map(Some)
     }

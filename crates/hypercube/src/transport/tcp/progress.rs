@@ -25,12 +25,19 @@ pub(super) fn run(e: &Engine) {
             t => (e.epoch.elapsed().as_micros() as u64 + 1).saturating_sub(t),
         };
         let recent = !woken && since_wait < tick_us;
+        // A rank reported as spinning on iprobe/test is looked at again within the gap
+        // that ends its streak, so that the report is taken back once it computes.
+        let idle = if e.check_polls() {
+            super::polls::POLL_GAP
+        } else {
+            Duration::from_secs(1)
+        };
         let (fds, timeout) = if busy {
             (Vec::new(), e.tuning.progress_tick)
         } else if recent {
             (Vec::new(), Duration::from_micros(tick_us - since_wait))
         } else {
-            (e.poll_set(&e.lock()), Duration::from_secs(1))
+            (e.poll_set(&e.lock()), idle)
         };
         woken = e.poll_and_service(&e.wake_rx, fds, timeout, true);
     }

@@ -86,11 +86,15 @@ impl Engine {
 
     /// Has the send finished (its bytes handed to the socket)?
     pub(super) fn test_send(&self, token: SendToken) -> Result<bool> {
+        let t0 = std::time::Instant::now();
         let st = self.lock();
         if let Some(f) = &st.failure {
             return Err(f.duplicate());
         }
-        Ok(!st.pending.contains_key(&token))
+        let done = !st.pending.contains_key(&token);
+        drop(st);
+        self.after_poll(t0, done, || "a send to complete".into());
+        Ok(done)
     }
 
     /// Block until the send has finished; an error if its receiver finished first.
@@ -130,9 +134,12 @@ impl Engine {
 
     /// The message of a posted receive if it is complete (after reading what came in).
     pub(super) fn test_recv(&self, token: RecvToken) -> Result<Option<Message>> {
+        let t0 = std::time::Instant::now();
         self.poll_inputs();
         let mut st = self.lock();
         if let Some(m) = self.take(&mut st, token) {
+            drop(st);
+            self.after_poll(t0, true, String::new);
             return Ok(Some(m));
         }
         if !st.mailbox.knows(token) {
@@ -143,6 +150,8 @@ impl Engine {
         if let Some(f) = &st.failure {
             return Err(f.duplicate());
         }
+        drop(st);
+        self.after_poll(t0, false, || "a posted receive to complete".into());
         Ok(None)
     }
 

@@ -15,7 +15,7 @@ use crate::tags;
 use crate::transport::RecvToken;
 
 /// How long a caller must wait with no frame arriving before the launcher hears of it.
-const BLOCKED_REPORT: Duration = Duration::from_secs(1);
+pub(super) const BLOCKED_REPORT: Duration = Duration::from_secs(1);
 
 /// Reports a long wait to the launcher, and its end.
 struct BlockedReport<'a> {
@@ -371,7 +371,7 @@ fn describe_type(sel: &Select) -> String {
 }
 
 /// "a message of type 5 from node 3" — for reports to the launcher.
-fn describe_select(sel: &Select) -> String {
+pub(super) fn describe_select(sel: &Select) -> String {
     let what = describe_type(sel);
     match sel.source {
         _ if sel.ty == TypeSel::Is(tags::FINALIZE) => what,
