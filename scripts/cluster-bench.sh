@@ -7,7 +7,8 @@
 #   2. over the same 4 namespaces: the OSU latency between two hosts and an allreduce sweep
 #      at 16 ranks, ours (osu through Hydra) next to Open MPI's (its mpirun started through
 #      the same ssh stand-in, tests/cluster/netns-exec.sh), when Open MPI is installed
-#      (scripts/install-bench-deps.sh installs it).
+#      (scripts/install-bench-deps.sh installs it; hypercube-bench builds its MPI peer,
+#      crates/bench/c/osu_mpi.c).
 #
 #   sudo scripts/cluster-bench.sh [REPS]     (root: it makes and removes the namespaces)
 #
@@ -72,16 +73,20 @@ echo
 
 # Open MPI across the same namespaces, if it is here.
 mpi_bin=""
-if command -v mpirun.openmpi >/dev/null && [ -x "$root/scripts/build-bench-c.sh" ]; then
-    mpi_bin=$("$root/scripts/build-bench-c.sh" mpi 2>/dev/null || true)
+if command -v mpirun.openmpi >/dev/null; then
+    # hypercube-bench builds its MPI peer (crates/bench/c/osu_mpi.c) into target/bench-c/
+    # on first use; a 2-rank run on this host does that.
+    if "$root/target/release/hypercube-bench" mpi 2 tcp latency -m 1:1 >/dev/null 2>&1; then
+        mpi_bin=$root/target/bench-c/osu_mpi
+    fi
 fi
 ompi() {
     local np=$1
     shift
     local hl=""
     for h in "${hosts[@]}"; do hl+="$h:$(((np + 3) / 4)),"; done
-    mpirun.openmpi --allow-run-as-root --oversubscribe -np "$np" -H "${hl%,}" \
-        --mca plm_rsh_agent "$exec_script" --mca btl tcp,self \
+    timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$np" -H "${hl%,}" \
+        --mca plm_rsh_agent "$exec_script" --mca pml ob1 --mca btl tcp,self \
         --mca btl_tcp_if_include "$subnet" --mca oob_tcp_if_include "$subnet" \
         --map-by node "$mpi_bin" "$@"
 }
@@ -89,13 +94,17 @@ ompi() {
 echo "## Over 4 namespaces: OSU latency between two hosts (µs)"
 echo
 ours=$("${hydra_ns[@]}" -n 2 "$osu" latency -m 1:65536 | grep -v '^#')
+theirs=""
 if [ -n "$mpi_bin" ]; then
-    theirs=$(ompi 2 latency -m 1:65536 | grep -v '^#')
+    theirs=$(ompi 2 latency -m 1:65536 | grep -v '^#' || true)
+fi
+if [ -n "$theirs" ]; then
     echo "| bytes | hypercube | Open MPI TCP | ratio |"
     echo "|---|---|---|---|"
     join <(echo "$ours") <(echo "$theirs") | awk '{printf "| %s | %.2f | %.2f | %.2f× |\n", $1, $2, $3, $2/$3}'
 else
-    echo "(Open MPI not installed: ours only)"
+    echo "(Open MPI not installed, or it did not finish within 120 s across the namespaces —"
+    echo "see docs/perf/clusters.md: ours only)"
     echo
     echo "| bytes | hypercube |"
     echo "|---|---|"
@@ -105,8 +114,11 @@ echo
 echo "## Over 4 namespaces: allreduce, 16 ranks (µs per call)"
 echo
 ours=$("${hydra_ns[@]}" -n 16 "$osu" allreduce -m 8:1048576 | grep -v '^#')
+theirs=""
 if [ -n "$mpi_bin" ]; then
-    theirs=$(ompi 16 allreduce -m 8:1048576 | grep -v '^#')
+    theirs=$(ompi 16 allreduce -m 8:1048576 | grep -v '^#' || true)
+fi
+if [ -n "$theirs" ]; then
     echo "| bytes | hypercube | Open MPI TCP | ratio |"
     echo "|---|---|---|---|"
     join <(echo "$ours") <(echo "$theirs") | awk '{printf "| %s | %.1f | %.1f | %.2f× |\n", $1, $2, $3, $2/$3}'

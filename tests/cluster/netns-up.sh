@@ -26,6 +26,9 @@ ip link set "$br" up
 for i in $(seq 1 "$n"); do
     ns="hc-$tag-$i"
     ip netns add "$ns"
+    # IPv4 only, like the private network it stands for: a link-local IPv6 address on
+    # every veth would tempt MPI runtimes to wire themselves over it (Open MPI hangs so).
+    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
     ip link add "hcv-$tag-$i" type veth peer name eth0 netns "$ns"
     ip link set "hcv-$tag-$i" master "$br" up
     ip -n "$ns" addr add "$net.$((i + 1))/24" dev eth0
