@@ -91,39 +91,29 @@ ompi() {
         --map-by node "$mpi_bin" "$@"
 }
 
-echo "## Over 4 namespaces: OSU latency between two hosts (µs)"
-echo
-ours=$("${hydra_ns[@]}" -n 2 "$osu" latency -m 1:65536 | grep -v '^#')
-theirs=""
-if [ -n "$mpi_bin" ]; then
-    theirs=$(ompi 2 latency -m 1:65536 | grep -v '^#' || true)
-fi
-if [ -n "$theirs" ]; then
-    echo "| bytes | hypercube | Open MPI TCP | ratio |"
-    echo "|---|---|---|---|"
-    join <(echo "$ours") <(echo "$theirs") | awk '{printf "| %s | %.2f | %.2f | %.2f× |\n", $1, $2, $3, $2/$3}'
-else
-    echo "(Open MPI not installed, or it did not finish within 120 s across the namespaces —"
-    echo "see docs/perf/clusters.md: ours only)"
+# One table: ours (osu through Hydra across the namespaces) beside Open MPI's when it ran.
+# compare TITLE NP BENCH RANGE
+compare() {
+    local title=$1 np=$2 bench=$3 range=$4 ours theirs=""
+    echo "## Over 4 namespaces: $title"
     echo
-    echo "| bytes | hypercube |"
-    echo "|---|---|"
-    echo "$ours" | awk '{printf "| %s | %.2f |\n", $1, $2}'
-fi
-echo
-echo "## Over 4 namespaces: allreduce, 16 ranks (µs per call)"
-echo
-ours=$("${hydra_ns[@]}" -n 16 "$osu" allreduce -m 8:1048576 | grep -v '^#')
-theirs=""
-if [ -n "$mpi_bin" ]; then
-    theirs=$(ompi 16 allreduce -m 8:1048576 | grep -v '^#' || true)
-fi
-if [ -n "$theirs" ]; then
-    echo "| bytes | hypercube | Open MPI TCP | ratio |"
-    echo "|---|---|---|---|"
-    join <(echo "$ours") <(echo "$theirs") | awk '{printf "| %s | %.1f | %.1f | %.2f× |\n", $1, $2, $3, $2/$3}'
-else
-    echo "| bytes | hypercube |"
-    echo "|---|---|"
-    echo "$ours" | awk '{printf "| %s | %.1f |\n", $1, $2}'
-fi
+    ours=$("${hydra_ns[@]}" -n "$np" "$osu" "$bench" -m "$range" | grep -v '^#')
+    if [ -n "$mpi_bin" ]; then
+        theirs=$(ompi "$np" "$bench" -m "$range" | grep -v '^#' || true)
+    fi
+    if [ -n "$theirs" ]; then
+        echo "| bytes | hypercube | Open MPI TCP | ratio |"
+        echo "|---|---|---|---|"
+        join <(echo "$ours") <(echo "$theirs") | awk '{printf "| %s | %.2f | %.2f | %.2f× |\n", $1, $2, $3, $2/$3}'
+    else
+        echo "(Open MPI not installed, or it did not finish within 120 s across the namespaces: ours only)"
+        echo
+        echo "| bytes | hypercube |"
+        echo "|---|---|"
+        echo "$ours" | awk '{printf "| %s | %.2f |\n", $1, $2}'
+    fi
+    echo
+}
+
+compare "OSU latency between two hosts (µs)" 2 latency 1:65536
+compare "allreduce, 16 ranks (µs per call)" 16 allreduce 8:1048576

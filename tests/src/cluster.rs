@@ -265,3 +265,35 @@ pub fn normalize_labels(mut out: JobOutput) -> JobOutput {
     out.stderr = fix(&out.stderr);
     out
 }
+
+/// Panic unless a job of `n` (not a power of two) failed fast, saying so with the powers of
+/// two around `n`, and left no process tagged `tag`.
+pub fn assert_refused_size(out: &JobOutput, n: u32, tag: &str) {
+    assert!(!out.status.success(), "{out:?}");
+    let all = format!("{}{}", out.stdout, out.stderr);
+    let hi = n.next_power_of_two();
+    let lo = hi / 2;
+    assert!(
+        all.contains(&format!("{n} processes"))
+            && all.contains("power of two")
+            && all.contains(&format!("{lo} or {hi}")),
+        "{all}"
+    );
+    assert!(
+        out.elapsed < Duration::from_secs(15),
+        "took {:?}",
+        out.elapsed
+    );
+    assert_eq!(wait_gone(tag, Duration::from_secs(5)), Vec::<u32>::new());
+}
+
+/// Panic unless every one of the `n` ranks of the `antipodal` example printed its exchange.
+pub fn assert_antipodal(out: &JobOutput, n: u32) {
+    out.assert_ok();
+    let d = n.trailing_zeros();
+    for r in 0..n {
+        let a = r ^ (n - 1);
+        let want = format!("node {r} <- node {a} ({d} hops): greetings from node {a}");
+        assert!(out.rank_lines(r).contains(&want.as_str()), "{out:?}");
+    }
+}

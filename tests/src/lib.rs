@@ -12,14 +12,29 @@ use std::time::{Duration, Instant};
 /// The binaries of a workspace package, built by cargo on first use in the tests' profile
 /// (binaries of another package are not named by `CARGO_BIN_EXE_*`).
 pub fn cargo_bin(package: &str, name: &str) -> PathBuf {
+    cargo_built(package, "--bins", name)
+}
+
+/// An example of the `hypercube` crate (`crates/hypercube/examples/NAME.rs`), built by
+/// cargo on first use in the tests' profile.
+pub fn example(name: &str) -> PathBuf {
+    cargo_built("hypercube", "--examples", name)
+}
+
+/// The executable `name` among the targets of `package` that `kind` (`--bins`,
+/// `--examples`) selects, all built by one cargo call on first use.
+fn cargo_built(package: &str, kind: &str, name: &str) -> PathBuf {
     use std::collections::HashMap;
     use std::sync::Mutex;
-    static BUILT: OnceLock<Mutex<HashMap<String, Vec<PathBuf>>>> = OnceLock::new();
+    /// Executables built, by (package, kind).
+    type Built = HashMap<(String, String), Vec<PathBuf>>;
+    static BUILT: OnceLock<Mutex<Built>> = OnceLock::new();
     let mut built = BUILT
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    let bins = built.entry(package.to_string()).or_insert_with(|| {
+    let key = (package.to_string(), kind.to_string());
+    let bins = built.entry(key).or_insert_with(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut cmd = Command::new(cargo);
@@ -27,7 +42,7 @@ pub fn cargo_bin(package: &str, name: &str) -> PathBuf {
             "build",
             "-p",
             package,
-            "--bins",
+            kind,
             "--message-format=json-render-diagnostics",
         ]);
         if !cfg!(debug_assertions) {
@@ -36,8 +51,8 @@ pub fn cargo_bin(package: &str, name: &str) -> PathBuf {
         let out = cmd
             .stderr(Stdio::inherit())
             .output()
-            .unwrap_or_else(|e| panic!("running cargo to build {package}: {e}"));
-        assert!(out.status.success(), "building {package} failed");
+            .unwrap_or_else(|e| panic!("running cargo to build {package} {kind}: {e}"));
+        assert!(out.status.success(), "building {package} {kind} failed");
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|l| {
@@ -49,45 +64,7 @@ pub fn cargo_bin(package: &str, name: &str) -> PathBuf {
     });
     bins.iter()
         .find(|p| p.file_name().is_some_and(|f| f == name))
-        .unwrap_or_else(|| panic!("cargo built no {name} executable in {package}: {bins:?}"))
-        .clone()
-}
-
-/// An example of the `hypercube` crate (`crates/hypercube/examples/NAME.rs`), built by
-/// cargo on first use in the tests' profile.
-pub fn example(name: &str) -> PathBuf {
-    static BUILT: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    let bins = BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut cmd = Command::new(cargo);
-        cmd.current_dir(&root).args([
-            "build",
-            "-p",
-            "hypercube",
-            "--examples",
-            "--message-format=json-render-diagnostics",
-        ]);
-        if !cfg!(debug_assertions) {
-            cmd.arg("--release");
-        }
-        let out = cmd
-            .stderr(Stdio::inherit())
-            .output()
-            .unwrap_or_else(|e| panic!("running cargo to build the examples: {e}"));
-        assert!(out.status.success(), "building the examples failed");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| {
-                let i = l.find("\"executable\":\"")? + 14;
-                let j = l[i..].find('"')? + i;
-                Some(PathBuf::from(&l[i..j]))
-            })
-            .collect()
-    });
-    bins.iter()
-        .find(|p| p.file_name().is_some_and(|f| f == name))
-        .unwrap_or_else(|| panic!("no example {name}: {bins:?}"))
+        .unwrap_or_else(|| panic!("cargo built no {name} in {package} {kind}: {bins:?}"))
         .clone()
 }
 

@@ -54,21 +54,7 @@ fn hydra_non_power_of_two_fails_fast_with_the_sizes() {
         cluster::mpiexec(&tag, 6, None, &[COLL]),
         Duration::from_secs(60),
     );
-    assert!(!out.status.success(), "{out:?}");
-    let all = format!("{}{}", out.stdout, out.stderr);
-    assert!(
-        all.contains("6 processes") && all.contains("power of two") && all.contains("4 or 8"),
-        "{all}"
-    );
-    assert!(
-        out.elapsed < Duration::from_secs(10),
-        "took {:?}",
-        out.elapsed
-    );
-    assert_eq!(
-        cluster::wait_gone(&tag, Duration::from_secs(5)),
-        Vec::<u32>::new()
-    );
+    cluster::assert_refused_size(&out, 6, &tag);
 }
 
 #[test]
@@ -88,15 +74,7 @@ fn hydra_four_namespaces_16_ranks_and_a_killed_rank() {
         cluster::mpiexec(&tag, 16, Some(&hosts), &[anti.to_str().unwrap()]),
         Duration::from_secs(60),
     );
-    out.assert_ok();
-    for r in 0..16u32 {
-        let want = format!(
-            "node {r} <- node {} (4 hops): greetings from node {}",
-            r ^ 15,
-            r ^ 15
-        );
-        assert!(out.rank_lines(r).contains(&want.as_str()), "{out:?}");
-    }
+    cluster::assert_antipodal(&out, 16);
 
     // Addresses the other hosts cannot reach (every rank told to publish loopback): each
     // rank that dials says which neighbor at which address it cannot reach, and the job

@@ -97,15 +97,7 @@ fn slurm_one_node_srun_mpi_pmi2() {
         &["-n", "8", "--mpi=pmi2", anti.to_str().unwrap()],
         Duration::from_secs(60),
     );
-    out.assert_ok();
-    for r in 0..8u32 {
-        let want = format!(
-            "node {r} <- node {} (3 hops): greetings from node {}",
-            r ^ 7,
-            r ^ 7
-        );
-        assert!(out.rank_lines(r).contains(&want.as_str()), "{out:?}");
-    }
+    cluster::assert_antipodal(&out, 8);
 
     // Six tasks: every rank knows at once that the cube needs a power of two.
     let out = slurm.srun(
@@ -113,17 +105,7 @@ fn slurm_one_node_srun_mpi_pmi2() {
         &["-n", "6", "--mpi=pmi2", COLL],
         Duration::from_secs(60),
     );
-    assert!(!out.status.success(), "{out:?}");
-    let all = format!("{}{}", out.stdout, out.stderr);
-    assert!(
-        all.contains("6 processes") && all.contains("power of two") && all.contains("4 or 8"),
-        "{all}"
-    );
-    assert!(
-        out.elapsed < Duration::from_secs(15),
-        "took {:?}",
-        out.elapsed
-    );
+    cluster::assert_refused_size(&out, 6, &tag);
 
     // Without a PMI connection: the hint, not a job of one node per task.
     let out = slurm.srun(
