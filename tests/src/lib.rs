@@ -384,15 +384,5 @@ pub fn collective_checks() -> Vec<String> {
     suites::collectives::check_names()
 }
 
-/// The checks every rank of `ipsc_suite` prints (`OK <check>`).
-pub const IPSC_CHECKS: &[&str] = &[
-    "broadcast",
-    "gop",
-    "gcat",
-    "long",
-    "sparse",
-    "mesh",
-    "errors",
-    "interference",
-    "compat",
-];
+/// The checks every rank of `ipsc_suite` prints (`OK <check>`): those of [`suites::ipsc`].
+pub const IPSC_CHECKS: &[&str] = &suites::ipsc::CHECK_NAMES;

@@ -4,3 +4,4 @@
 //! in-process test (`hypercube::transport::local::run_local`).
 
 pub mod collectives;
+pub mod ipsc;
