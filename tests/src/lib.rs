@@ -1,7 +1,9 @@
 //! Helpers for cross-process tests: build the real launcher (`hcrun`) once, run a node
-//! program through it with a deadline, and make sure nothing is left running.
+//! program through it with a deadline, and make sure nothing is left running; and the
+//! correctness suites the node programs and the in-process tests share ([`suites`]).
 
 pub mod cluster;
+pub mod suites;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -353,39 +355,11 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
-/// The checks every rank of `coll_suite` prints (`OK <op> <scope>`).
+/// The checks every rank of `coll_suite` prints (`OK <op> <scope>`): those of
+/// [`suites::collectives`].
 pub fn collective_checks() -> Vec<String> {
-    const OPS: &[&str] = &[
-        "bcast",
-        "reduce",
-        "allreduce",
-        "reduce_scatter",
-        "scan",
-        "scatter",
-        "gather",
-        "gatherv",
-        "allgather",
-        "allgatherv",
-        "alltoall",
-        "alltoallv",
-        "shift",
-        "barrier",
-    ];
-    ["cube", "subcube"]
-        .iter()
-        .flat_map(|scope| OPS.iter().map(move |op| format!("{op} {scope}")))
-        .collect()
+    suites::collectives::check_names()
 }
 
-/// The checks every rank of `ipsc_suite` prints (`OK <check>`).
-pub const IPSC_CHECKS: &[&str] = &[
-    "broadcast",
-    "gop",
-    "gcat",
-    "long",
-    "sparse",
-    "mesh",
-    "errors",
-    "interference",
-    "compat",
-];
+/// The checks every rank of `ipsc_suite` prints (`OK <check>`): those of [`suites::ipsc`].
+pub const IPSC_CHECKS: &[&str] = &suites::ipsc::CHECK_NAMES;

@@ -1,5 +1,5 @@
-//! Every collective across real processes, through the launcher, for d = 0..4: once on the
-//! whole cube and once on a subcube of dimension d-1.
+//! Every collective across real processes, through the launcher, for d = 0..4: the suite
+//! `hypercube_tests::suites::collectives` (the whole cube and subcubes) run by `coll_suite`.
 
 use hypercube_tests::run_job;
 

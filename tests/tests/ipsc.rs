@@ -1,13 +1,9 @@
 //! The iPSC communication utilities (Moler & Scott 1986) across real processes, through the
 //! launcher: one job per cube dimension d = 0..4 runs every check of `ipsc_suite` over every
-//! root and subcube dimension; `normalize` (seed §10) is compared with a sequential run.
+//! root and subcube dimension; `normalize` (seed §10) is compared with a sequential run. The
+//! same suite (`hypercube_tests::suites::ipsc`) also runs on a 5-cube of threads.
 
 use hypercube_tests::run_job;
-
-/// The node program's checks, reused over the in-process transport for larger cubes.
-#[allow(dead_code)]
-#[path = "../src/bin/ipsc_suite.rs"]
-mod suite;
 
 fn suite(d: u32) {
     run_job(d, env!("CARGO_BIN_EXE_ipsc_suite"), &[])
@@ -106,9 +102,13 @@ fn normalize_matches_sequential() {
 #[test]
 fn ipsc_in_process_d5() {
     let results = hypercube::transport::local::run_local(5, |node| {
-        suite::run_checks(&node, &[]).map_err(|e| format!("node {}: {e:#}", node.mynode()))
+        hypercube_tests::suites::ipsc::run(&node, &[])
+            .map_err(|e| format!("node {}: {e:#}", node.mynode()))
     });
     for r in results {
-        r.expect("in-process check failed");
+        assert_eq!(
+            r.expect("in-process check failed"),
+            hypercube_tests::IPSC_CHECKS
+        );
     }
 }

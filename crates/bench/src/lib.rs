@@ -17,14 +17,13 @@
 //!
 //! This library holds what the programs share: the OSU conventions ([`osu`]), the list of
 //! benchmarks ([`Bench`]), the C peers ([`peers`]), the comparison driver ([`compare`]),
-//! the report ([`report`]) and the SVG plots ([`svg`]).
+//! and the report with its SVG plots ([`report`], drawn with `hypercube-plot`).
 #![deny(missing_docs)]
 
 pub mod compare;
 pub mod osu;
 pub mod peers;
 pub mod report;
-pub mod svg;
 
 use std::fmt;
 use std::str::FromStr;

@@ -8,8 +8,8 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::compare::{imp, Record};
-use crate::svg::{self, Figure, Panel, Series};
 use crate::Bench;
+use hypercube_plot::{Axis, Figure, Legend, Panel, Series};
 
 /// Key of one median: (implementation, np, benchmark, size).
 pub type Key = (String, u32, String, u64);
@@ -515,15 +515,46 @@ pub fn readme(recs: &[Record], info: &RunInfo) -> String {
     s
 }
 
-fn series_style(imp_name: &str) -> (&'static str, &'static str, bool) {
+fn series_style(imp_name: &str) -> (&'static str, u32, bool) {
     match imp_name {
-        imp::OURS => ("hypercube", "#d62728", false),
-        imp::OMPI_TCP => ("Open MPI TCP", "#1f77b4", false),
-        imp::OMPI_SHM => ("Open MPI shm", "#2ca02c", false),
-        imp::FLOOR_SPIN => ("floor: spinning ping-pong", "#555555", true),
-        imp::FLOOR_BLOCK => ("floor: blocking ping-pong", "#aaaaaa", true),
-        imp::FLOOR_STREAM => ("floor: stream", "#555555", true),
-        _ => ("other", "#9467bd", true),
+        imp::OURS => ("hypercube", 0xd62728, false),
+        imp::OMPI_TCP => ("Open MPI TCP", 0x1f77b4, false),
+        imp::OMPI_SHM => ("Open MPI shm", 0x2ca02c, false),
+        imp::FLOOR_SPIN => ("floor: spinning ping-pong", 0x555555, true),
+        imp::FLOOR_BLOCK => ("floor: blocking ping-pong", 0xaaaaaa, true),
+        imp::FLOOR_STREAM => ("floor: stream", 0x555555, true),
+        _ => ("other", 0x9467bd, true),
+    }
+}
+
+/// Byte sizes as plot ticks: `8`, `64`, `1K`, `64K`, `1M`.
+pub fn size_tick(x: f64) -> String {
+    let v = x.round() as u64;
+    if v >= 1 << 20 && v % (1 << 20) == 0 {
+        format!("{}M", v >> 20)
+    } else if v >= 1 << 10 && v % (1 << 10) == 0 {
+        format!("{}K", v >> 10)
+    } else {
+        v.to_string()
+    }
+}
+
+/// A figure of the report: log–log axes, panels in `columns`, the legend on top.
+fn report_figure(
+    title: String,
+    x: Axis,
+    y_label: &str,
+    panels: Vec<Panel>,
+    columns: usize,
+) -> Figure {
+    Figure {
+        title,
+        x,
+        y: Axis::log10(y_label),
+        panels,
+        columns,
+        panel_size: (440, 300),
+        legend: Legend::Top,
     }
 }
 
@@ -558,24 +589,23 @@ pub fn figure(recs: &[Record], bench: Bench) -> Option<Figure> {
                     .collect();
                 let (name, color, dashed) = series_style(i);
                 (!pts.is_empty()).then(|| Series {
-                    name: name.into(),
-                    color: color.into(),
+                    label: name.into(),
+                    color,
                     dashed,
                     points: pts,
                 })
             })
             .collect();
-        return Some(Figure {
-            title: "barrier: time against the number of ranks".into(),
-            x_label: "ranks (np)".into(),
-            y_label: y_label.into(),
-            panels: vec![Panel {
+        return Some(report_figure(
+            "barrier: time against the number of ranks".into(),
+            Axis::log2("ranks (np)", hypercube_plot::number),
+            y_label,
+            vec![Panel {
                 title: "barrier".into(),
                 series,
             }],
-            columns: 1,
-            x_tick: svg::int_label,
-        });
+            1,
+        ));
     }
     let panels = v
         .nps(bench.name())
@@ -592,8 +622,8 @@ pub fn figure(recs: &[Record], bench: Bench) -> Option<Figure> {
                         .collect();
                     let (name, color, dashed) = series_style(i);
                     (!pts.is_empty()).then(|| Series {
-                        name: name.into(),
-                        color: color.into(),
+                        label: name.into(),
+                        color,
                         dashed,
                         points: pts,
                     })
@@ -602,14 +632,13 @@ pub fn figure(recs: &[Record], bench: Bench) -> Option<Figure> {
         })
         .collect::<Vec<_>>();
     let columns = if panels.len() > 1 { 2 } else { 1 };
-    Some(Figure {
-        title: format!("{} — {}", bench.name(), bench.what()),
-        x_label: "message size (bytes)".into(),
-        y_label: y_label.into(),
+    Some(report_figure(
+        format!("{} — {}", bench.name(), bench.what()),
+        Axis::log2("message size (bytes)", size_tick),
+        y_label,
         panels,
         columns,
-        x_tick: svg::size_label,
-    })
+    ))
 }
 
 /// Write `README.md` and the plots into `out` (the CSV is written by the caller).
@@ -618,7 +647,7 @@ pub fn write_all(out: &Path, recs: &[Record], info: &RunInfo) -> anyhow::Result<
     for b in Bench::ALL {
         let path = out.join(format!("{}.svg", b.name()));
         match figure(recs, b) {
-            Some(f) => std::fs::write(&path, f.render())
+            Some(f) => std::fs::write(&path, f.to_svg())
                 .with_context(|| format!("writing {}", path.display()))?,
             None => {
                 // A plot of a benchmark this run did not measure would be stale.
@@ -669,6 +698,9 @@ mod tests {
         assert!(text.contains("0 of 1 cases; worst: allreduce np=16 8 B 1.50×"));
         assert!(figure(&recs, Bench::Allreduce).is_some());
         assert!(figure(&recs, Bench::Gop).is_none());
+        assert_eq!(size_tick(65536.0), "64K");
+        assert_eq!(size_tick(1048576.0), "1M");
+        assert_eq!(size_tick(8.0), "8");
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! * [`bound`] — a lower bound on the number of cycles of any schedule;
 //! * [`algorithms`] — brute force (§3.4), RBF (§3.3), ALG I (§4.2), ALG II (§4.3) and ours;
 //! * [`tables`] — the paper's Tables 5.1–5.8 as data;
-//! * [`experiment`] — running table rows over many seeds;
-//! * [`plot`] — a tiny SVG line-chart writer.
+//! * [`experiment`] — running table rows over many seeds.
+//!
+//! The `plot` command draws its charts with `hypercube-plot`.
 //!
 //! See `docs/simulator.md` for the full discussion.
 #![deny(missing_docs)]
@@ -18,7 +19,6 @@ pub mod algorithms;
 pub mod bound;
 pub mod experiment;
 pub mod model;
-pub mod plot;
 pub mod tables;
 pub mod workload;
 

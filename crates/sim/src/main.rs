@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use hypercube_plot::{Axis, Figure, Legend, Panel, Series};
 use hypercube_sim::bound::LowerBound;
 use hypercube_sim::experiment::{self, run_row, Algo, RowResult, Setup, Stats};
 use hypercube_sim::model::Semantics;
-use hypercube_sim::plot::{Chart, Series};
 use hypercube_sim::tables::{self, Baseline, TABLES, THRESHOLD_TABLES};
 use hypercube_sim::workload::{Generator, Params};
 
@@ -350,9 +350,23 @@ fn run_one(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-const COLORS: [&str; 6] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#7f7f7f",
-];
+const COLORS: [u32; 6] = [0x1f77b4, 0xd62728, 0x2ca02c, 0xff7f0e, 0x9467bd, 0x7f7f7f];
+
+/// A chart of the simulator: linear axes, one panel, the legend on the right.
+fn chart(title: String, x_label: &str, y_label: String, series: Vec<Series>) -> Figure {
+    Figure {
+        title,
+        x: Axis::linear(x_label),
+        y: Axis::linear(y_label),
+        panels: vec![Panel {
+            title: String::new(),
+            series,
+        }],
+        columns: 1,
+        panel_size: (530, 410),
+        legend: Legend::Right,
+    }
+}
 
 fn plot(a: &PlotArgs) -> Result<()> {
     let setup = a.common.setup()?;
@@ -363,53 +377,53 @@ fn plot(a: &PlotArgs) -> Result<()> {
             run_row(&t.params, &setup).with_context(|| format!("simulating table {}", t.id))?;
         let pts: Vec<(f64, f64)> = res.sweep.iter().map(|(th, s)| (*th, s.mean)).collect();
         let flat = |y: f64| vec![(0.0, y), (1.0, y)];
-        let chart = Chart {
-            title: format!("Table {}: com_time vs threshold (n = {})", t.id, t.params.n),
-            x_label: "ALG II threshold".into(),
-            y_label: format!("com_time (cycles, mean of {} seeds)", setup.seeds),
-            series: vec![
+        let fig = chart(
+            format!("Table {}: com_time vs threshold (n = {})", t.id, t.params.n),
+            "ALG II threshold",
+            format!("com_time (cycles, mean of {} seeds)", setup.seeds),
+            vec![
                 Series {
                     label: "ALG II (ours)".into(),
                     points: pts,
-                    color: COLORS[0].into(),
+                    color: COLORS[0],
                     dashed: false,
                 },
                 Series {
                     label: "ALG II (paper)".into(),
                     points: t.points.iter().map(|&(x, y)| (x, y as f64)).collect(),
-                    color: COLORS[1].into(),
+                    color: COLORS[1],
                     dashed: true,
                 },
                 Series {
                     label: "ALG I (ours)".into(),
                     points: flat(res.alg1.mean),
-                    color: COLORS[2].into(),
+                    color: COLORS[2],
                     dashed: true,
                 },
                 Series {
                     label: "OURS online".into(),
                     points: flat(res.ours.mean),
-                    color: COLORS[3].into(),
+                    color: COLORS[3],
                     dashed: false,
                 },
                 Series {
                     label: "OURS-BEST".into(),
                     points: flat(res.ours_best.mean),
-                    color: COLORS[4].into(),
+                    color: COLORS[4],
                     dashed: false,
                 },
                 Series {
                     label: "lower bound".into(),
                     points: flat(res.bound.mean),
-                    color: COLORS[5].into(),
+                    color: COLORS[5],
                     dashed: true,
                 },
             ],
-        };
+        );
         let path = a
             .out
             .join(format!("threshold-{}.svg", t.id.replace('.', "_")));
-        std::fs::write(&path, chart.to_svg())
+        std::fs::write(&path, fig.to_svg())
             .with_context(|| format!("writing {}", path.display()))?;
         println!("wrote {}", path.display());
     }
@@ -442,23 +456,22 @@ fn plot(a: &PlotArgs) -> Result<()> {
             "OURS-BEST",
             "lower bound",
         ];
-        let chart = Chart {
-            title: format!("{n}-cube all-to-all: com_time vs load"),
-            x_label: "messages per pair (k)".into(),
-            y_label: "com_time (cycles)".into(),
-            series: s
-                .into_iter()
+        let fig = chart(
+            format!("{n}-cube all-to-all: com_time vs load"),
+            "messages per pair (k)",
+            "com_time (cycles)".into(),
+            s.into_iter()
                 .enumerate()
                 .map(|(i, pts)| Series {
                     label: labels[i].into(),
                     points: pts,
-                    color: COLORS[i].into(),
+                    color: COLORS[i],
                     dashed: i == 5,
                 })
                 .collect(),
-        };
+        );
         let path = a.out.join(format!("load-{n}cube.svg"));
-        std::fs::write(&path, chart.to_svg())
+        std::fs::write(&path, fig.to_svg())
             .with_context(|| format!("writing {}", path.display()))?;
         println!("wrote {}", path.display());
     }
