@@ -25,6 +25,7 @@
 
 mod ctx;
 pub(crate) mod element;
+mod pod;
 pub mod select;
 
 mod allgather;
@@ -43,6 +44,7 @@ mod shift;
 mod tests;
 
 pub use element::{Element, Op};
+pub use pod::{Builtin, Loc, Pod};
 pub use select::{Algorithm, Operation};
 pub use shift::ShiftOrder;
 

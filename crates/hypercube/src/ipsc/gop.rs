@@ -25,20 +25,26 @@ pub use crate::collectives::Element;
 pub enum Op {
     /// `'+'`: the sum.
     Sum,
-    /// `'*'`: the product.
-    Product,
+    /// `'*'`: the product (the name of [`crate::collectives::Op::Prod`]; `Op::Product`
+    /// remains as a deprecated alias).
+    Prod,
     /// `'M'`: the maximum.
     Max,
     /// `'m'`: the minimum.
     Min,
 }
 
+#[allow(non_upper_case_globals)]
 impl Op {
+    /// The old name of [`Op::Prod`] (the collectives' name for the product).
+    #[deprecated(note = "use Op::Prod, the name hypercube::collectives::Op uses too")]
+    pub const Product: Op = Op::Prod;
+
     /// The seed's operation character: `'+'`, `'*'`, `'M'` or `'m'`.
     pub fn from_seed_char(c: char) -> Option<Op> {
         match c {
             '+' => Some(Op::Sum),
-            '*' => Some(Op::Product),
+            '*' => Some(Op::Prod),
             'M' => Some(Op::Max),
             'm' => Some(Op::Min),
             _ => None,
@@ -49,7 +55,7 @@ impl Op {
     pub fn apply<T: Element>(self, a: T, b: T) -> T {
         match self {
             Op::Sum => T::sum(a, b),
-            Op::Product => T::prod(a, b),
+            Op::Prod => T::prod(a, b),
             Op::Max => T::max_of(a, b),
             Op::Min => T::min_of(a, b),
         }
@@ -57,7 +63,7 @@ impl Op {
 }
 
 fn encode<T: Element>(x: &[T]) -> bytes::Bytes {
-    crate::collectives::element::encode(x)
+    crate::collectives::element::encode_le(x)
 }
 
 impl Node {

@@ -13,11 +13,12 @@
 use crate::collectives::ctx::{bounds, Ctx};
 use bytes::Bytes;
 
-use crate::collectives::element::{check_len, Element, Op};
+use crate::collectives::element::{check_len, Op};
+use crate::collectives::pod::Pod;
 use crate::error::Result;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
-pub(crate) fn reduce_scatter<T: Element>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
+pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
     let n = data.len();
     let p = c.p();
     if c.k == 0 {

@@ -14,12 +14,13 @@
 //! ([`crate::collectives::select`]) picks this algorithm for long vectors.
 
 use crate::collectives::ctx::{bounds, Ctx};
-use crate::collectives::element::{check_len, encode, Element, Op};
+use crate::collectives::element::{check_len, encode, Op};
+use crate::collectives::pod::Pod;
 use crate::collectives::select::chain_segments;
 use crate::error::Result;
 
 /// Inclusive (`x_0 ⊕ … ⊕ x_me`) or exclusive (`x_0 ⊕ … ⊕ x_{me-1}`, `None` at rank 0).
-pub(crate) fn scan<T: Element>(
+pub(crate) fn scan<T: Pod>(
     c: &Ctx<'_>,
     mut data: Vec<T>,
     op: Op<'_, T>,
