@@ -41,6 +41,7 @@ mod tags;
 pub mod transport;
 pub mod wire;
 
+pub use bytes;
 pub use error::{Error, Result};
 pub use hypercube_topology as topology;
 pub use hypercube_topology::NodeId;
@@ -48,6 +49,7 @@ pub use ids::HOST;
 pub use message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
 pub use node::{Node, RecvRequest, SendRequest};
 pub use parts::{IntoPayload, Parts};
+pub use wire::codec;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

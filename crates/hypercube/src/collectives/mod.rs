@@ -20,6 +20,14 @@
 //! subcube base + relative rank); roots are physical node numbers and must lie in the
 //! subcube ([`crate::Error::InvalidNode`] otherwise).
 //!
+//! Every data-moving operation also has a **typed form** over slices of plain data
+//! ([`Pod`]: `bcast_slice`, `scatter_slice`, `gather_slice`, `gatherv_slice`,
+//! `allgather_slice`, `allgatherv_slice`, `alltoall_slice`, `alltoallv_slice`,
+//! `shift_slice`) and a **serde form** for values of any type and size (`bcast_value`,
+//! `scatter_values`, `gather_values`, `allgather_value`, `alltoall_values`), built on the
+//! byte form with the same algorithms. The reductions take any [`Pod`] element: the
+//! named [`Op`]s for numbers and [`Loc`], user functions for any type.
+//!
 //! Each operation lives in its own folder, each algorithm in its own file citing the
 //! book's algorithm and equation; [`select`] chooses among them (see `docs/collectives.md`).
 
@@ -39,6 +47,8 @@ mod reduce_scatter;
 mod scan;
 mod scatter;
 mod shift;
+mod typed;
+mod values;
 
 #[cfg(test)]
 mod tests;
