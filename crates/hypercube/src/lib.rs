@@ -112,3 +112,8 @@ where
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The examples of `docs/collectives.md`, compiled and run as doctests.
+#[doc = include_str!("../../../docs/collectives.md")]
+#[cfg(doctest)]
+pub struct CollectivesDoctests;
