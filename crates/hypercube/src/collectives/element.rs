@@ -6,9 +6,10 @@ use super::pod::{Builtin, Pod};
 use crate::error::{Error, Result};
 
 /// A primitive numeric type that travels as little-endian bytes: `f64 f32 i8..i128 u8..u128`.
-/// The one element trait of the crate: the collectives and the iPSC GOP both use it.
+/// The element of the iPSC GOP and the numbers among the collectives' [`Pod`] elements
+/// (every `Element` is a `Pod`, so code generic over `T: Element` can call the reductions).
 /// Integer `Sum` and `Prod` wrap on overflow (they never panic).
-pub trait Element: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
+pub trait Element: Pod + PartialOrd + std::fmt::Debug {
     /// Bytes per element on the wire.
     const SIZE: usize;
     /// Append the little-endian bytes of `self`.
@@ -134,24 +135,24 @@ pub(crate) fn encode_le<T: Element>(xs: &[T]) -> Bytes {
 
 /// Encode elements as their wire bytes (one copy).
 pub(crate) fn encode<T: Pod>(xs: &[T]) -> Bytes {
-    let mut b = Vec::with_capacity(xs.len() * T::SIZE);
-    T::extend_le(xs, &mut b);
+    let mut b = Vec::with_capacity(xs.len() * T::WIRE_SIZE);
+    T::extend_wire(xs, &mut b);
     Bytes::from(b)
 }
 
 /// Decode little-endian bytes; `expected` elements if given (a clear error otherwise).
 pub(crate) fn decode<T: Pod>(b: &[u8], expected: Option<usize>, what: &str) -> Result<Vec<T>> {
-    if b.len() % T::SIZE != 0 || expected.is_some_and(|n| n * T::SIZE != b.len()) {
+    if b.len() % T::WIRE_SIZE != 0 || expected.is_some_and(|n| n * T::WIRE_SIZE != b.len()) {
         return Err(Error::InvalidArgument(format!(
             "{what}: received {} bytes where {} elements of {} bytes were expected; every \
              participant must pass the same number of elements",
             b.len(),
             expected.map_or_else(|| "whole".to_string(), |n| n.to_string()),
-            T::SIZE
+            T::WIRE_SIZE
         )));
     }
-    let mut out = Vec::with_capacity(b.len() / T::SIZE);
-    T::extend_from_le(b, &mut out);
+    let mut out = Vec::with_capacity(b.len() / T::WIRE_SIZE);
+    T::extend_from_wire(b, &mut out);
     Ok(out)
 }
 
@@ -162,28 +163,28 @@ pub(crate) fn decode_blocks<T: Pod>(
     what: &str,
 ) -> Result<Vec<T>> {
     let total: usize = blocks.iter().map(Bytes::len).sum();
-    if total != expected * T::SIZE || blocks.iter().any(|b| b.len() % T::SIZE != 0) {
+    if total != expected * T::WIRE_SIZE || blocks.iter().any(|b| b.len() % T::WIRE_SIZE != 0) {
         return Err(Error::InvalidArgument(format!(
             "{what}: received {total} bytes where {expected} elements of {} bytes were \
              expected; every participant must pass the same number of elements",
-            T::SIZE
+            T::WIRE_SIZE
         )));
     }
     let mut out = Vec::with_capacity(expected);
     for b in blocks {
-        T::extend_from_le(b, &mut out);
+        T::extend_from_wire(b, &mut out);
     }
     Ok(out)
 }
 
 /// Check that `b` holds exactly `n` elements of `T` (the same error as [`decode`]).
 pub(crate) fn check_len<T: Pod>(b: &[u8], n: usize, what: &str) -> Result<()> {
-    if b.len() != n * T::SIZE {
+    if b.len() != n * T::WIRE_SIZE {
         return Err(Error::InvalidArgument(format!(
             "{what}: received {} bytes where {n} elements of {} bytes were expected; every \
              participant must pass the same number of elements",
             b.len(),
-            T::SIZE
+            T::WIRE_SIZE
         )));
     }
     Ok(())
@@ -354,8 +355,8 @@ impl<T: Pod> Op<'_, T> {
         fn each<T: Pod>(out: &mut Vec<T>, mine: &[T], other: &[u8], f: impl Fn(T, T) -> T) {
             out.extend(
                 mine.iter()
-                    .zip(other.chunks_exact(T::SIZE))
-                    .map(|(&a, b)| f(a, T::get_le(b))),
+                    .zip(other.chunks_exact(T::WIRE_SIZE))
+                    .map(|(&a, b)| f(a, T::read_wire(b))),
             );
         }
         match self {
@@ -380,8 +381,8 @@ impl<T: Pod> Op<'_, T> {
     /// caller checked the length with [`check_len`].
     pub(crate) fn combine_bytes(&self, acc: &mut [T], other: &[u8], other_is_higher: bool) {
         fn each<T: Pod>(acc: &mut [T], other: &[u8], f: impl Fn(T, T) -> T) {
-            for (a, b) in acc.iter_mut().zip(other.chunks_exact(T::SIZE)) {
-                *a = f(*a, T::get_le(b));
+            for (a, b) in acc.iter_mut().zip(other.chunks_exact(T::WIRE_SIZE)) {
+                *a = f(*a, T::read_wire(b));
             }
         }
         match self {

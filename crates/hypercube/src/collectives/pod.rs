@@ -67,7 +67,7 @@ pub enum Builtin {
 pub unsafe trait Pod: Copy + Send + Sync + 'static {
     /// Bytes per element on the wire.
     #[doc(hidden)]
-    const SIZE: usize = size_of::<Self>();
+    const WIRE_SIZE: usize = size_of::<Self>();
 
     /// The built-in reduction `op` applied to `a ⊕ b`, or `None` if the type has none
     /// by that name (the default: only user functions apply).
@@ -78,35 +78,35 @@ pub unsafe trait Pod: Copy + Send + Sync + 'static {
         None
     }
 
-    /// Read one element from exactly `SIZE` bytes.
+    /// Read one element from exactly `WIRE_SIZE` bytes.
     #[doc(hidden)]
     #[inline(always)]
-    fn get_le(bytes: &[u8]) -> Self {
+    fn read_wire(bytes: &[u8]) -> Self {
         assert_eq!(bytes.len(), size_of::<Self>());
         // SAFETY: `Self: Pod` (every byte pattern is a value); the read is unaligned.
         unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<Self>()) }
     }
 
-    /// Write the bytes of `self` into exactly `SIZE` bytes.
+    /// Write the bytes of `self` into exactly `WIRE_SIZE` bytes.
     #[doc(hidden)]
     #[inline(always)]
-    fn write_le(self, out: &mut [u8]) {
+    fn write_wire(self, out: &mut [u8]) {
         out.copy_from_slice(as_bytes(std::slice::from_ref(&self)));
     }
 
     /// Append the bytes of every element of `xs` to `out`.
     #[doc(hidden)]
-    fn extend_le(xs: &[Self], out: &mut Vec<u8>) {
+    fn extend_wire(xs: &[Self], out: &mut Vec<u8>) {
         out.extend_from_slice(as_bytes(xs));
     }
 
-    /// Append the elements whose bytes are `bytes` (a multiple of `SIZE`) to `out`.
+    /// Append the elements whose bytes are `bytes` (a multiple of `WIRE_SIZE`) to `out`.
     #[doc(hidden)]
-    fn extend_from_le(bytes: &[u8], out: &mut Vec<Self>) {
+    fn extend_from_wire(bytes: &[u8], out: &mut Vec<Self>) {
         let n = bytes.len() / size_of::<Self>().max(1);
         out.reserve(n);
         // SAFETY: `out` has room for `n` more elements, every byte pattern is a value
-        // (`Self: Pod`), so copying `n * SIZE` bytes initializes exactly the next `n`.
+        // (`Self: Pod`), so copying `n * WIRE_SIZE` bytes initializes exactly the next `n`.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 bytes.as_ptr(),
@@ -173,17 +173,17 @@ macro_rules! pod_float {
 macro_rules! pod_le {
     ($t:ty) => {
         #[inline(always)]
-        fn get_le(bytes: &[u8]) -> Self {
+        fn read_wire(bytes: &[u8]) -> Self {
             <$t as Element>::get_le(bytes)
         }
         #[inline(always)]
-        fn write_le(self, out: &mut [u8]) {
+        fn write_wire(self, out: &mut [u8]) {
             <$t as Element>::write_le(self, out)
         }
-        fn extend_le(xs: &[Self], out: &mut Vec<u8>) {
+        fn extend_wire(xs: &[Self], out: &mut Vec<u8>) {
             <$t as Element>::extend_le(xs, out)
         }
-        fn extend_from_le(bytes: &[u8], out: &mut Vec<Self>) {
+        fn extend_from_wire(bytes: &[u8], out: &mut Vec<Self>) {
             <$t as Element>::extend_from_le(bytes, out)
         }
     };
@@ -224,7 +224,7 @@ impl<V, I> Loc<V, I> {
 // SAFETY: `repr(C)` of two `Pod` fields of one size (checked by `NO_PADDING` wherever
 // the size is used): no padding, every bit pattern valid.
 unsafe impl<V: Pod + Element, I: Pod + Element> Pod for Loc<V, I> {
-    const SIZE: usize = {
+    const WIRE_SIZE: usize = {
         #[allow(clippy::let_unit_value)]
         let () = Self::NO_PADDING;
         size_of::<Self>()
@@ -232,7 +232,7 @@ unsafe impl<V: Pod + Element, I: Pod + Element> Pod for Loc<V, I> {
 
     #[inline(always)]
     fn builtin(op: Builtin, a: Self, b: Self) -> Option<Self> {
-        let _ = Self::SIZE;
+        let _ = Self::WIRE_SIZE;
         let wins = match op {
             Builtin::MaxLoc => a.value > b.value,
             Builtin::MinLoc => a.value < b.value,

@@ -25,7 +25,7 @@ impl Subcube<'_> {
             )));
         }
         let bytes = if at_root { encode(data) } else { Bytes::new() };
-        let got = self.bcast(root, bytes, len * T::SIZE)?;
+        let got = self.bcast(root, bytes, len * T::WIRE_SIZE)?;
         decode(&got, Some(len), "bcast_slice")
     }
 
@@ -43,12 +43,12 @@ impl Subcube<'_> {
                 )));
             }
             let all = encode(data);
-            let b = count * T::SIZE;
+            let b = count * T::WIRE_SIZE;
             (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect()
         } else {
             Vec::new()
         };
-        let got = self.scatter(root, &blocks, count * T::SIZE)?;
+        let got = self.scatter(root, &blocks, count * T::WIRE_SIZE)?;
         decode(&got, Some(count), "scatter_slice")
     }
 
@@ -99,7 +99,7 @@ impl Subcube<'_> {
             )));
         }
         let all = encode(data);
-        let b = data.len() / p * T::SIZE;
+        let b = data.len() / p * T::WIRE_SIZE;
         let blocks: Vec<Bytes> = (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect();
         let got = self.alltoall(&blocks)?;
         decode_blocks(&got, data.len(), "alltoall_slice")

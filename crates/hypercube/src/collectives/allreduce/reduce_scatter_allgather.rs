@@ -14,7 +14,9 @@ pub(crate) fn allreduce<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Resul
     let n = data.len();
     let p = c.p();
     let block = reduce_scatter(c, data, op)?;
-    let sizes: Vec<usize> = (0..p).map(|j| bounds(n, p, j).len() * T::SIZE).collect();
+    let sizes: Vec<usize> = (0..p)
+        .map(|j| bounds(n, p, j).len() * T::WIRE_SIZE)
+        .collect();
     let all = allgather(c, encode(&block), Layout::Given(&sizes))?;
     decode_blocks(&all, n, "allreduce")
 }

@@ -19,7 +19,9 @@ pub(crate) fn reduce<T: Pod>(
     let n = data.len();
     let p = c.p();
     let block = reduce_scatter(c, data, op)?;
-    let sizes: Vec<usize> = (0..p).map(|j| bounds(n, p, j).len() * T::SIZE).collect();
+    let sizes: Vec<usize> = (0..p)
+        .map(|j| bounds(n, p, j).len() * T::WIRE_SIZE)
+        .collect();
     match gather(c, root, encode(&block), Layout::Given(&sizes))? {
         Some(all) => Ok(Some(decode_blocks(&all, n, "reduce")?)),
         None => Ok(None),

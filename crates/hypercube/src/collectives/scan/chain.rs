@@ -41,7 +41,7 @@ pub(crate) fn scan<T: Pod>(
             let got = c.recv(me - 1)?;
             check_len::<T>(&got, r.len(), "scan")?;
             if !inclusive {
-                T::extend_from_le(&got, &mut exclusive);
+                T::extend_from_wire(&got, &mut exclusive);
             }
             // The prefix of the lower ranks is the left operand.
             op.combine_bytes(&mut data[r.clone()], &got, false);
