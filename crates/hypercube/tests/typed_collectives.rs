@@ -326,6 +326,16 @@ fn bcast_value_of_unknown_size_and_bad_input() {
             c.bcast_value::<u32>(0, None),
             Err(Error::InvalidArgument(_))
         ));
+        // Zero-sized elements: errors on every member, not panics.
+        assert!(matches!(
+            c.allgather_slice::<[u8; 0]>(&[[]]),
+            Err(Error::InvalidArgument(_))
+        ));
+        let keep = |a: [u8; 0], _: [u8; 0]| a;
+        assert!(matches!(
+            c.allreduce(&[[0u8; 0]], Op::Fn(&keep)),
+            Err(Error::InvalidArgument(_))
+        ));
         // Another type on one sender: a codec error naming the member and the type.
         let r = if node.mynode() == 2 {
             c.allgather_value(&"text".to_string()).map(|_| ())

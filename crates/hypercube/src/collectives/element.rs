@@ -142,7 +142,9 @@ pub(crate) fn encode<T: Pod>(xs: &[T]) -> Bytes {
 
 /// Decode little-endian bytes; `expected` elements if given (a clear error otherwise).
 pub(crate) fn decode<T: Pod>(b: &[u8], expected: Option<usize>, what: &str) -> Result<Vec<T>> {
-    if b.len() % T::WIRE_SIZE != 0 || expected.is_some_and(|n| n * T::WIRE_SIZE != b.len()) {
+    if b.len().checked_rem(T::WIRE_SIZE) != Some(0)
+        || expected.is_some_and(|n| n * T::WIRE_SIZE != b.len())
+    {
         return Err(Error::InvalidArgument(format!(
             "{what}: received {} bytes where {} elements of {} bytes were expected; every \
              participant must pass the same number of elements",
@@ -163,7 +165,11 @@ pub(crate) fn decode_blocks<T: Pod>(
     what: &str,
 ) -> Result<Vec<T>> {
     let total: usize = blocks.iter().map(Bytes::len).sum();
-    if total != expected * T::WIRE_SIZE || blocks.iter().any(|b| b.len() % T::WIRE_SIZE != 0) {
+    if total != expected * T::WIRE_SIZE
+        || blocks
+            .iter()
+            .any(|b| b.len().checked_rem(T::WIRE_SIZE) != Some(0))
+    {
         return Err(Error::InvalidArgument(format!(
             "{what}: received {total} bytes where {expected} elements of {} bytes were \
              expected; every participant must pass the same number of elements",
@@ -318,8 +324,14 @@ impl<T: Pod> Op<'_, T> {
     }
 
     /// Does `T` support this operator? An [`Error::InvalidArgument`] naming the type if
-    /// not (user functions always apply).
+    /// not (user functions apply to every type but a zero-sized one).
     pub fn check(&self) -> Result<()> {
+        if T::WIRE_SIZE == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "cannot reduce elements of the zero-sized type {}",
+                std::any::type_name::<T>()
+            )));
+        }
         match self.builtin() {
             Some(op) if probe::<T>(op).is_none() => {
                 Err(Error::InvalidArgument(Self::unsupported(op)))
