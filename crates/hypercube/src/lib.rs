@@ -113,6 +113,11 @@ where
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+/// The guide `docs/guide-sample-sort.md`, compiled and run as a doctest.
+#[doc = include_str!("../../../docs/guide-sample-sort.md")]
+#[cfg(doctest)]
+pub struct SampleSortGuide;
+
 /// The examples of `docs/collectives.md`, compiled and run as doctests.
 #[doc = include_str!("../../../docs/collectives.md")]
 #[cfg(doctest)]
