@@ -33,6 +33,7 @@
 
 mod ctx;
 pub(crate) mod element;
+mod op;
 mod pod;
 pub mod select;
 

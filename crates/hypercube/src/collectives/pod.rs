@@ -223,7 +223,7 @@ impl<V, I> Loc<V, I> {
 
 // SAFETY: `repr(C)` of two `Pod` fields of one size (checked by `NO_PADDING` wherever
 // the size is used): no padding, every bit pattern valid.
-unsafe impl<V: Pod + Element, I: Pod + Element> Pod for Loc<V, I> {
+unsafe impl<V: Element, I: Element> Pod for Loc<V, I> {
     const WIRE_SIZE: usize = {
         #[allow(clippy::let_unit_value)]
         let () = Self::NO_PADDING;
