@@ -326,6 +326,12 @@ fn bcast_value_of_unknown_size_and_bad_input() {
             c.bcast_value::<u32>(0, None),
             Err(Error::InvalidArgument(_))
         ));
+        // A root that passes the wrong number of values to scatter: an error everywhere.
+        let two = (node.mynode() == 0).then(|| vec![1u8, 2]);
+        assert!(matches!(
+            c.scatter_values::<u8>(0, two),
+            Err(Error::InvalidArgument(_))
+        ));
         // Zero-sized elements: errors on every member, not panics.
         assert!(matches!(
             c.allgather_slice::<[u8; 0]>(&[[]]),
@@ -384,4 +390,14 @@ fn sendrecv_8_mib_both_ways() {
         assert_eq!(m.data().len(), 8 << 20);
         assert!(m.data().iter().all(|&b| b as u32 == other + 1));
     });
+}
+
+#[test]
+#[allow(deprecated)]
+fn gop_product_is_a_deprecated_alias_of_prod() {
+    use hypercube::ipsc::Op as Gop;
+    assert_eq!(Gop::Product, Gop::Prod);
+    assert_eq!(Gop::from_seed_char('*'), Some(Gop::Prod));
+    assert!(matches!(Gop::Prod, Gop::Product)); // still usable in patterns
+    assert!(matches!(Op::<f64>::from_seed_char('*'), Some(Op::Prod)));
 }
