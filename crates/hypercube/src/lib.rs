@@ -36,6 +36,7 @@ mod logging;
 mod mailbox;
 mod message;
 mod node;
+mod p2p_typed;
 mod parts;
 mod tags;
 pub mod transport;

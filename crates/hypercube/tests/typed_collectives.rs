@@ -401,3 +401,31 @@ fn gop_product_is_a_deprecated_alias_of_prod() {
     assert!(matches!(Gop::Prod, Gop::Product)); // still usable in patterns
     assert!(matches!(Op::<f64>::from_seed_char('*'), Some(Op::Prod)));
 }
+
+#[test]
+fn typed_point_to_point_halo_exchange() {
+    run_local(2, |node| {
+        let me = node.mynode();
+        // A halo exchange along every link: 1 MiB of f64 each way, typed, no deadlock.
+        for link in 0..node.cubedim() {
+            let other = me ^ (1 << link);
+            let halo = vec![me as f64; 1 << 17];
+            let (got, st) = node
+                .sendrecv_slice(other, MsgType(9), &halo, TypeSel::Is(9))
+                .unwrap();
+            assert_eq!((st.source, got.len()), (other, 1 << 17));
+            assert!(got.iter().all(|&x| x == other as f64));
+        }
+        let (v, _): (String, _) = node
+            .sendrecv_value(me ^ 3, MsgType(10), &format!("from {me}"), TypeSel::Is(10))
+            .unwrap();
+        assert_eq!(v, format!("from {}", me ^ 3));
+        if me == 0 {
+            node.send_slice(1, MsgType(11), &[1u16, 2, 3]).unwrap();
+        }
+        if me == 1 {
+            let (v, _) = node.recv_slice::<u16>(TypeSel::Is(11)).unwrap();
+            assert_eq!(v, vec![1, 2, 3]);
+        }
+    });
+}
