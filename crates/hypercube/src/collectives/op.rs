@@ -72,11 +72,6 @@ impl<T> std::fmt::Debug for Op<'_, T> {
 }
 
 impl<T> Op<'_, T> {
-    /// The seed's GOP operation character: `'+'`, `'*'`, `'M'` or `'m'`.
-    pub fn from_seed_char(c: char) -> Option<Self> {
-        crate::ipsc::Op::from_seed_char(c).map(Op::from)
-    }
-
     /// The built-in operator this is, or `None` for a user function.
     fn builtin(&self) -> Option<Builtin> {
         Some(match self {
@@ -93,19 +88,6 @@ impl<T> Op<'_, T> {
             Op::MinLoc => Builtin::MinLoc,
             Op::Fn(_) | Op::Commutative(_) => return None,
         })
-    }
-}
-
-impl<T> From<crate::ipsc::Op> for Op<'_, T> {
-    /// GOP's operations: `Sum → Sum`, `Prod` (`'*'`, once `Product`) `→ Prod`,
-    /// `Max → Max`, `Min → Min`.
-    fn from(op: crate::ipsc::Op) -> Self {
-        match op {
-            crate::ipsc::Op::Sum => Op::Sum,
-            crate::ipsc::Op::Prod => Op::Prod,
-            crate::ipsc::Op::Max => Op::Max,
-            crate::ipsc::Op::Min => Op::Min,
-        }
     }
 }
 

@@ -168,3 +168,26 @@ impl Node {
         }
     }
 }
+
+/// GOP's operations into the collectives' operator (here, above both: the collectives do
+/// not import the iPSC layer): `Sum → Sum`, `Prod` (`'*'`, once `Product`) `→ Prod`,
+/// `Max → Max`, `Min → Min`.
+impl<T> From<Op> for crate::collectives::Op<'_, T> {
+    fn from(op: Op) -> Self {
+        use crate::collectives::Op as C;
+        match op {
+            Op::Sum => C::Sum,
+            Op::Prod => C::Prod,
+            Op::Max => C::Max,
+            Op::Min => C::Min,
+        }
+    }
+}
+
+impl<T> crate::collectives::Op<'_, T> {
+    /// The seed's GOP operation character: `'+'`, `'*'`, `'M'` or `'m'` (as
+    /// [`Op::from_seed_char`], converted).
+    pub fn from_seed_char(c: char) -> Option<Self> {
+        Op::from_seed_char(c).map(Into::into)
+    }
+}
