@@ -7,8 +7,6 @@
 
 use std::mem::size_of;
 
-use super::element::Element;
-
 /// A built-in reduction a [`Pod`] type may support (the named variants of
 /// [`crate::collectives::Op`], without the user functions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -124,7 +122,8 @@ fn as_bytes<T: Pod>(xs: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
 }
 
-/// Integers: the arithmetic of [`Element`] plus the bitwise and logical operators.
+/// Integers: wrapping arithmetic (as [`crate::collectives::Element`]) plus the bitwise and
+/// logical operators.
 macro_rules! pod_int {
     ($($t:ty),*) => {$(
         // SAFETY: a primitive integer has no padding and accepts every bit pattern.
@@ -132,8 +131,8 @@ macro_rules! pod_int {
             #[inline(always)]
             fn builtin(op: Builtin, a: Self, b: Self) -> Option<Self> {
                 Some(match op {
-                    Builtin::Sum => <$t as Element>::sum(a, b),
-                    Builtin::Prod => <$t as Element>::prod(a, b),
+                    Builtin::Sum => a.wrapping_add(b),
+                    Builtin::Prod => a.wrapping_mul(b),
                     Builtin::Max => Ord::max(a, b),
                     Builtin::Min => Ord::min(a, b),
                     Builtin::BAnd => a & b,
@@ -149,7 +148,7 @@ macro_rules! pod_int {
     )*};
 }
 
-/// Floats: the arithmetic of [`Element`].
+/// Floats: IEEE arithmetic (as [`crate::collectives::Element`]).
 macro_rules! pod_float {
     ($($t:ty),*) => {$(
         // SAFETY: a primitive float has no padding and accepts every bit pattern.
@@ -169,22 +168,28 @@ macro_rules! pod_float {
     )*};
 }
 
-/// A primitive travels little-endian on every target (the [`Element`] encoding).
+/// A primitive travels little-endian on every target (the encoding of
+/// [`crate::collectives::Element`]); on a little-endian target that is its memory, so the
+/// provided (memory-copy) vector methods apply as they are.
 macro_rules! pod_le {
     ($t:ty) => {
         #[inline(always)]
         fn read_wire(bytes: &[u8]) -> Self {
-            <$t as Element>::get_le(bytes)
+            let mut b = [0u8; size_of::<$t>()];
+            b.copy_from_slice(bytes);
+            <$t>::from_le_bytes(b)
         }
         #[inline(always)]
         fn write_wire(self, out: &mut [u8]) {
-            <$t as Element>::write_le(self, out)
+            out.copy_from_slice(&self.to_le_bytes());
         }
+        #[cfg(target_endian = "big")]
         fn extend_wire(xs: &[Self], out: &mut Vec<u8>) {
-            <$t as Element>::extend_le(xs, out)
+            out.extend(xs.iter().flat_map(|x| x.to_le_bytes()));
         }
+        #[cfg(target_endian = "big")]
         fn extend_from_wire(bytes: &[u8], out: &mut Vec<Self>) {
-            <$t as Element>::extend_from_le(bytes, out)
+            out.extend(bytes.chunks_exact(size_of::<$t>()).map(Self::read_wire));
         }
     };
 }
@@ -223,7 +228,7 @@ impl<V, I> Loc<V, I> {
 
 // SAFETY: `repr(C)` of two `Pod` fields of one size (checked by `NO_PADDING` wherever
 // the size is used): no padding, every bit pattern valid.
-unsafe impl<V: Element, I: Element> Pod for Loc<V, I> {
+unsafe impl<V: Pod + PartialOrd, I: Pod + PartialOrd> Pod for Loc<V, I> {
     const WIRE_SIZE: usize = {
         #[allow(clippy::let_unit_value)]
         let () = Self::NO_PADDING;
