@@ -36,11 +36,13 @@ mod logging;
 mod mailbox;
 mod message;
 mod node;
+mod p2p_typed;
 mod parts;
 mod tags;
 pub mod transport;
 pub mod wire;
 
+pub use bytes;
 pub use error::{Error, Result};
 pub use hypercube_topology as topology;
 pub use hypercube_topology::NodeId;
@@ -48,6 +50,7 @@ pub use ids::HOST;
 pub use message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
 pub use node::{Node, RecvRequest, SendRequest};
 pub use parts::{IntoPayload, Parts};
+pub use wire::codec;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -110,3 +113,13 @@ where
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The guide `docs/guide-sample-sort.md`, compiled and run as a doctest.
+#[doc = include_str!("../../../docs/guide-sample-sort.md")]
+#[cfg(doctest)]
+pub struct SampleSortGuide;
+
+/// The examples of `docs/collectives.md`, compiled and run as doctests.
+#[doc = include_str!("../../../docs/collectives.md")]
+#[cfg(doctest)]
+pub struct CollectivesDoctests;

@@ -238,12 +238,21 @@ impl Node {
 
     /// Send a message and return when its buffer may be reused (iPSC `csend`). A message
     /// to a non-neighbor is forwarded hop by hop on its e-cube route.
+    ///
+    /// When it returns: a message of at most `HYPERCUBE_EAGER_LIMIT` bytes (64 KiB by
+    /// default) goes at once while the link's eager credit lasts, so `send` returns without
+    /// the receiver; a larger one is announced and waits until the receiver has posted a
+    /// matching receive (a rendezvous, as in MPI). So two nodes that both `send` a large
+    /// message to each other before receiving wait for each other forever: exchange with
+    /// [`Node::sendrecv`], or start the send with [`Node::isend`] and receive before
+    /// waiting for it.
     #[doc(alias = "csend")]
     pub fn send(&self, dest: NodeId, ty: MsgType, data: impl IntoPayload) -> Result<()> {
         self.isend(dest, ty, data)?.wait()
     }
 
-    /// Start a send (iPSC `isend`); wait for it with [`SendRequest::wait`].
+    /// Start a send (iPSC `isend`); wait for it with [`SendRequest::wait`] (which returns
+    /// when [`Node::send`] would).
     pub fn isend(&self, dest: NodeId, ty: MsgType, data: impl IntoPayload) -> Result<SendRequest> {
         let tag = check_type(ty.0)?;
         self.isend_internal(dest, tag, data.into_parts())
@@ -254,6 +263,35 @@ impl Node {
     #[doc(alias = "crecv")]
     pub fn recv(&self, sel: impl Into<Select>) -> Result<Message> {
         self.irecv(sel)?.wait()
+    }
+
+    /// Send `data` to `dest` and receive a message matching `sel` at the same time
+    /// (`MPI_Sendrecv`): the receive is posted first, then the send is started, then both
+    /// are waited for. Two nodes exchanging messages of any size this way cannot deadlock,
+    /// unlike two [`Node::send`]s above the eager limit followed by two receives.
+    ///
+    /// ```
+    /// use hypercube::{MsgType, TypeSel};
+    /// hypercube::transport::local::run_local(1, |node| {
+    ///     let other = node.mynode() ^ 1;
+    ///     let big = vec![node.mynode() as u8; 1 << 20];
+    ///     let m = node.sendrecv(other, MsgType(7), big, TypeSel::Is(7)).unwrap();
+    ///     assert_eq!(m.data()[0] as u32, other);
+    /// });
+    /// ```
+    #[doc(alias = "MPI_Sendrecv")]
+    pub fn sendrecv(
+        &self,
+        dest: NodeId,
+        ty: MsgType,
+        data: impl IntoPayload,
+        sel: impl Into<Select>,
+    ) -> Result<Message> {
+        let r = self.irecv(sel)?;
+        let s = self.isend(dest, ty, data)?;
+        let m = r.wait()?;
+        s.wait()?;
+        Ok(m)
     }
 
     /// Receive with a deadline.

@@ -119,7 +119,7 @@ fn gop(node: &Node) -> Result<()> {
             node.gop(&mut m, Op::Min, root, dim)?;
             ensure!(m == [mn as u32], "u32 min dim {dim} root {root}");
             let mut pr = [me as u64 + 1];
-            node.gop(&mut pr, Op::Product, root, dim)?;
+            node.gop(&mut pr, Op::Prod, root, dim)?;
             let want = subset.iter().fold(1u64, |a, &n| a.wrapping_mul(n + 1)); // GOP wraps
             ensure!(
                 pr == [want],

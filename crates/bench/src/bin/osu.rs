@@ -51,6 +51,10 @@ struct Args {
     /// row), to see where the average comes from (e.g. a broadcast's root vs. its leaves)
     #[arg(long)]
     per_rank: bool,
+    /// bcast, allgather, alltoall: call the typed form (`*_slice` over f32, SIZE bytes per
+    /// rank or block) instead of the byte form, to compare the two
+    #[arg(long)]
+    typed: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -182,12 +186,14 @@ struct Buffers {
     floats: Vec<f32>,
     block: Bytes,
     blocks: Vec<Bytes>,
+    /// Call the typed form (`--typed`).
+    typed: bool,
 }
 
 impl Buffers {
     fn new(bench: Bench, s: usize, p: usize, a: &Bytes, me: u32) -> Buffers {
         let count = s / 4;
-        let nf = if bench == Bench::ReduceScatter {
+        let nf = if matches!(bench, Bench::ReduceScatter | Bench::Alltoall) {
             count * p
         } else {
             count
@@ -203,6 +209,7 @@ impl Buffers {
             floats,
             block: a.slice(..s),
             blocks,
+            typed: false,
         }
     }
 }
@@ -219,6 +226,16 @@ fn call(
     let me = node.mynode();
     let d = node.cubedim();
     match bench {
+        Bench::Bcast if buf.typed => {
+            let data: &[f32] = if me == 0 { &buf.floats } else { &[] };
+            c.bcast_slice(0, data, s / 4)?;
+        }
+        Bench::Allgather if buf.typed => {
+            c.allgather_slice(&buf.floats)?;
+        }
+        Bench::Alltoall if buf.typed => {
+            c.alltoall_slice(&buf.floats)?;
+        }
         Bench::Bcast => {
             let data = if me == 0 {
                 buf.block.clone()
@@ -316,6 +333,7 @@ fn collective(
         let n = osu::iters_for(s, args.iters, 1000, 100);
         let skip = osu::warmup_for(s, args.warmup, 100, 10);
         let mut buf = Buffers::new(bench, s as usize, p, a, me);
+        buf.typed = args.typed;
         let mut scratch = buf.floats.clone();
         let mut total = 0.0f64;
         // With --per-rank: the sum of this rank's barrier exit times (CLOCK_MONOTONIC, one

@@ -1,13 +1,19 @@
-//! Element types and reduction operators for the reducing collectives.
+//! How numbers travel: [`Element`] (the primitives, little-endian) and the encoding and
+//! length checks of element vectors shared by the reducing and typed collectives. The
+//! operators are in `op.rs`, plain data in `pod.rs`.
 
 use bytes::{Bytes, BytesMut};
 
+use super::pod::Pod;
 use crate::error::{Error, Result};
 
+pub use super::op::Op;
+
 /// A primitive numeric type that travels as little-endian bytes: `f64 f32 i8..i128 u8..u128`.
-/// The one element trait of the crate: the collectives and the iPSC GOP both use it.
+/// The element of the iPSC GOP and the numbers among the collectives' [`Pod`] elements
+/// (every `Element` is a `Pod`, so code generic over `T: Element` can call the reductions).
 /// Integer `Sum` and `Prod` wrap on overflow (they never panic).
-pub trait Element: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
+pub trait Element: Pod + PartialOrd + std::fmt::Debug {
     /// Bytes per element on the wire.
     const SIZE: usize;
     /// Append the little-endian bytes of `self`.
@@ -124,164 +130,72 @@ element!(
     f32, f64
 );
 
-/// Encode elements as little-endian bytes.
-pub(crate) fn encode<T: Element>(xs: &[T]) -> Bytes {
+/// Encode [`Element`]s as little-endian bytes (GOP).
+pub(crate) fn encode_le<T: Element>(xs: &[T]) -> Bytes {
     let mut b = Vec::with_capacity(xs.len() * T::SIZE);
     T::extend_le(xs, &mut b);
     Bytes::from(b)
 }
 
+/// Encode elements as their wire bytes (one copy).
+pub(crate) fn encode<T: Pod>(xs: &[T]) -> Bytes {
+    let mut b = Vec::with_capacity(xs.len() * T::WIRE_SIZE);
+    T::extend_wire(xs, &mut b);
+    Bytes::from(b)
+}
+
 /// Decode little-endian bytes; `expected` elements if given (a clear error otherwise).
-pub(crate) fn decode<T: Element>(b: &[u8], expected: Option<usize>, what: &str) -> Result<Vec<T>> {
-    if b.len() % T::SIZE != 0 || expected.is_some_and(|n| n * T::SIZE != b.len()) {
+pub(crate) fn decode<T: Pod>(b: &[u8], expected: Option<usize>, what: &str) -> Result<Vec<T>> {
+    if b.len().checked_rem(T::WIRE_SIZE) != Some(0)
+        || expected.is_some_and(|n| n * T::WIRE_SIZE != b.len())
+    {
         return Err(Error::InvalidArgument(format!(
             "{what}: received {} bytes where {} elements of {} bytes were expected; every \
              participant must pass the same number of elements",
             b.len(),
             expected.map_or_else(|| "whole".to_string(), |n| n.to_string()),
-            T::SIZE
+            T::WIRE_SIZE
         )));
     }
-    let mut out = Vec::with_capacity(b.len() / T::SIZE);
-    T::extend_from_le(b, &mut out);
+    let mut out = Vec::with_capacity(b.len() / T::WIRE_SIZE);
+    T::extend_from_wire(b, &mut out);
     Ok(out)
 }
 
 /// Decode blocks into one vector of `expected` elements (one copy, no joined buffer).
-pub(crate) fn decode_blocks<T: Element>(
+pub(crate) fn decode_blocks<T: Pod>(
     blocks: &[Bytes],
     expected: usize,
     what: &str,
 ) -> Result<Vec<T>> {
     let total: usize = blocks.iter().map(Bytes::len).sum();
-    if total != expected * T::SIZE || blocks.iter().any(|b| b.len() % T::SIZE != 0) {
+    if total != expected * T::WIRE_SIZE
+        || blocks
+            .iter()
+            .any(|b| b.len().checked_rem(T::WIRE_SIZE) != Some(0))
+    {
         return Err(Error::InvalidArgument(format!(
             "{what}: received {total} bytes where {expected} elements of {} bytes were \
              expected; every participant must pass the same number of elements",
-            T::SIZE
+            T::WIRE_SIZE
         )));
     }
     let mut out = Vec::with_capacity(expected);
     for b in blocks {
-        T::extend_from_le(b, &mut out);
+        T::extend_from_wire(b, &mut out);
     }
     Ok(out)
 }
 
 /// Check that `b` holds exactly `n` elements of `T` (the same error as [`decode`]).
-pub(crate) fn check_len<T: Element>(b: &[u8], n: usize, what: &str) -> Result<()> {
-    if b.len() != n * T::SIZE {
+pub(crate) fn check_len<T: Pod>(b: &[u8], n: usize, what: &str) -> Result<()> {
+    if b.len() != n * T::WIRE_SIZE {
         return Err(Error::InvalidArgument(format!(
             "{what}: received {} bytes where {n} elements of {} bytes were expected; every \
              participant must pass the same number of elements",
             b.len(),
-            T::SIZE
+            T::WIRE_SIZE
         )));
     }
     Ok(())
-}
-
-/// An associative reduction operator ⊕. Results combine contributions in rank order
-/// (`x_0 ⊕ x_1 ⊕ … ⊕ x_{p-1}`), so a non-commutative [`Op::Fn`] is handled correctly by
-/// every algorithm that accepts it; the ring and mesh reductions reorder terms and accept
-/// only commutative operators.
-#[derive(Clone, Copy)]
-pub enum Op<'a, T> {
-    /// Element-wise sum (wrapping for integers).
-    Sum,
-    /// Element-wise product (wrapping for integers).
-    Prod,
-    /// Element-wise maximum.
-    Max,
-    /// Element-wise minimum.
-    Min,
-    /// A user operator, associative but possibly not commutative: `f(a, b)` with `a` from
-    /// the lower ranks.
-    Fn(&'a dyn Fn(T, T) -> T),
-    /// A user operator that is associative and commutative.
-    Commutative(&'a dyn Fn(T, T) -> T),
-}
-
-impl<T> std::fmt::Debug for Op<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Op::Sum => "Sum",
-            Op::Prod => "Prod",
-            Op::Max => "Max",
-            Op::Min => "Min",
-            Op::Fn(_) => "Fn",
-            Op::Commutative(_) => "Commutative",
-        })
-    }
-}
-
-impl<T: Element> Op<'_, T> {
-    /// `a ⊕ b`.
-    #[inline]
-    pub fn apply(&self, a: T, b: T) -> T {
-        match self {
-            Op::Sum => T::sum(a, b),
-            Op::Prod => T::prod(a, b),
-            Op::Max => T::max_of(a, b),
-            Op::Min => T::min_of(a, b),
-            Op::Fn(f) | Op::Commutative(f) => f(a, b),
-        }
-    }
-
-    /// May the terms be reordered?
-    pub fn is_commutative(&self) -> bool {
-        !matches!(self, Op::Fn(_))
-    }
-
-    /// Append `mine[i] ⊕ other[i]` (`other ⊕ mine` unless `other_is_higher`) to `out`:
-    /// one pass that reads both and writes the result, for a first step that must not
-    /// modify the caller's vector.
-    pub(crate) fn combine_into(
-        &self,
-        out: &mut Vec<T>,
-        mine: &[T],
-        other: &[u8],
-        other_is_higher: bool,
-    ) {
-        fn each<T: Element>(out: &mut Vec<T>, mine: &[T], other: &[u8], f: impl Fn(T, T) -> T) {
-            out.extend(
-                mine.iter()
-                    .zip(other.chunks_exact(T::SIZE))
-                    .map(|(&a, b)| f(a, T::get_le(b))),
-            );
-        }
-        match self {
-            Op::Sum => each(out, mine, other, T::sum),
-            Op::Prod => each(out, mine, other, T::prod),
-            Op::Max | Op::Min | Op::Fn(_) | Op::Commutative(_) => {
-                if other_is_higher {
-                    each(out, mine, other, |a, b| self.apply(a, b));
-                } else {
-                    each(out, mine, other, |a, b| self.apply(b, a));
-                }
-            }
-        }
-    }
-
-    /// `acc := acc ⊕ other` if `other_is_higher`, else `acc := other ⊕ acc` (rank order),
-    /// with `other` read straight from received little-endian bytes (no decoded copy). The
-    /// caller checked the length with [`check_len`].
-    pub(crate) fn combine_bytes(&self, acc: &mut [T], other: &[u8], other_is_higher: bool) {
-        fn each<T: Element>(acc: &mut [T], other: &[u8], f: impl Fn(T, T) -> T) {
-            for (a, b) in acc.iter_mut().zip(other.chunks_exact(T::SIZE)) {
-                *a = f(*a, T::get_le(b));
-            }
-        }
-        match self {
-            Op::Sum => each(acc, other, T::sum),
-            Op::Prod => each(acc, other, T::prod),
-            Op::Max | Op::Min | Op::Fn(_) | Op::Commutative(_) => {
-                if other_is_higher {
-                    each(acc, other, |a, b| self.apply(a, b));
-                } else {
-                    each(acc, other, |a, b| self.apply(b, a));
-                }
-            }
-        }
-    }
 }

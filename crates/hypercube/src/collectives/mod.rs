@@ -20,11 +20,21 @@
 //! subcube base + relative rank); roots are physical node numbers and must lie in the
 //! subcube ([`crate::Error::InvalidNode`] otherwise).
 //!
+//! Every data-moving operation also has a **typed form** over slices of plain data
+//! ([`Pod`]: `bcast_slice`, `scatter_slice`, `gather_slice`, `gatherv_slice`,
+//! `allgather_slice`, `allgatherv_slice`, `alltoall_slice`, `alltoallv_slice`,
+//! `shift_slice`) and a **serde form** for values of any type and size (`bcast_value`,
+//! `scatter_values`, `gather_values`, `allgather_value`, `alltoall_values`), built on the
+//! byte form with the same algorithms. The reductions take any [`Pod`] element: the
+//! named [`Op`]s for numbers and [`Loc`], user functions for any type.
+//!
 //! Each operation lives in its own folder, each algorithm in its own file citing the
 //! book's algorithm and equation; [`select`] chooses among them (see `docs/collectives.md`).
 
 mod ctx;
 pub(crate) mod element;
+mod op;
+mod pod;
 pub mod select;
 
 mod allgather;
@@ -38,11 +48,14 @@ mod reduce_scatter;
 mod scan;
 mod scatter;
 mod shift;
+mod typed;
+mod values;
 
 #[cfg(test)]
 mod tests;
 
 pub use element::{Element, Op};
+pub use pod::{Builtin, Loc, Pod};
 pub use select::{Algorithm, Operation};
 pub use shift::ShiftOrder;
 

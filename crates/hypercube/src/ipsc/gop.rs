@@ -25,20 +25,26 @@ pub use crate::collectives::Element;
 pub enum Op {
     /// `'+'`: the sum.
     Sum,
-    /// `'*'`: the product.
-    Product,
+    /// `'*'`: the product (the name of [`crate::collectives::Op::Prod`]; `Op::Product`
+    /// remains as a deprecated alias).
+    Prod,
     /// `'M'`: the maximum.
     Max,
     /// `'m'`: the minimum.
     Min,
 }
 
+#[allow(non_upper_case_globals)]
 impl Op {
+    /// The old name of [`Op::Prod`] (the collectives' name for the product).
+    #[deprecated(note = "use Op::Prod, the name hypercube::collectives::Op uses too")]
+    pub const Product: Op = Op::Prod;
+
     /// The seed's operation character: `'+'`, `'*'`, `'M'` or `'m'`.
     pub fn from_seed_char(c: char) -> Option<Op> {
         match c {
             '+' => Some(Op::Sum),
-            '*' => Some(Op::Product),
+            '*' => Some(Op::Prod),
             'M' => Some(Op::Max),
             'm' => Some(Op::Min),
             _ => None,
@@ -49,7 +55,7 @@ impl Op {
     pub fn apply<T: Element>(self, a: T, b: T) -> T {
         match self {
             Op::Sum => T::sum(a, b),
-            Op::Product => T::prod(a, b),
+            Op::Prod => T::prod(a, b),
             Op::Max => T::max_of(a, b),
             Op::Min => T::min_of(a, b),
         }
@@ -57,7 +63,7 @@ impl Op {
 }
 
 fn encode<T: Element>(x: &[T]) -> bytes::Bytes {
-    crate::collectives::element::encode(x)
+    crate::collectives::element::encode_le(x)
 }
 
 impl Node {
@@ -160,5 +166,28 @@ impl Node {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+/// GOP's operations into the collectives' operator (here, above both: the collectives do
+/// not import the iPSC layer): `Sum → Sum`, `Prod` (`'*'`, once `Product`) `→ Prod`,
+/// `Max → Max`, `Min → Min`.
+impl<T> From<Op> for crate::collectives::Op<'_, T> {
+    fn from(op: Op) -> Self {
+        use crate::collectives::Op as C;
+        match op {
+            Op::Sum => C::Sum,
+            Op::Prod => C::Prod,
+            Op::Max => C::Max,
+            Op::Min => C::Min,
+        }
+    }
+}
+
+impl<T> crate::collectives::Op<'_, T> {
+    /// The seed's GOP operation character: `'+'`, `'*'`, `'M'` or `'m'` (as
+    /// [`Op::from_seed_char`], converted).
+    pub fn from_seed_char(c: char) -> Option<Self> {
+        Op::from_seed_char(c).map(Into::into)
     }
 }

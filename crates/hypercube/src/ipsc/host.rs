@@ -105,7 +105,7 @@ impl Node {
         let base = subcube_base(self.mynode(), dim);
         self.gop(x, op, base, dim)?;
         if self.mynode() == base {
-            self.send(HOST, ty, crate::collectives::element::encode(x))?;
+            self.send(HOST, ty, crate::collectives::element::encode_le(x))?;
         }
         Ok(())
     }

@@ -3,9 +3,9 @@
 //!
 //! | seed routine | section | Rust | file |
 //! |---|---|---|---|
-//! | GSENDW / GRECVW | §2 | [`Node::gsend`], [`Node::grecv`], [`Node::grecv_into`] | `broadcast.rs` |
+//! | GSENDW / GRECVW | §2 | [`Node::gsend`], [`Node::grecv`], [`Node::grecv_into`]; serde values: [`Node::gsend_value`], [`Node::grecv_value`] | `broadcast.rs`, `values.rs` |
 //! | GOP | §3 | [`Node::gop`], [`Node::gop_with`] | `gop.rs` |
-//! | GCAT | §4 | [`Node::gcat`], [`Node::gcat_into`] | `gcat.rs` |
+//! | GCAT | §4 | [`Node::gcat`], [`Node::gcat_into`]; serde values: [`Node::gcat_values`] | `gcat.rs`, `values.rs` |
 //! | MESH | §5 | [`Node::mesh`], [`mesh_position`] | `mesh.rs` |
 //! | LSENDW / LRECVW | §6 | [`Node::lsend`], [`Node::lrecv`], [`Node::lrecv_into`] | `long.rs` |
 //! | SPGSNW / SPGRCW | §7 | [`Node::spgsend`], [`Node::spgrecv`], [`Node::spgrecv_into`] | `sparse.rs` |
@@ -59,6 +59,7 @@ mod host;
 mod long;
 mod mesh;
 mod sparse;
+mod values;
 
 pub use gop::{Element, Op};
 pub use long::SEED_CHUNK_BYTES;

@@ -1,5 +1,11 @@
-//! Serde values on the wire. This is the only module that names bincode (pinned to 1.3.3
-//! in the workspace), so a change of codec touches one file.
+//! Serde values on the wire, public as `hypercube::codec`: what [`crate::Node::send_value`],
+//! the serde forms of the collectives (`allgather_value`, `bcast_value`, ...) and of the
+//! iPSC utilities (`gsend_value`, `gcat_values`) put in their messages. Use [`encode`] and
+//! [`decode`] to build a message of your own from values the others decode alike.
+//!
+//! This is the only module that names bincode (pinned to 1.3.3 in the workspace), so a
+//! change of codec touches one file; its byte format is pinned by
+//! `tests/fuzz_decoders.rs`.
 
 use serde::{de::DeserializeOwned, Serialize};
 

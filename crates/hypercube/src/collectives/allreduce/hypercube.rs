@@ -3,11 +3,12 @@
 //! `T = (t_s + t_w m) log p`. The lower rank's partial result is always the left operand.
 
 use crate::collectives::ctx::Ctx;
-use crate::collectives::element::{check_len, encode, Element, Op};
+use crate::collectives::element::{check_len, encode, Op};
+use crate::collectives::pod::Pod;
 use crate::error::Result;
 
 /// Element-wise reduction of every node's `data`, on every node.
-pub(crate) fn allreduce<T: Element>(c: &Ctx<'_>, data: Vec<T>, op: Op<'_, T>) -> Result<Vec<T>> {
+pub(crate) fn allreduce<T: Pod>(c: &Ctx<'_>, data: Vec<T>, op: Op<'_, T>) -> Result<Vec<T>> {
     let mut acc = data;
     for i in 0..c.k {
         let partner = c.me ^ (1 << i);

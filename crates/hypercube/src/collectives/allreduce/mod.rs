@@ -4,7 +4,8 @@ mod hypercube;
 mod reduce_scatter_allgather;
 mod ring;
 
-use super::element::{Element, Op};
+use super::element::Op;
+use super::pod::Pod;
 use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
@@ -14,7 +15,8 @@ impl Subcube<'_> {
     /// element-wise reduction `x_0 ⊕ x_1 ⊕ … ⊕ x_{p-1}` (relative rank order). §4.3
     /// (eq. 4.5), reduce-scatter + allgather (eq. 4.14) or, for a commutative ⊕, the ring.
     #[doc(alias = "MPI_Allreduce")]
-    pub fn allreduce<T: Element>(&self, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
+    pub fn allreduce<T: Pod>(&self, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
+        op.check()?;
         let m = std::mem::size_of_val(data);
         let (alg, c) = self.start(Operation::Allreduce, m, op.is_commutative())?;
         match alg {

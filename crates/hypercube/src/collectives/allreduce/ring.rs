@@ -5,12 +5,13 @@
 
 use crate::collectives::allgather::ring::allgather;
 use crate::collectives::ctx::Ctx;
-use crate::collectives::element::{decode_blocks, encode, Element, Op};
+use crate::collectives::element::{decode_blocks, encode, Op};
+use crate::collectives::pod::Pod;
 use crate::collectives::reduce_scatter::ring::reduce_scatter;
 use crate::error::Result;
 
 /// Element-wise reduction of every node's `data`, on every node.
-pub(crate) fn allreduce<T: Element>(c: &Ctx<'_>, data: Vec<T>, op: Op<'_, T>) -> Result<Vec<T>> {
+pub(crate) fn allreduce<T: Pod>(c: &Ctx<'_>, data: Vec<T>, op: Op<'_, T>) -> Result<Vec<T>> {
     let n = data.len();
     let block = reduce_scatter(c, data, op)?;
     let all = allgather(c, encode(&block))?;

@@ -4,11 +4,12 @@
 //! non-commutative ⊕ is combined in rank order whatever the root.
 
 use crate::collectives::ctx::Ctx;
-use crate::collectives::element::{check_len, encode, Element, Op};
+use crate::collectives::element::{check_len, encode, Op};
+use crate::collectives::pod::Pod;
 use crate::error::Result;
 
 /// Every node's `data` → the reduction at relative rank `root`.
-pub(crate) fn reduce<T: Element>(
+pub(crate) fn reduce<T: Pod>(
     c: &Ctx<'_>,
     root: u32,
     data: Vec<T>,

@@ -3,13 +3,14 @@
 //! `T = 2 (t_s log p + t_w (p-1) m/p)`.
 
 use crate::collectives::ctx::{bounds, Ctx, Layout};
-use crate::collectives::element::{decode_blocks, encode, Element, Op};
+use crate::collectives::element::{decode_blocks, encode, Op};
 use crate::collectives::gather::hypercube::gather;
+use crate::collectives::pod::Pod;
 use crate::collectives::reduce_scatter::hypercube::reduce_scatter;
 use crate::error::Result;
 
 /// Every node's `data` → the reduction at relative rank `root`.
-pub(crate) fn reduce<T: Element>(
+pub(crate) fn reduce<T: Pod>(
     c: &Ctx<'_>,
     root: u32,
     data: &[T],
@@ -18,7 +19,9 @@ pub(crate) fn reduce<T: Element>(
     let n = data.len();
     let p = c.p();
     let block = reduce_scatter(c, data, op)?;
-    let sizes: Vec<usize> = (0..p).map(|j| bounds(n, p, j).len() * T::SIZE).collect();
+    let sizes: Vec<usize> = (0..p)
+        .map(|j| bounds(n, p, j).len() * T::WIRE_SIZE)
+        .collect();
     match gather(c, root, encode(&block), Layout::Given(&sizes))? {
         Some(all) => Ok(Some(decode_blocks(&all, n, "reduce")?)),
         None => Ok(None),

@@ -13,11 +13,12 @@
 use crate::collectives::ctx::{bounds, Ctx};
 use bytes::Bytes;
 
-use crate::collectives::element::{check_len, Element, Op};
+use crate::collectives::element::{check_len, Op};
+use crate::collectives::pod::Pod;
 use crate::error::Result;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
-pub(crate) fn reduce_scatter<T: Element>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
+pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
     let n = data.len();
     let p = c.p();
     if c.k == 0 {
@@ -39,13 +40,13 @@ pub(crate) fn reduce_scatter<T: Element>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>)
             .filter(|j| mine(j) && j & bit == c.me & bit)
             .collect();
         let send_len: usize = send_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
-        let mut out = Vec::with_capacity(send_len * T::SIZE);
+        let mut out = Vec::with_capacity(send_len * T::WIRE_SIZE);
         for &j in &send_ids {
             let r = bounds(n, p, j);
             if i == 0 {
-                T::extend_le(&data[r], &mut out);
+                T::extend_wire(&data[r], &mut out);
             } else {
-                T::extend_le(&acc[at[j as usize]..at[j as usize] + r.len()], &mut out);
+                T::extend_wire(&acc[at[j as usize]..at[j as usize] + r.len()], &mut out);
             }
         }
         let expected: usize = keep_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
@@ -57,7 +58,7 @@ pub(crate) fn reduce_scatter<T: Element>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>)
         let mut off = 0;
         for j in keep_ids {
             let len = bounds(n, p, j).len();
-            let bytes = &got[off * T::SIZE..(off + len) * T::SIZE];
+            let bytes = &got[off * T::WIRE_SIZE..(off + len) * T::WIRE_SIZE];
             if i == 0 {
                 at[j as usize] = acc.len();
                 op.combine_into(&mut acc, &data[bounds(n, p, j)], bytes, partner > c.me);

@@ -3,7 +3,8 @@
 pub(crate) mod hypercube;
 pub(crate) mod ring;
 
-use super::element::{Element, Op};
+use super::element::Op;
+use super::pod::Pod;
 use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
@@ -13,7 +14,8 @@ impl Subcube<'_> {
     /// everywhere); member j returns block j of the element-wise reduction, where block j
     /// is elements `j*n/p .. (j+1)*n/p`. Alg. 4.8 or, for a commutative ⊕, ring Alg. 4.5.
     #[doc(alias = "MPI_Reduce_scatter")]
-    pub fn reduce_scatter<T: Element>(&self, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
+    pub fn reduce_scatter<T: Pod>(&self, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
+        op.check()?;
         let m = std::mem::size_of_val(data);
         let (alg, c) = self.start(Operation::ReduceScatter, m, op.is_commutative())?;
         match alg {

@@ -8,15 +8,12 @@ use hypercube_topology::{ginv, gray};
 use crate::collectives::ctx::{bounds, Ctx};
 use bytes::Bytes;
 
-use crate::collectives::element::{check_len, encode, Element, Op};
+use crate::collectives::element::{check_len, encode, Op};
+use crate::collectives::pod::Pod;
 use crate::error::Result;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
-pub(crate) fn reduce_scatter<T: Element>(
-    c: &Ctx<'_>,
-    data: Vec<T>,
-    op: Op<'_, T>,
-) -> Result<Vec<T>> {
+pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: Vec<T>, op: Op<'_, T>) -> Result<Vec<T>> {
     let n = data.len();
     let p = c.p();
     let pos = ginv(c.me);

@@ -14,12 +14,13 @@
 //! ([`crate::collectives::select`]) picks this algorithm for long vectors.
 
 use crate::collectives::ctx::{bounds, Ctx};
-use crate::collectives::element::{check_len, encode, Element, Op};
+use crate::collectives::element::{check_len, encode, Op};
+use crate::collectives::pod::Pod;
 use crate::collectives::select::chain_segments;
 use crate::error::Result;
 
 /// Inclusive (`x_0 ⊕ … ⊕ x_me`) or exclusive (`x_0 ⊕ … ⊕ x_{me-1}`, `None` at rank 0).
-pub(crate) fn scan<T: Element>(
+pub(crate) fn scan<T: Pod>(
     c: &Ctx<'_>,
     mut data: Vec<T>,
     op: Op<'_, T>,
@@ -40,7 +41,7 @@ pub(crate) fn scan<T: Element>(
             let got = c.recv(me - 1)?;
             check_len::<T>(&got, r.len(), "scan")?;
             if !inclusive {
-                T::extend_from_le(&got, &mut exclusive);
+                T::extend_from_wire(&got, &mut exclusive);
             }
             // The prefix of the lower ranks is the left operand.
             op.combine_bytes(&mut data[r.clone()], &got, false);

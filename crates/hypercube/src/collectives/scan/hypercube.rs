@@ -9,11 +9,12 @@
 //! bytes and saves a combine pass (at p = 2 the whole scan is one one-way message).
 
 use crate::collectives::ctx::Ctx;
-use crate::collectives::element::{check_len, decode, encode, Element, Op};
+use crate::collectives::element::{check_len, decode, encode, Op};
+use crate::collectives::pod::Pod;
 use crate::error::Result;
 
 /// Inclusive (`x_0 ⊕ … ⊕ x_me`) or exclusive (`x_0 ⊕ … ⊕ x_{me-1}`, `None` at rank 0).
-pub(crate) fn scan<T: Element>(
+pub(crate) fn scan<T: Pod>(
     c: &Ctx<'_>,
     data: Vec<T>,
     op: Op<'_, T>,

@@ -4,7 +4,8 @@
 mod chain;
 mod hypercube;
 
-use super::element::{Element, Op};
+use super::element::Op;
+use super::pod::Pod;
 use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
@@ -14,7 +15,7 @@ impl Subcube<'_> {
     /// the pipelined chain ([`Algorithm::Chain`]). Both keep rank order, so `op` need not
     /// be commutative.
     #[doc(alias = "MPI_Scan")]
-    pub fn scan<T: Element>(&self, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
+    pub fn scan<T: Pod>(&self, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
         self.prefix(data, op, true)?
             .ok_or_else(|| Error::InvalidArgument("scan: no result".into()))
     }
@@ -22,16 +23,12 @@ impl Subcube<'_> {
     /// Exclusive prefix reduction: relative rank j > 0 returns `Some(x_0 ⊕ … ⊕ x_{j-1})`,
     /// rank 0 returns `None`. Algorithms as [`Subcube::scan`].
     #[doc(alias = "MPI_Exscan")]
-    pub fn exscan<T: Element>(&self, data: &[T], op: Op<'_, T>) -> Result<Option<Vec<T>>> {
+    pub fn exscan<T: Pod>(&self, data: &[T], op: Op<'_, T>) -> Result<Option<Vec<T>>> {
         self.prefix(data, op, false)
     }
 
-    fn prefix<T: Element>(
-        &self,
-        data: &[T],
-        op: Op<'_, T>,
-        inclusive: bool,
-    ) -> Result<Option<Vec<T>>> {
+    fn prefix<T: Pod>(&self, data: &[T], op: Op<'_, T>, inclusive: bool) -> Result<Option<Vec<T>>> {
+        op.check()?;
         let m = std::mem::size_of_val(data);
         let (alg, c) = self.start(Operation::Scan, m, true)?;
         match alg {

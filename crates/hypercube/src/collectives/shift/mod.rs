@@ -49,7 +49,11 @@ impl Subcube<'_> {
         let p = self.size() as i64;
         let qn = q.rem_euclid(p) as u32;
         // Not `Subcube::start`: the order is checked before the call draws its tag.
-        let alg = choose(Operation::Shift, self.alg, self.dim, data.len(), true)?;
+        let mut alg = choose(Operation::Shift, self.alg, self.dim, data.len(), true)?;
+        if alg == Algorithm::GrayRing && order != ShiftOrder::Ring && self.alg == Algorithm::Auto {
+            // The automatic choice (GrayRing costs nothing at p = 1) must fit the order.
+            alg = Algorithm::Ecube;
+        }
         if alg == Algorithm::GrayRing && order != ShiftOrder::Ring {
             return Err(Error::InvalidArgument(
                 "shift: the GrayRing algorithm shifts along the ring order only".into(),

@@ -1,0 +1,258 @@
+//! How an element travels: [`Pod`], plain data sent as its bytes. How elements combine is
+//! the reduction operator's business ([`crate::collectives::Op`]); the built-in operators
+//! a type supports are the one thing it declares here (`builtin`), so a user struct is
+//! reduced with a user function and the primitives keep their arithmetic.
+//!
+//! [`Loc`] is the value-and-index pair of MPI's `MAXLOC`/`MINLOC`.
+
+use std::mem::size_of;
+
+/// A built-in reduction a [`Pod`] type may support (the named variants of
+/// [`crate::collectives::Op`], without the user functions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    /// `a + b` (wrapping for integers).
+    Sum,
+    /// `a * b` (wrapping for integers).
+    Prod,
+    /// The larger (floats: a NaN loses).
+    Max,
+    /// The smaller (floats: a NaN loses).
+    Min,
+    /// Bitwise and (integers).
+    BAnd,
+    /// Bitwise or (integers).
+    BOr,
+    /// Bitwise exclusive or (integers).
+    BXor,
+    /// Logical and: 1 if both are non-zero, else 0 (integers).
+    LAnd,
+    /// Logical or: 1 if either is non-zero, else 0 (integers).
+    LOr,
+    /// The [`Loc`] with the larger value; on equal values the smaller index (MPI `MAXLOC`).
+    MaxLoc,
+    /// The [`Loc`] with the smaller value; on equal values the smaller index (MPI `MINLOC`).
+    MinLoc,
+}
+
+/// Plain old data: a `Copy` type whose bytes are its value, sent as those bytes by the
+/// typed collectives (`allgather_slice`, `bcast_slice`, ...) and the reductions
+/// (`allreduce`, `reduce`, `scan`, ...) with no manual encoding.
+///
+/// Implemented for every primitive number (`f32 f64 i8..i128 u8..u128`, which travel
+/// little-endian and support the arithmetic [`Builtin`]s), for arrays of `Pod` and for
+/// [`Loc`]. A struct of your own qualifies when it is `#[repr(C)]` (or `#[repr(transparent)]`),
+/// `Copy`, made of `Pod` fields **with no padding bytes**, and holds no pointers:
+///
+/// ```
+/// #[derive(Clone, Copy, Debug, PartialEq)]
+/// #[repr(C)]
+/// struct Particle { x: f64, y: f64, mass: f64, id: u64 }
+/// // SAFETY: repr(C), four 8-byte fields: no padding, every bit pattern is valid.
+/// unsafe impl hypercube::collectives::Pod for Particle {}
+/// ```
+///
+/// Such a type travels as its memory bytes, so every rank must share the byte order
+/// (always true on one host and on a homogeneous cluster). It supports no built-in
+/// operator: reduce it with [`crate::collectives::Op::Fn`] or
+/// [`crate::collectives::Op::Commutative`].
+///
+/// # Safety
+/// Every byte of a value must be initialized (no padding) and every byte pattern of
+/// `size_of::<Self>()` bytes must be a valid value (no `bool`, `char`, references, enums
+/// with invalid discriminants, ...). The provided methods rely on it; overriding them is
+/// for the crate's own types.
+pub unsafe trait Pod: Copy + Send + Sync + 'static {
+    /// Bytes per element on the wire.
+    #[doc(hidden)]
+    const WIRE_SIZE: usize = size_of::<Self>();
+
+    /// The built-in reduction `op` applied to `a ⊕ b`, or `None` if the type has none
+    /// by that name (the default: only user functions apply).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn builtin(op: Builtin, a: Self, b: Self) -> Option<Self> {
+        let _ = (op, a, b);
+        None
+    }
+
+    /// Read one element from exactly `WIRE_SIZE` bytes.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn read_wire(bytes: &[u8]) -> Self {
+        assert_eq!(bytes.len(), size_of::<Self>());
+        // SAFETY: `Self: Pod` (every byte pattern is a value); the read is unaligned.
+        unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<Self>()) }
+    }
+
+    /// Write the bytes of `self` into exactly `WIRE_SIZE` bytes.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn write_wire(self, out: &mut [u8]) {
+        out.copy_from_slice(as_bytes(std::slice::from_ref(&self)));
+    }
+
+    /// Append the bytes of every element of `xs` to `out`.
+    #[doc(hidden)]
+    fn extend_wire(xs: &[Self], out: &mut Vec<u8>) {
+        out.extend_from_slice(as_bytes(xs));
+    }
+
+    /// Append the elements whose bytes are `bytes` (a multiple of `WIRE_SIZE`) to `out`.
+    #[doc(hidden)]
+    fn extend_from_wire(bytes: &[u8], out: &mut Vec<Self>) {
+        let n = bytes.len() / size_of::<Self>().max(1);
+        out.reserve(n);
+        // SAFETY: `out` has room for `n` more elements, every byte pattern is a value
+        // (`Self: Pod`), so copying `n * WIRE_SIZE` bytes initializes exactly the next `n`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                out.as_mut_ptr().add(out.len()).cast::<u8>(),
+                n * size_of::<Self>(),
+            );
+            out.set_len(out.len() + n);
+        }
+    }
+}
+
+/// The memory of a slice of plain data as bytes.
+fn as_bytes<T: Pod>(xs: &[T]) -> &[u8] {
+    // SAFETY: `T: Pod` has no padding, so all `size_of_val(xs)` bytes are initialized.
+    unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
+}
+
+/// Integers: wrapping arithmetic (as [`crate::collectives::Element`]) plus the bitwise and
+/// logical operators.
+macro_rules! pod_int {
+    ($($t:ty),*) => {$(
+        // SAFETY: a primitive integer has no padding and accepts every bit pattern.
+        unsafe impl Pod for $t {
+            #[inline(always)]
+            fn builtin(op: Builtin, a: Self, b: Self) -> Option<Self> {
+                Some(match op {
+                    Builtin::Sum => a.wrapping_add(b),
+                    Builtin::Prod => a.wrapping_mul(b),
+                    Builtin::Max => Ord::max(a, b),
+                    Builtin::Min => Ord::min(a, b),
+                    Builtin::BAnd => a & b,
+                    Builtin::BOr => a | b,
+                    Builtin::BXor => a ^ b,
+                    Builtin::LAnd => <$t>::from(a != 0 && b != 0),
+                    Builtin::LOr => <$t>::from(a != 0 || b != 0),
+                    Builtin::MaxLoc | Builtin::MinLoc => return None,
+                })
+            }
+            pod_le!($t);
+        }
+    )*};
+}
+
+/// Floats: IEEE arithmetic (as [`crate::collectives::Element`]).
+macro_rules! pod_float {
+    ($($t:ty),*) => {$(
+        // SAFETY: a primitive float has no padding and accepts every bit pattern.
+        unsafe impl Pod for $t {
+            #[inline(always)]
+            fn builtin(op: Builtin, a: Self, b: Self) -> Option<Self> {
+                Some(match op {
+                    Builtin::Sum => a + b,
+                    Builtin::Prod => a * b,
+                    Builtin::Max => a.max(b),
+                    Builtin::Min => a.min(b),
+                    _ => return None,
+                })
+            }
+            pod_le!($t);
+        }
+    )*};
+}
+
+/// A primitive travels little-endian on every target (the encoding of
+/// [`crate::collectives::Element`]); on a little-endian target that is its memory, so the
+/// provided (memory-copy) vector methods apply as they are.
+macro_rules! pod_le {
+    ($t:ty) => {
+        #[inline(always)]
+        fn read_wire(bytes: &[u8]) -> Self {
+            let mut b = [0u8; size_of::<$t>()];
+            b.copy_from_slice(bytes);
+            <$t>::from_le_bytes(b)
+        }
+        #[inline(always)]
+        fn write_wire(self, out: &mut [u8]) {
+            out.copy_from_slice(&self.to_le_bytes());
+        }
+        #[cfg(target_endian = "big")]
+        fn extend_wire(xs: &[Self], out: &mut Vec<u8>) {
+            out.extend(xs.iter().flat_map(|x| x.to_le_bytes()));
+        }
+        #[cfg(target_endian = "big")]
+        fn extend_from_wire(bytes: &[u8], out: &mut Vec<Self>) {
+            out.extend(bytes.chunks_exact(size_of::<$t>()).map(Self::read_wire));
+        }
+    };
+}
+
+pod_int!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+pod_float!(f32, f64);
+
+// SAFETY: an array of plain data has no padding between elements and accepts every
+// bit pattern its elements accept. (Travels as memory bytes.)
+unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
+
+/// A value and its index: the element of [`Builtin::MaxLoc`] / [`Builtin::MinLoc`]
+/// (MPI's `MAXLOC` and `MINLOC`; ties go to the smaller index). `V` and `I` must have the
+/// same size so that the pair has no padding (`Loc<f64, u64>`, `Loc<f32, u32>`,
+/// `Loc<i64, i64>`, ...); another pair is a compile-time error when it is used.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[repr(C)]
+pub struct Loc<V, I = u64> {
+    /// The value compared.
+    pub value: V,
+    /// Where it came from (a rank, a global index, ...).
+    pub index: I,
+}
+
+impl<V, I> Loc<V, I> {
+    /// A value and its index.
+    pub fn new(value: V, index: I) -> Loc<V, I> {
+        Loc { value, index }
+    }
+
+    const NO_PADDING: () = assert!(
+        size_of::<V>() == size_of::<I>() && size_of::<Self>() == 2 * size_of::<V>(),
+        "Loc<V, I> needs an index type of the value's size (Loc<f64, u64>, Loc<f32, u32>)"
+    );
+}
+
+// SAFETY: `repr(C)` of two `Pod` fields of one size (checked by `NO_PADDING` wherever
+// the size is used): no padding, every bit pattern valid.
+unsafe impl<V: Pod + PartialOrd, I: Pod + PartialOrd> Pod for Loc<V, I> {
+    const WIRE_SIZE: usize = {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::NO_PADDING;
+        size_of::<Self>()
+    };
+
+    #[inline(always)]
+    fn builtin(op: Builtin, a: Self, b: Self) -> Option<Self> {
+        let _ = Self::WIRE_SIZE;
+        let wins = match op {
+            Builtin::MaxLoc => a.value > b.value,
+            Builtin::MinLoc => a.value < b.value,
+            _ => return None,
+        };
+        let loses = match op {
+            Builtin::MaxLoc => a.value < b.value,
+            _ => a.value > b.value,
+        };
+        Some(if wins {
+            a
+        } else if loses || b.index < a.index {
+            b
+        } else {
+            a
+        })
+    }
+}

@@ -1,0 +1,176 @@
+//! Serde forms of the data-moving collectives: any `Serialize + DeserializeOwned` value,
+//! encoded with [`crate::codec`], carried by the byte form (every algorithm of it applies)
+//! and decoded on arrival. A value that does not decode (another type on the sender) is an
+//! [`Error::Codec`] naming the member it came from and the type expected.
+
+use bytes::Bytes;
+use hypercube_topology::NodeId;
+use serde::{de::DeserializeOwned, Serialize};
+
+use super::{Algorithm, Subcube};
+use crate::codec;
+use crate::error::{Error, Result};
+
+/// A length that says "the root had nothing to send": every member then fails alike.
+const NONE: u64 = u64::MAX;
+
+impl Subcube<'_> {
+    /// Broadcast a value of any size from `root`, which passes `Some(value)`; the others
+    /// pass `None` (ignored if not). No length argument: the root broadcasts the encoded
+    /// length (8 bytes, automatic algorithm) first, then the bytes with [`Subcube::bcast`]
+    /// (the handle's algorithm). A root passing `None` is an error on every member (nobody hangs).
+    pub fn bcast_value<V: Serialize + DeserializeOwned>(
+        &self,
+        root: NodeId,
+        value: Option<V>,
+    ) -> Result<V> {
+        let at_root = self.node.mynode() == root;
+        let bytes = match (&value, at_root) {
+            (Some(v), true) => Bytes::from(codec::encode(v)?),
+            _ => Bytes::new(),
+        };
+        let len = match (&value, at_root) {
+            (Some(_), true) => bytes.len() as u64,
+            (None, true) => NONE,
+            _ => 0,
+        };
+        let head = self.with(Algorithm::Auto).bcast(
+            root,
+            Bytes::copy_from_slice(&len.to_le_bytes()),
+            8,
+        )?;
+        let len = read_u64(&head);
+        if len == NONE {
+            return Err(Error::InvalidArgument(format!(
+                "bcast_value: the root (node {root}) passed None; the root passes Some(value)"
+            )));
+        }
+        let got = self.bcast(root, bytes, len as usize)?;
+        if at_root {
+            if let Some(v) = value {
+                return Ok(v);
+            }
+        }
+        decode_from(&got, root - self.base())
+    }
+
+    /// Scatter values of any sizes: the root passes `Some(values)`, one per member by
+    /// relative rank; every member returns its value. The others pass `None`. The root
+    /// broadcasts the longest encoding first (automatic algorithm), then scatters blocks of that length (a
+    /// length and the bytes, padded) with [`Subcube::scatter`]'s algorithm.
+    pub fn scatter_values<V: Serialize + DeserializeOwned>(
+        &self,
+        root: NodeId,
+        values: Option<Vec<V>>,
+    ) -> Result<V> {
+        let p = self.size() as usize;
+        let at_root = self.node.mynode() == root;
+        let mut encoded = Vec::new();
+        let mut width = 0u64;
+        if at_root {
+            match &values {
+                Some(vs) if vs.len() == p => {
+                    for v in vs {
+                        encoded.push(codec::encode(v)?);
+                    }
+                    width = encoded
+                        .iter()
+                        .map(|e| e.len() as u64 + 8)
+                        .max()
+                        .unwrap_or(8);
+                }
+                _ => width = NONE,
+            }
+        }
+        let head = self.with(Algorithm::Auto).bcast(
+            root,
+            Bytes::copy_from_slice(&width.to_le_bytes()),
+            8,
+        )?;
+        let width = read_u64(&head);
+        if width == NONE {
+            return Err(Error::InvalidArgument(format!(
+                "scatter_values: the root (node {root}) did not pass Some(values) with one \
+                 value per member ({p})"
+            )));
+        }
+        let w = width as usize;
+        let blocks: Vec<Bytes> = encoded
+            .iter()
+            .map(|e| {
+                let mut b = Vec::with_capacity(w);
+                b.extend_from_slice(&(e.len() as u64).to_le_bytes());
+                b.extend_from_slice(e);
+                b.resize(w, 0);
+                Bytes::from(b)
+            })
+            .collect();
+        let mine = self.scatter(root, &blocks, w)?;
+        let n = read_u64(&mine) as usize;
+        let body = mine.get(8..8 + n).ok_or_else(|| {
+            Error::Codec(format!(
+                "scatter_values: a block from node {root} holds a bad length ({n} bytes)"
+            ))
+        })?;
+        decode_from(body, root - self.base())
+    }
+
+    /// Gather values of any sizes: `root` returns them by relative rank (`Some`), the
+    /// others `None` ([`Subcube::gatherv`]).
+    pub fn gather_values<V: Serialize + DeserializeOwned>(
+        &self,
+        root: NodeId,
+        value: &V,
+    ) -> Result<Option<Vec<V>>> {
+        match self.gatherv(root, Bytes::from(codec::encode(value)?))? {
+            Some(blocks) => Ok(Some(decode_all(&blocks)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// All-gather values of any sizes: every member returns every member's value, by
+    /// relative rank ([`Subcube::allgatherv`]). The one-line `comm.allgather(obj)`.
+    pub fn allgather_value<V: Serialize + DeserializeOwned>(&self, value: &V) -> Result<Vec<V>> {
+        decode_all(&self.allgatherv(Bytes::from(codec::encode(value)?))?)
+    }
+
+    /// All-to-all of values of any sizes: `values[j]` goes to relative rank j; returns
+    /// what each member sent to this one, by relative rank ([`Subcube::alltoallv`]).
+    pub fn alltoall_values<V: Serialize + DeserializeOwned>(
+        &self,
+        values: Vec<V>,
+    ) -> Result<Vec<V>> {
+        let blocks = values
+            .iter()
+            .map(|v| codec::encode(v).map(Bytes::from))
+            .collect::<Result<Vec<_>>>()?;
+        decode_all(&self.alltoallv(&blocks)?)
+    }
+}
+
+fn read_u64(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let n = b.len().min(8);
+    w[..n].copy_from_slice(&b[..n]);
+    u64::from_le_bytes(w)
+}
+
+/// Decode a value that relative rank `from` sent.
+pub(crate) fn decode_from<V: DeserializeOwned>(bytes: &[u8], from: u32) -> Result<V> {
+    codec::decode(bytes).map_err(|e| {
+        Error::Codec(format!(
+            "a value from member {from} does not decode as {}: {e}; every member must pass \
+             the same type",
+            std::any::type_name::<V>()
+        ))
+    })
+}
+
+/// Decode one value per member, by relative rank.
+fn decode_all<V: DeserializeOwned>(blocks: &[Bytes]) -> Result<Vec<V>> {
+    blocks
+        .iter()
+        .enumerate()
+        .map(|(j, b)| decode_from(b, j as u32))
+        .collect()
+}

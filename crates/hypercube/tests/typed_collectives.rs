@@ -1,0 +1,431 @@
+//! The typed (`*_slice`) and serde (`*_value(s)`) forms of the data-moving collectives,
+//! every algorithm, cubes of dimension 0..=4 and their subcubes, against the byte forms and
+//! sequential expectations; user types in reductions (a struct with a user function,
+//! MaxLoc/MinLoc ties, bitwise ops); `Node::sendrecv` of 8 MiB both ways.
+
+use std::collections::BTreeMap;
+
+use hypercube::collectives::{Algorithm, Loc, Op, Pod, ShiftOrder};
+use hypercube::transport::local::run_local;
+use hypercube::{Error, MsgType, Node, TypeSel};
+
+fn vals(seed: u64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| (seed * 1000 + i as u64) as f64 * 0.5 - 7.0)
+        .collect()
+}
+
+fn ints(seed: u64, n: usize) -> Vec<u32> {
+    (0..n).map(|i| (seed as u32) * 1000 + i as u32).collect()
+}
+
+/// A value of a size that depends on its owner.
+fn record(r: usize) -> BTreeMap<String, Vec<u32>> {
+    (0..r % 3 + 1)
+        .map(|i| (format!("k{r}-{i}"), (0..r as u32 * 7 + i as u32).collect()))
+        .collect()
+}
+
+fn check(node: &Node, k: u32) {
+    let sc = node.subcube(k);
+    let p = sc.size() as usize;
+    let me = sc.rank() as usize;
+    let base = sc.base();
+    let roots = [0usize, p - 1, p / 2];
+
+    // bcast: typed and serde, every algorithm, against the byte form.
+    for alg in [
+        Algorithm::Hypercube,
+        Algorithm::ScatterAllgather,
+        Algorithm::Auto,
+    ] {
+        let s = sc.with(alg);
+        for &root in &roots {
+            let want = vals(root as u64, 37);
+            let data = if me == root { want.clone() } else { vec![] };
+            let got = s
+                .bcast_slice(base + root as u32, &data, want.len())
+                .unwrap();
+            assert_eq!(got, want, "bcast_slice {alg:?} root {root}");
+            let bytes = s
+                .bcast(
+                    base + root as u32,
+                    if me == root {
+                        bytemuck_f64(&want)
+                    } else {
+                        bytes::Bytes::new()
+                    },
+                    want.len() * 8,
+                )
+                .unwrap();
+            assert_eq!(bytemuck_f64(&got), bytes, "bcast_slice = bcast {alg:?}");
+            let v = s
+                .bcast_value(base + root as u32, (me == root).then(|| record(root + 5)))
+                .unwrap();
+            assert_eq!(v, record(root + 5), "bcast_value {alg:?} root {root}");
+        }
+    }
+
+    // scatter / gather(v): typed and serde.
+    for alg in [Algorithm::Hypercube, Algorithm::Ecube, Algorithm::Auto] {
+        let s = sc.with(alg);
+        for &root in &roots {
+            let r = base + root as u32;
+            let all: Vec<u32> = (0..p).flat_map(|j| ints(j as u64, 3)).collect();
+            let mine = s
+                .scatter_slice(r, if me == root { &all } else { &[] }, 3)
+                .unwrap();
+            assert_eq!(mine, ints(me as u64, 3), "scatter_slice {alg:?}");
+            let recs: Vec<_> = (0..p).map(record).collect();
+            let v = s
+                .scatter_values(r, (me == root).then(|| recs.clone()))
+                .unwrap();
+            assert_eq!(v, record(me), "scatter_values {alg:?} root {root}");
+
+            let g = s.gather_slice(r, &ints(me as u64, 4)).unwrap();
+            let want: Vec<u32> = (0..p).flat_map(|j| ints(j as u64, 4)).collect();
+            assert_eq!(g, (me == root).then_some(want), "gather_slice {alg:?}");
+            let g = s.gatherv_slice(r, &ints(me as u64, me)).unwrap();
+            let want: Vec<Vec<u32>> = (0..p).map(|j| ints(j as u64, j)).collect();
+            assert_eq!(g, (me == root).then_some(want), "gatherv_slice {alg:?}");
+            let g = s.gather_values(r, &record(me)).unwrap();
+            assert_eq!(g, (me == root).then_some(recs), "gather_values {alg:?}");
+        }
+    }
+
+    // allgather(v).
+    for alg in [
+        Algorithm::Hypercube,
+        Algorithm::Ring,
+        Algorithm::Mesh,
+        Algorithm::Auto,
+    ] {
+        let s = sc.with(alg);
+        let got = s.allgather_slice(&vals(me as u64, 5)).unwrap();
+        let want: Vec<f64> = (0..p).flat_map(|j| vals(j as u64, 5)).collect();
+        assert_eq!(got, want, "allgather_slice {alg:?}");
+        let got = s.allgatherv_slice(&ints(me as u64, me + 1)).unwrap();
+        let want: Vec<Vec<u32>> = (0..p).map(|j| ints(j as u64, j + 1)).collect();
+        assert_eq!(got, want, "allgatherv_slice {alg:?}");
+        let got = s.allgather_value(&record(me)).unwrap();
+        assert_eq!(
+            got,
+            (0..p).map(record).collect::<Vec<_>>(),
+            "allgather_value"
+        );
+    }
+
+    // alltoall(v): block j of rank i is ints(i * 100 + j, 2).
+    for alg in [
+        Algorithm::StoreForward,
+        Algorithm::Pairwise,
+        Algorithm::Ring,
+        Algorithm::Mesh,
+        Algorithm::Auto,
+    ] {
+        let data: Vec<u32> = (0..p)
+            .flat_map(|j| ints((me * 100 + j) as u64, 2))
+            .collect();
+        let got = sc.with(alg).alltoall_slice(&data).unwrap();
+        let want: Vec<u32> = (0..p)
+            .flat_map(|i| ints((i * 100 + me) as u64, 2))
+            .collect();
+        assert_eq!(got, want, "alltoall_slice {alg:?}");
+    }
+    for alg in [Algorithm::Pairwise, Algorithm::Auto] {
+        let s = sc.with(alg);
+        let blocks: Vec<Vec<u32>> = (0..p)
+            .map(|j| ints((me * 100 + j) as u64, j + me))
+            .collect();
+        let got = s.alltoallv_slice(&blocks).unwrap();
+        let want: Vec<Vec<u32>> = (0..p)
+            .map(|i| ints((i * 100 + me) as u64, i + me))
+            .collect();
+        assert_eq!(got, want, "alltoallv_slice {alg:?}");
+        let vs: Vec<_> = (0..p).map(|j| (me, j, record(j + me))).collect();
+        let got = s.alltoall_values(vs).unwrap();
+        let want: Vec<_> = (0..p).map(|i| (i, me, record(i + me))).collect();
+        assert_eq!(got, want, "alltoall_values {alg:?}");
+    }
+
+    // shift.
+    for (alg, order) in [
+        (Algorithm::Ecube, ShiftOrder::Rank),
+        (Algorithm::Ecube, ShiftOrder::Ring),
+        (Algorithm::GrayRing, ShiftOrder::Ring),
+        (Algorithm::Auto, ShiftOrder::Rank),
+    ] {
+        for q in [1i64, -1, 3] {
+            let got = sc
+                .with(alg)
+                .shift_slice(&vals(me as u64, 6), q, order)
+                .unwrap();
+            let pos = |x: usize| match order {
+                ShiftOrder::Rank => x,
+                ShiftOrder::Ring => hypercube::topology::ginv(x as u32) as usize,
+            };
+            let at = |i: usize| match order {
+                ShiftOrder::Rank => i,
+                ShiftOrder::Ring => hypercube::topology::gray(i as u32) as usize,
+            };
+            let from = at((pos(me) as i64 - q).rem_euclid(p as i64) as usize);
+            assert_eq!(
+                got,
+                vals(from as u64, 6),
+                "shift_slice {alg:?} {order:?} q {q}"
+            );
+        }
+    }
+
+    // User types in reductions.
+    check_reductions(node, k);
+}
+
+fn bytemuck_f64(xs: &[f64]) -> bytes::Bytes {
+    xs.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A plain struct reduced with a user function: the centre of mass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+struct Mass {
+    weight: f64,
+    moment: f64,
+    count: u64,
+}
+// SAFETY: repr(C), three 8-byte fields: no padding; every bit pattern is valid.
+unsafe impl Pod for Mass {}
+
+fn check_reductions(node: &Node, k: u32) {
+    let sc = node.subcube(k);
+    let p = sc.size() as usize;
+    let me = sc.rank() as usize;
+    let mass = |r: usize| Mass {
+        weight: r as f64 + 1.0,
+        moment: (r * r) as f64,
+        count: 1,
+    };
+    let add = |a: Mass, b: Mass| Mass {
+        weight: a.weight + b.weight,
+        moment: a.moment + b.moment,
+        count: a.count + b.count,
+    };
+    let want = (1..p).map(mass).fold(mass(0), add);
+    for alg in [
+        Algorithm::Hypercube,
+        Algorithm::ReduceScatterAllgather,
+        Algorithm::Ring,
+        Algorithm::Auto,
+    ] {
+        let got = sc
+            .with(alg)
+            .allreduce(&[mass(me), mass(me)], Op::Commutative(&add))
+            .unwrap();
+        assert_eq!(got, vec![want, want], "allreduce struct {alg:?}");
+    }
+    for alg in [Algorithm::Hypercube, Algorithm::ReduceScatterGather] {
+        let got = sc
+            .with(alg)
+            .reduce(sc.base(), &[mass(me)], Op::Fn(&add))
+            .unwrap();
+        assert_eq!(got, (me == 0).then(|| vec![want]), "reduce struct {alg:?}");
+    }
+    let prefix = (1..=me).map(mass).fold(mass(0), add);
+    for alg in [Algorithm::Hypercube, Algorithm::Chain] {
+        let got = sc.with(alg).scan(&[mass(me)], Op::Fn(&add)).unwrap();
+        assert_eq!(got, vec![prefix], "scan struct {alg:?}");
+    }
+    // A named operator the struct lacks: an error everywhere, nothing sent.
+    assert!(matches!(
+        sc.allreduce(&[mass(me)], Op::Sum),
+        Err(Error::InvalidArgument(_))
+    ));
+
+    // MaxLoc / MinLoc: values repeat (r / 2), so every maximum and minimum is tied and
+    // the smaller index must win, whatever the algorithm's grouping.
+    let loc = Loc::new((me / 2) as f64, me as u64);
+    let neg = Loc::new(-((me / 2) as f64), me as u64);
+    let top = ((p - 1) / 2) as f64;
+    let top_at = if p == 1 { 0 } else { 2 * ((p - 1) / 2) } as u64;
+    for alg in [
+        Algorithm::Hypercube,
+        Algorithm::ReduceScatterAllgather,
+        Algorithm::Ring,
+        Algorithm::Auto,
+    ] {
+        let s = sc.with(alg);
+        assert_eq!(
+            s.allreduce(&[loc, neg], Op::MaxLoc).unwrap(),
+            vec![Loc::new(top, top_at), Loc::new(0.0, 0)],
+            "maxloc {alg:?}"
+        );
+        assert_eq!(
+            s.allreduce(&[loc, neg], Op::MinLoc).unwrap(),
+            vec![Loc::new(0.0, 0), Loc::new(-top, top_at)],
+            "minloc {alg:?}"
+        );
+    }
+    // Bitwise and logical operators on integers.
+    let bit = 1u64 << me;
+    let all = if p == 64 { u64::MAX } else { (1u64 << p) - 1 };
+    assert_eq!(sc.allreduce(&[bit], Op::BOr).unwrap(), vec![all]);
+    assert_eq!(
+        sc.allreduce(&[bit | 1 << 63], Op::BAnd).unwrap(),
+        vec![if p == 1 { 1 | 1 << 63 } else { 1 << 63 }]
+    );
+    assert_eq!(
+        sc.allreduce(&[bit], Op::BXor).unwrap(),
+        vec![all],
+        "distinct bits: xor = or"
+    );
+    assert_eq!(
+        sc.allreduce(&[me as i32], Op::LAnd).unwrap(),
+        vec![i32::from(p == 1 && me != 0)]
+    );
+    assert_eq!(
+        sc.allreduce(&[me as i32], Op::LOr).unwrap(),
+        vec![i32::from(p > 1)]
+    );
+    assert!(matches!(
+        sc.allreduce(&[1.0f64], Op::BAnd),
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn typed_and_serde_forms_whole_cube_and_subcubes() {
+    for d in 0..=4u32 {
+        run_local(d, |node| {
+            check(&node, d);
+            if d > 0 {
+                check(&node, d - 1);
+            }
+            if d > 2 {
+                check(&node, 1);
+            }
+        });
+    }
+}
+
+#[test]
+fn bcast_value_of_unknown_size_and_bad_input() {
+    run_local(3, |node| {
+        let c = node.cube();
+        // The root alone knows the size.
+        let v: Vec<String> = if node.mynode() == 5 {
+            (0..1000).map(|i| format!("line {i}")).collect()
+        } else {
+            Vec::new()
+        };
+        let at_root = node.mynode() == 5;
+        let got: Vec<String> = c.bcast_value(5, at_root.then_some(v)).unwrap();
+        assert_eq!(got.len(), 1000);
+        assert_eq!(got[999], "line 999");
+        // A root that passes None: an error on every member, no hang.
+        assert!(matches!(
+            c.bcast_value::<u32>(0, None),
+            Err(Error::InvalidArgument(_))
+        ));
+        // A root that passes the wrong number of values to scatter: an error everywhere.
+        let two = (node.mynode() == 0).then(|| vec![1u8, 2]);
+        assert!(matches!(
+            c.scatter_values::<u8>(0, two),
+            Err(Error::InvalidArgument(_))
+        ));
+        // Zero-sized elements: errors on every member, not panics.
+        assert!(matches!(
+            c.allgather_slice::<[u8; 0]>(&[[]]),
+            Err(Error::InvalidArgument(_))
+        ));
+        let keep = |a: [u8; 0], _: [u8; 0]| a;
+        assert!(matches!(
+            c.allreduce(&[[0u8; 0]], Op::Fn(&keep)),
+            Err(Error::InvalidArgument(_))
+        ));
+        // Another type on one sender: a codec error naming the member and the type.
+        let r = if node.mynode() == 2 {
+            c.allgather_value(&"text".to_string()).map(|_| ())
+        } else {
+            c.allgather_value(&7u64).map(|_| ())
+        };
+        match r {
+            Err(Error::Codec(m)) if node.mynode() == 2 => assert!(m.contains("String"), "{m}"),
+            Err(Error::Codec(m)) => assert!(m.contains("member 2") && m.contains("u64"), "{m}"),
+            other => panic!("expected a codec error, got {other:?}"),
+        }
+    });
+}
+
+#[test]
+fn ipsc_value_forms() {
+    run_local(3, |node| {
+        let d = node.cubedim();
+        if node.mynode() == 6 {
+            node.gsend_value(&("hello", vec![1u8, 2, 3]), d).unwrap();
+        } else {
+            let (s, v): (String, Vec<u8>) = node.grecv_value(d).unwrap();
+            assert_eq!((s.as_str(), v), ("hello", vec![1, 2, 3]));
+        }
+        let all: Vec<String> = node
+            .gcat_values(&"x".repeat(node.mynode() as usize), 0, d)
+            .unwrap();
+        if node.mynode() == 0 {
+            let want: Vec<String> = (0..8).map(|k| "x".repeat(k)).collect();
+            assert_eq!(all, want);
+        }
+        // The GOP op converts into the collectives' one.
+        let op: Op<'_, f64> = hypercube::ipsc::Op::Prod.into();
+        assert_eq!(node.cube().allreduce(&[2.0], op).unwrap(), vec![256.0]);
+    });
+}
+
+#[test]
+fn sendrecv_8_mib_both_ways() {
+    run_local(1, |node| {
+        let other = node.mynode() ^ 1;
+        let big = vec![node.mynode() as u8 + 1; 8 << 20];
+        let m = node
+            .sendrecv(other, MsgType(3), big, TypeSel::Is(3))
+            .unwrap();
+        assert_eq!(m.data().len(), 8 << 20);
+        assert!(m.data().iter().all(|&b| b as u32 == other + 1));
+    });
+}
+
+#[test]
+#[allow(deprecated)]
+fn gop_product_is_a_deprecated_alias_of_prod() {
+    use hypercube::ipsc::Op as Gop;
+    assert_eq!(Gop::Product, Gop::Prod);
+    assert_eq!(Gop::from_seed_char('*'), Some(Gop::Prod));
+    assert!(matches!(Gop::Prod, Gop::Product)); // still usable in patterns
+    assert!(matches!(Op::<f64>::from_seed_char('*'), Some(Op::Prod)));
+}
+
+#[test]
+fn typed_point_to_point_halo_exchange() {
+    run_local(2, |node| {
+        let me = node.mynode();
+        // A halo exchange along every link: 1 MiB of f64 each way, typed, no deadlock.
+        for link in 0..node.cubedim() {
+            let other = me ^ (1 << link);
+            let halo = vec![me as f64; 1 << 17];
+            let (got, st) = node
+                .sendrecv_slice(other, MsgType(9), &halo, TypeSel::Is(9))
+                .unwrap();
+            assert_eq!((st.source, got.len()), (other, 1 << 17));
+            assert!(got.iter().all(|&x| x == other as f64));
+        }
+        let (v, _): (String, _) = node
+            .sendrecv_value(me ^ 3, MsgType(10), &format!("from {me}"), TypeSel::Is(10))
+            .unwrap();
+        assert_eq!(v, format!("from {}", me ^ 3));
+        if me == 0 {
+            node.send_slice(1, MsgType(11), &[1u16, 2, 3]).unwrap();
+        }
+        if me == 1 {
+            let (v, _) = node.recv_slice::<u16>(TypeSel::Is(11)).unwrap();
+            assert_eq!(v, vec![1, 2, 3]);
+        }
+    });
+}
