@@ -220,7 +220,10 @@ impl fmt::Display for JobFailure {
             JobFailure::Deadlock { secs, waits } => write!(
                 f,
                 "deadlock: every running rank has waited for over {secs} s with nothing \
-                 arriving ({}); check that every receive has a matching send",
+                 arriving ({}); check that every receive has a matching send, and that no two \
+                 ranks both send each other a message above HYPERCUBE_EAGER_LIMIT before \
+                 receiving (such a send waits for its receive: exchange with Node::sendrecv \
+                 or isend)",
                 waits.join("; ")
             ),
             JobFailure::BootTimeout { ms, missing } => {

@@ -336,10 +336,10 @@ pub fn run_job(dim: u32, program: &str, args: &[&str]) -> JobOutput {
     let mut prog = vec![program];
     prog.extend_from_slice(args);
     run_hcrun(
-        &["--dim", &d, "--timeout-s", "60"],
+        &["--dim", &d, "--timeout-s", "120"],
         &prog,
         &[],
-        Duration::from_secs(90),
+        Duration::from_secs(150),
     )
 }
 
