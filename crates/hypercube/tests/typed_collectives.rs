@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use hypercube::collectives::{Algorithm, Loc, Op, Pod, ShiftOrder};
 use hypercube::transport::local::run_local;
-use hypercube::{Error, MsgType, Node, TypeSel};
+use hypercube::{Error, MsgType, Node, Select, TypeSel};
 
 fn vals(seed: u64, n: usize) -> Vec<f64> {
     (0..n)
@@ -411,13 +411,23 @@ fn typed_point_to_point_halo_exchange() {
             let other = me ^ (1 << link);
             let halo = vec![me as f64; 1 << 17];
             let (got, st) = node
-                .sendrecv_slice(other, MsgType(9), &halo, TypeSel::Is(9))
+                .sendrecv_slice(
+                    other,
+                    MsgType(9),
+                    &halo,
+                    Select::from_node(other, TypeSel::Is(9)),
+                )
                 .unwrap();
             assert_eq!((st.source, got.len()), (other, 1 << 17));
             assert!(got.iter().all(|&x| x == other as f64));
         }
         let (v, _): (String, _) = node
-            .sendrecv_value(me ^ 3, MsgType(10), &format!("from {me}"), TypeSel::Is(10))
+            .sendrecv_value(
+                me ^ 3,
+                MsgType(10),
+                &format!("from {me}"),
+                Select::from_node(me ^ 3, TypeSel::Is(10)),
+            )
             .unwrap();
         assert_eq!(v, format!("from {}", me ^ 3));
         if me == 0 {
