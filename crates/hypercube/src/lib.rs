@@ -38,6 +38,7 @@ mod message;
 mod node;
 mod parts;
 mod tags;
+mod trace;
 pub mod transport;
 pub mod wire;
 
