@@ -40,6 +40,15 @@ impl Recording {
 
     /// Merge what the ranks wrote into the output file; say where it is.
     pub fn finish(self) {
+        let empty = std::fs::read_dir(&self.dir).map_or(true, |mut d| d.next().is_none());
+        if empty {
+            eprintln!(
+                "hcrun: trace: no rank wrote a trace (none joined the job), so {} was not written",
+                self.out.display()
+            );
+            let _ = std::fs::remove_dir_all(&self.dir);
+            return;
+        }
         match hypercube_trace::merge::merge_to(&self.prefix(), &self.out) {
             Ok(m) => {
                 for n in &m.notes {

@@ -3,6 +3,8 @@
 //! summarise it per rank ([`stats`]) and draw its space-time diagram ([`timeline`]).
 //! The `hctrace` binary is the command line over these.
 
+#![deny(missing_docs)]
+
 pub mod merge;
 pub mod model;
 pub mod stats;

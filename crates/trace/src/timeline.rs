@@ -100,7 +100,7 @@ pub fn svg(t: &Trace, opt: &Options) -> Result<String, String> {
     } else {
         opt.width as f64
     };
-    let (left, right, top) = (80.0, 20.0, 30.0);
+    let (left, right, top) = (80.0, 45.0, 30.0);
     let row = (640.0 / n as f64).clamp(28.0, 60.0);
     let plot_w = width - left - right;
     let height = top + row * n as f64 + 50.0;
@@ -175,6 +175,21 @@ pub fn svg(t: &Trace, opt: &Options) -> Result<String, String> {
             human_us(sl.dur),
             esc(what)
         );
+        // A call's name inside its bar when there is room.
+        let label = sl
+            .args
+            .get("op")
+            .and_then(|o| o.as_str())
+            .unwrap_or(&sl.name);
+        if cls == "call" && w >= 7.0 * label.chars().count() as f64 + 6.0 {
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.2}" y="{:.2}" font-size="10">{}</text>"#,
+                x0.max(left) + 3.0,
+                yb + hb - 3.0,
+                esc(label)
+            );
+        }
     }
     // Messages.
     let mut drawn = 0;
