@@ -356,3 +356,51 @@ fn check_xml(text: &str) {
     assert!(rest.trim().is_empty());
     assert_eq!(roots, 1, "one root element");
 }
+
+#[test]
+fn steps_draws_gops_tree_on_the_3_cube() {
+    let dir = TempDir::new("trace-steps");
+    let json = dir.path().join("n.json");
+    let prog = example("normalize");
+    let out = run_hcrun(
+        &[
+            "--dim",
+            "3",
+            "--timeout-s",
+            "60",
+            "--trace",
+            json.to_str().unwrap(),
+        ],
+        &[prog.to_str().unwrap()],
+        &[],
+        Duration::from_secs(90),
+    );
+    out.assert_ok();
+    // Call 0 is GOP's first reduction: 7 messages up the tree in 3 steps.
+    let svg = dir.path().join("s.svg");
+    let out = hctrace(&[
+        "steps",
+        json.to_str().unwrap(),
+        "--call",
+        "0",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    check_xml(&text);
+    assert!(text.contains("GOP on a 3-cube"), "{text}");
+    assert_eq!(text.matches("<path class=\"msg\"").count(), 7);
+    assert_eq!(text.matches("<g class=\"step\"").count(), 3);
+    // Past the last call: how many there are.
+    let out = hctrace(&[
+        "steps",
+        json.to_str().unwrap(),
+        "--call",
+        "99",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stderr.contains("there are 5 calls"), "{}", out.stderr);
+}

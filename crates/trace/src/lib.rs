@@ -1,6 +1,7 @@
 //! Message traces of hypercube jobs (`docs/tracing.md`): merge the per-rank files a traced
 //! job writes into one Chrome / Perfetto trace ([`merge`]), read it back ([`model`]),
-//! summarise it per rank ([`stats`]) and draw its space-time diagram ([`timeline`]).
+//! summarise it per rank ([`stats`]), draw its space-time diagram ([`timeline`]) and one
+//! call step by step on the cube ([`steps`]).
 //! The `hctrace` binary is the command line over these.
 
 #![deny(missing_docs)]
@@ -8,6 +9,7 @@
 pub mod merge;
 pub mod model;
 pub mod stats;
+pub mod steps;
 pub mod timeline;
 
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use hypercube_trace::{merge, model::Trace, stats, timeline};
+use hypercube_trace::{merge, model::Trace, stats, steps, timeline};
 
 /// Merge, summarise and draw hypercube message traces.
 #[derive(Parser, Debug)]
@@ -46,6 +46,18 @@ enum Cmd {
         #[arg(long, default_value_t = 1200)]
         width: u32,
     },
+    /// Draw the K-th utility or collective call on the cube, one panel per step (Grama's
+    /// pictures; cubes of up to 4 dimensions).
+    Steps {
+        /// A merged trace.
+        file: PathBuf,
+        /// Which call, from 0 (finalize not counted).
+        #[arg(long, value_name = "K")]
+        call: usize,
+        /// The SVG to write.
+        #[arg(short, long, value_name = "FILE.svg")]
+        output: PathBuf,
+    },
 }
 
 fn run(cli: Cli) -> Result<(), String> {
@@ -85,6 +97,14 @@ fn run(cli: Cli) -> Result<(), String> {
             };
             let svg = timeline::svg(&t, &timeline::Options { window, width })
                 .map_err(|e| format!("{}: {e}", file.display()))?;
+            std::fs::write(&output, svg)
+                .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
+            eprintln!("hctrace: wrote {}", output.display());
+            Ok(())
+        }
+        Cmd::Steps { file, call, output } => {
+            let t = Trace::load(&file).map_err(|e| e.to_string())?;
+            let svg = steps::svg(&t, call).map_err(|e| format!("{}: {e}", file.display()))?;
             std::fs::write(&output, svg)
                 .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
             eprintln!("hctrace: wrote {}", output.display());
