@@ -110,7 +110,9 @@ pub fn call_messages(t: &Trace, k: usize) -> Result<(String, u32, Vec<StepMsg>),
 fn place(rel: u32) -> (f64, f64) {
     let (b0, b1, b2, b3) = (rel & 1, (rel >> 1) & 1, (rel >> 2) & 1, (rel >> 3) & 1);
     let x = b0 as f64 * 100.0 + b2 as f64 * 45.0 + b3 as f64 * 200.0;
-    let y = 150.0 - b1 as f64 * 100.0 - b2 as f64 * 45.0;
+    // The second 3-cube of a 4-cube sits to the right and a little lower, so that its
+    // edges to the first do not run through other nodes.
+    let y = 150.0 - b1 as f64 * 100.0 - b2 as f64 * 45.0 + b3 as f64 * 30.0;
     (x, y)
 }
 
@@ -127,7 +129,10 @@ pub fn svg(t: &Trace, k: usize) -> Result<String, String> {
     let some = msgs.first().map_or(0, |m| m.from);
     let base = some & !((1u32 << dim) - 1);
     let steps = msgs.iter().map(|m| m.step).max().unwrap_or(0).max(1);
-    let (pw, ph) = (if dim == 4 { 400.0 } else { 210.0 }, 230.0);
+    let (pw, ph) = (
+        if dim == 4 { 400.0 } else { 210.0 },
+        if dim == 4 { 260.0 } else { 230.0 },
+    );
     let cols = steps.min(4);
     let rows = steps.div_ceil(cols);
     let (width, height) = (cols as f64 * pw + 20.0, rows as f64 * ph + 50.0);
