@@ -5,9 +5,10 @@
 //! (or `hcrun --trace`) joins the files into one Chrome / Perfetto trace.
 //!
 //! Off by default, and then free: every hook is one relaxed load of [`on`]. On, events go
-//! through a 64 KiB buffered writer that is flushed every [`FLUSH_EVERY`], whenever a
-//! caller parks and at finalize, so memory stays bounded and a rank that dies leaves what
-//! it wrote readable (all but its last few milliseconds at worst).
+//! through a 64 KiB buffered writer that is written out with the first event more than
+//! [`FLUSH_EVERY`] after the last write, whenever a caller parks and at finalize, so memory
+//! stays bounded and a rank that dies leaves what it wrote readable (all but what it
+//! recorded since it last parked or wrote).
 //!
 //! Times are `CLOCK_MONOTONIC` in nanoseconds, shared by all processes of one host.
 //! A message is named by its sender and the sender's `msg_id` (the frame header's, which
