@@ -339,3 +339,54 @@ pub fn merge_to(prefix: &Path, out: &Path) -> Result<Merged, Error> {
     std::fs::write(out, text).map_err(|e| Error::new(out, format!("cannot write: {e}")))?;
     Ok(m)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("hctrace-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_file_cut_in_a_line_is_merged_up_to_it() {
+        let d = dir("cut");
+        let r0 = "{\"ev\":\"start\",\"rank\":0,\"dim\":1,\"pid\":1,\"t\":1000}\n\
+                  {\"ev\":\"send\",\"t0\":2000,\"t1\":3000,\"peer\":1,\"tag\":3,\"bytes\":8,\"id\":0}\n\
+                  {\"ev\":\"end\",\"t\":9000}\n";
+        let r1 = "{\"ev\":\"start\",\"rank\":1,\"dim\":1,\"pid\":2,\"t\":1000}\n\
+                  {\"ev\":\"recv\",\"t0\":1500,\"t1\":4000,\"peer\":0,\"tag\":3,\"bytes\":8,\"id\":0}\n\
+                  {\"ev\":\"wait\",\"t0\":16";
+        std::fs::write(d.join("p.rank-0"), r0).unwrap();
+        std::fs::write(d.join("p.rank-1"), r1).unwrap();
+        std::fs::write(d.join("p.rank-2"), "").unwrap();
+        let m = merge(&d.join("p")).unwrap();
+        assert_eq!((m.ranks, m.messages), (2, 1));
+        assert!(m
+            .notes
+            .iter()
+            .any(|n| n.contains("rank 1") && n.contains("middle of a line")));
+        assert!(m.notes.iter().any(|n| n.contains("empty")));
+        let flows = m.doc["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "s" || e["ph"] == "f")
+            .count();
+        assert_eq!(flows, 2);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_bad_line_inside_a_file_is_an_error_naming_it() {
+        let d = dir("bad");
+        let r0 = "{\"ev\":\"start\",\"rank\":0,\"dim\":0,\"pid\":1,\"t\":1}\nnonsense\n{\"ev\":\"end\",\"t\":2}\n";
+        std::fs::write(d.join("p.rank-0"), r0).unwrap();
+        let e = merge(&d.join("p")).unwrap_err().to_string();
+        assert!(e.contains("p.rank-0") && e.contains("line 2"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
