@@ -35,7 +35,7 @@ impl<'a> Ctx<'a> {
             base,
             me: node.mynode() - base,
             tag: node.collective_tag(k),
-            call: crate::trace::Call::begin("utility", k, base),
+            call: crate::trace::Call::begin("collective", k, base),
         })
     }
 
