@@ -72,6 +72,12 @@ pub struct Cli {
     #[arg(long)]
     pub debug: bool,
 
+    /// Record a message trace of the job and write it, merged, to this Chrome / Perfetto
+    /// trace-event JSON file (docs/tracing.md): every rank gets `HYPERCUBE_TRACE` set to a
+    /// temporary prefix; the per-rank files are merged when the job ends, also when it fails.
+    #[arg(long, value_name = "FILE.json")]
+    pub trace: Option<PathBuf>,
+
     /// The node program and its arguments (after `--`, or as the first argument that does
     /// not start with `-`: everything after it is the program's); with --example, the
     /// example's arguments. An unknown option before it is an error, never a program.
@@ -186,6 +192,8 @@ pub struct Job {
     pub verbose: bool,
     /// Colour in log lines (resolved from `--color`).
     pub color: bool,
+    /// `--trace`: where the merged trace goes.
+    pub trace: Option<PathBuf>,
 }
 
 /// The largest cube dimension hcrun starts (2^16 = 65536 ranks).
@@ -266,6 +274,7 @@ impl Job {
             env: file.env.into_iter().collect(),
             verbose: cli.verbose,
             color,
+            trace: cli.trace,
         })
     }
 }

@@ -5,6 +5,7 @@
 mod build;
 mod config;
 mod rendezvous;
+mod trace;
 mod verdict;
 
 use std::io::Write;
@@ -34,12 +35,23 @@ fn main() -> ExitCode {
         .with_target(false)
         .with_ansi(color)
         .init();
-    let job = match Job::resolve(cli, color) {
+    let mut job = match Job::resolve(cli, color) {
         Ok(j) => j,
         Err(e) => {
             eprintln!("hcrun: {e:#}");
             return ExitCode::from(2);
         }
+    };
+    let trace = match job.trace.clone().map(trace::Recording::start) {
+        Some(Ok(r)) => {
+            job.env.push((trace::ENV_TRACE.into(), r.prefix_env()));
+            Some(r)
+        }
+        Some(Err(e)) => {
+            eprintln!("hcrun: {e:#}");
+            return ExitCode::from(2);
+        }
+        None => None,
     };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -52,13 +64,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match rt.block_on(run(job)) {
+    let code = match rt.block_on(run(job)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("hcrun: {e:#}");
             ExitCode::from(1)
         }
+    };
+    if let Some(r) = trace {
+        r.finish();
     }
+    code
 }
 
 /// How long every running rank must have reported a blocked wait (each after 1 s with

@@ -39,6 +39,7 @@ mod node;
 mod p2p_typed;
 mod parts;
 mod tags;
+mod trace;
 pub mod transport;
 pub mod wire;
 

@@ -42,6 +42,9 @@ pub(crate) struct Envelope {
     pub body: Body,
     /// True if the whole message came at once (and so used the sender's eager credit).
     pub eager: bool,
+    /// The sender's number for the message (the frame's `msg_id`; 0 where the transport
+    /// has none), which names it in a trace.
+    pub wire_id: u64,
 }
 
 impl Envelope {
@@ -68,6 +71,8 @@ pub(crate) struct Taken {
     pub message: Message,
     /// True if the message came eagerly (and so used the sender's credit).
     pub eager: bool,
+    /// The sender's number for the message ([`Envelope::wire_id`]).
+    pub wire_id: u64,
 }
 
 /// The matching state of one node.
@@ -88,6 +93,18 @@ impl Mailbox {
     /// A message arrived. Returns the clear-to-send to issue if it was a rendezvous
     /// envelope that a posted receive took at once.
     pub fn arrive(&mut self, source: NodeId, tag: u32, len: u64, body: Body) -> Option<NeedCts> {
+        self.arrive_id(source, tag, len, body, 0)
+    }
+
+    /// [`Mailbox::arrive`] for a message its sender numbered `wire_id` (for traces).
+    pub fn arrive_id(
+        &mut self,
+        source: NodeId,
+        tag: u32,
+        len: u64,
+        body: Body,
+        wire_id: u64,
+    ) -> Option<NeedCts> {
         let id = self.next_id;
         self.next_id += 1;
         let eager = matches!(body, Body::Ready(_));
@@ -98,6 +115,7 @@ impl Mailbox {
             len,
             body,
             eager,
+            wire_id,
         };
         if let Some(pos) = self.posted.iter().position(|(_, s)| s.matches(source, tag)) {
             let (token, _) = self.posted.remove(pos).expect("position is in range");
@@ -177,6 +195,7 @@ impl Mailbox {
         }
         let env = self.bound.remove(&token)?;
         let eager = env.eager;
+        let wire_id = env.wire_id;
         match env.body {
             Body::Ready(data) => Some(Taken {
                 message: Message {
@@ -185,6 +204,7 @@ impl Mailbox {
                     data,
                 },
                 eager,
+                wire_id,
             }),
             Body::Pending { .. } => None,
         }

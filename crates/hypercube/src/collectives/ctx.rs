@@ -19,6 +19,8 @@ pub(crate) struct Ctx<'a> {
     /// This node's relative rank.
     pub me: u32,
     tag: u32,
+    /// The call's interval in the trace (when tracing is on); recorded when dropped.
+    pub(crate) call: Option<crate::trace::Call>,
 }
 
 impl<'a> Ctx<'a> {
@@ -33,7 +35,18 @@ impl<'a> Ctx<'a> {
             base,
             me: node.mynode() - base,
             tag: node.collective_tag(k),
+            call: crate::trace::Call::begin("collective", k, base),
         })
+    }
+
+    /// Name the call in the trace (tracing on): operation, algorithm, message bytes.
+    pub(crate) fn traced(mut self, name: &str, alg: &dyn std::fmt::Debug, bytes: usize) -> Self {
+        if let Some(c) = &mut self.call {
+            c.name = name.to_ascii_lowercase();
+            c.alg = format!("{alg:?}");
+            c.bytes = bytes as u64;
+        }
+        self
     }
 
     /// Number of nodes in the subcube.

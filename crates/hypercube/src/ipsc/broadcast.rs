@@ -36,7 +36,15 @@ impl Node {
     pub fn gsend(&self, data: impl IntoPayload, dim: u32) -> Result<()> {
         check_dim(self, "GSENDW", dim)?;
         let tag = self.collective_tag(dim);
-        self.forward_broadcast(tag, data.into_payload(), 1, dim)
+        let data = data.into_payload();
+        let _call = crate::trace::Call::utility(
+            "GSENDW",
+            self.mynode(),
+            dim,
+            Some(self.mynode()),
+            data.len(),
+        );
+        self.forward_broadcast(tag, data, 1, dim)
     }
 
     /// Receive a broadcast started by [`Node::gsend`] on this node's subcube of dimension
@@ -60,6 +68,7 @@ impl Node {
             });
         }
         let tag = self.collective_tag(dim);
+        let _call = crate::trace::Call::utility("GRECVW", self.mynode(), dim, None, 0);
         let m = self.recv_internal(None, tag)?;
         let link = self.mynode() ^ m.source();
         if !link.is_power_of_two() || link >= 1 << dim {

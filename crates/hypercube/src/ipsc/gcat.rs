@@ -53,6 +53,7 @@ impl Node {
             return Err(Error::GcatNonParticipant { me, root, dim });
         }
         let tag = self.collective_tag(dim);
+        let _call = crate::trace::Call::utility("GCAT", me, dim, Some(root), 0);
         // Children: links below lowbit(diff), ascending (all links at the root).
         let end = if diff == 0 {
             1u64 << dim

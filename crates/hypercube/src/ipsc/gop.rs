@@ -125,6 +125,8 @@ impl Node {
             return Err(Error::GopNonParticipant { me, root, dim });
         }
         let tag = self.collective_tag(dim);
+        let _call =
+            crate::trace::Call::utility("GOP", me, dim, Some(root), std::mem::size_of_val(x));
         // Children: links above highbit(diff), largest first (the listing's order).
         let lowest_child_link = if diff == 0 { 1 } else { high_bit(diff) << 1 };
         let mut children: Vec<(NodeId, RecvRequest)> = Vec::new();

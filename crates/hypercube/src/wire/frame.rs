@@ -8,7 +8,8 @@
 //!  4     4    src         origin node of the message (not the previous hop)
 //!  8     4    dest        final destination node
 //! 12     4    tag         message type (user types < 2^31, reserved types above)
-//! 16     8    msg_id      sender-assigned id, unique per (src) — pairs Rts/Cts/Data
+//! 16     8    msg_id      sender-assigned id, unique per (src) — pairs Rts/Cts/Data,
+//!                         names every message (Eager too) in a trace
 //! 24     8    total_len   the whole message's length (Rts, Data, Eager); credits (Credit)
 //! 32     4    frame_len   payload bytes that follow this header
 //! 36     4    reserved    0

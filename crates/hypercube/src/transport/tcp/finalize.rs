@@ -16,6 +16,7 @@ use crate::ids::HOST;
 use crate::message::{Select, MAX_USER_TYPE};
 use crate::parts::Parts;
 use crate::tags;
+use crate::trace;
 use crate::transport::Transport;
 use crate::wire::frame::{Header, Kind};
 
@@ -26,6 +27,7 @@ impl TcpTransport {
             return Ok(());
         }
         let e = &*self.engine;
+        let call = trace::Call::begin("finalize", e.dim, 0);
         let result = (|| -> Result<()> {
             // 0. Tell every node we are done: a receive waiting for us fails instead of hanging.
             {
@@ -110,6 +112,8 @@ impl TcpTransport {
                 );
             }
         }
+        drop(call);
+        trace::finish();
         self.done_flag.store(true, Ordering::SeqCst);
         self.stop_progress();
         for o in &e.lock().out {

@@ -61,6 +61,7 @@ impl TcpTransport {
         tuning: Tuning,
     ) -> Result<TcpTransport> {
         let engine = Arc::new(Engine::new(me, dim, links, addrs, has_host, tuning)?);
+        crate::trace::start(me, dim);
         let e2 = engine.clone();
         let progress = std::thread::Builder::new()
             .name(format!("hc-progress-{me}"))
@@ -184,5 +185,6 @@ impl Transport for TcpTransport {
 impl Drop for TcpTransport {
     fn drop(&mut self) {
         self.stop_progress();
+        crate::trace::flush();
     }
 }

@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::mailbox::{Body, NeedCts};
 use crate::message::{Message, Select, Status};
 use crate::parts::Parts;
+use crate::trace;
 use crate::transport::{RecvToken, SendToken};
 use crate::wire::frame::{Header, Kind};
 
@@ -30,13 +31,26 @@ impl Engine {
     /// within the credit, else by rendezvous — waiting first while too many bytes of large
     /// sends are pending.
     pub(super) fn send(&self, dest: NodeId, tag: u32, data: Parts) -> Result<SendToken> {
+        let t0 = if trace::on() { trace::now() } else { 0 };
+        let len = data.len() as u64;
+        let (token, id) = self.start_send(dest, tag, data)?;
+        if trace::on() {
+            trace::send(t0, dest, tag, len, id);
+        }
+        Ok(token)
+    }
+
+    /// [`Engine::send`] without the trace: the token and the message's number.
+    fn start_send(&self, dest: NodeId, tag: u32, data: Parts) -> Result<(SendToken, u64)> {
         let len = data.len() as u64;
         if dest == self.me {
             let mut st = self.lock();
+            let id = st.next_msg_id;
+            st.next_msg_id += 1;
             st.mailbox
-                .arrive(dest, tag, len, Body::Ready(data.into_bytes()));
+                .arrive_id(dest, tag, len, Body::Ready(data.into_bytes()), id);
             self.notify();
-            return Ok(SENT);
+            return Ok((SENT, id));
         }
         let cost = len + EAGER_OVERHEAD;
         {
@@ -47,17 +61,20 @@ impl Engine {
             let slot = self.slot(dest);
             if len <= self.tuning.eager_limit as u64 && st.credits[slot] >= cost {
                 st.credits[slot] -= cost;
+                // Every message gets a number, eager ones too: it names it in a trace.
+                let id = st.next_msg_id;
+                st.next_msg_id += 1;
                 let h = Header {
                     kind: Kind::Eager,
                     src: self.me,
                     dest,
                     tag,
-                    msg_id: 0,
+                    msg_id: id,
                     total_len: len,
                     frame_len: len as u32,
                 };
                 self.send_frame(&mut st, h, data, None);
-                return Ok(SENT);
+                return Ok((SENT, id));
             }
         }
         // Rendezvous: announce, keep the bytes until the receiver asks for them. Wait while
@@ -81,7 +98,7 @@ impl Engine {
             frame_len: 0,
         };
         self.send_frame(&mut st, h, Parts::default(), None);
-        Ok(id)
+        Ok((id, id))
     }
 
     /// Has the send finished (its bytes handed to the socket)?
@@ -135,9 +152,10 @@ impl Engine {
     /// The message of a posted receive if it is complete (after reading what came in).
     pub(super) fn test_recv(&self, token: RecvToken) -> Result<Option<Message>> {
         let t0 = std::time::Instant::now();
+        let trace_t0 = if trace::on() { trace::now() } else { 0 };
         self.poll_inputs();
         let mut st = self.lock();
-        if let Some(m) = self.take(&mut st, token) {
+        if let Some(m) = self.take(&mut st, token, trace_t0) {
             drop(st);
             self.after_poll(t0, true, String::new);
             return Ok(Some(m));
@@ -236,6 +254,9 @@ impl Engine {
         }
         if h.dest != self.me {
             // Forward on the e-cube route; the payload is shared, not copied.
+            if trace::on() {
+                self.trace_forward(&h);
+            }
             self.send_frame(st, h, payload.into(), None);
             let now = self.epoch.elapsed().as_millis() as u64 + 1;
             self.last_forward_ms.store(now, Ordering::Relaxed);
@@ -244,10 +265,10 @@ impl Engine {
         match h.kind {
             Kind::Eager => {
                 st.mailbox
-                    .arrive(h.src, h.tag, h.total_len, Body::Ready(payload));
+                    .arrive_id(h.src, h.tag, h.total_len, Body::Ready(payload), h.msg_id);
             }
             Kind::Rts => {
-                let need = st.mailbox.arrive(
+                let need = st.mailbox.arrive_id(
                     h.src,
                     h.tag,
                     h.total_len,
@@ -255,6 +276,7 @@ impl Engine {
                         msg_id: h.msg_id,
                         buf: None,
                     },
+                    h.msg_id,
                 );
                 self.issue_cts(st, need);
             }
@@ -346,12 +368,38 @@ impl Engine {
         }
     }
 
-    /// Take a completed receive's message, accounting for its eager credit.
-    pub(super) fn take(&self, st: &mut State, token: RecvToken) -> Option<Message> {
+    /// Take a completed receive's message, accounting for its eager credit; `t0` is when
+    /// the receive began to be awaited (for the trace).
+    pub(super) fn take(&self, st: &mut State, token: RecvToken, t0: u64) -> Option<Message> {
         let t = st.mailbox.take(token)?;
         if t.eager {
             self.consumed(st, t.message.source, t.message.data.len() as u64);
         }
+        if trace::on() {
+            let m = &t.message;
+            trace::recv(t0, m.source, m.tag, m.data.len() as u64, t.wire_id);
+        }
         Some(t.message)
+    }
+
+    /// Record a frame this node forwards (tracing is on): the message frames, not the
+    /// protocol's own (clear-to-send, credits, finish notices).
+    #[cold]
+    fn trace_forward(&self, h: &Header) {
+        let kind = match h.kind {
+            Kind::Eager => "eager",
+            Kind::Rts => "rts",
+            Kind::Data => "data",
+            _ => return,
+        };
+        if h.kind != Kind::Data && trace::hidden(h.tag) {
+            return;
+        }
+        let bytes = if h.kind == Kind::Rts {
+            0
+        } else {
+            h.frame_len as u64
+        };
+        trace::forward(h.src, h.dest, h.msg_id, kind, bytes, self.route(h.dest));
     }
 }

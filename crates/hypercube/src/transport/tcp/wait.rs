@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::ids::HOST;
 use crate::message::{Message, Select, Status, TypeSel, MAX_USER_TYPE};
 use crate::tags;
+use crate::trace;
 use crate::transport::RecvToken;
 
 /// How long a caller must wait with no frame arriving before the launcher hears of it.
@@ -213,6 +214,35 @@ impl Engine {
         timeout: Option<Duration>,
         mut f: impl FnMut(&Engine, &mut State) -> Option<T>,
     ) -> Result<T> {
+        if !trace::on() {
+            return self.wait_loop(what, describe, timeout, f);
+        }
+        // Traced: a wait whose first look did not find what it waits for blocked; record
+        // how long, and on what (described at that first look).
+        let t0 = trace::now();
+        let mut blocked: Option<String> = None;
+        let mut first = true;
+        let r = self.wait_loop(what, describe, timeout, |e, st| {
+            let v = f(e, st);
+            if v.is_none() && std::mem::take(&mut first) {
+                blocked = Some(describe(st));
+            }
+            v
+        });
+        if let Some(on) = blocked {
+            trace::wait(t0, &on);
+        }
+        r
+    }
+
+    /// The wait itself (see [`Engine::wait_described`]).
+    fn wait_loop<T>(
+        &self,
+        what: &str,
+        describe: &dyn Fn(&State) -> String,
+        timeout: Option<Duration>,
+        mut f: impl FnMut(&Engine, &mut State) -> Option<T>,
+    ) -> Result<T> {
         let _hand_back = HandBack(self);
         let mut blocked = BlockedReport::new(self);
         let start = Instant::now();
@@ -258,6 +288,10 @@ impl Engine {
                     self.parked.fetch_add(1, Ordering::Relaxed);
                     let fds = self.poll_set(&st);
                     drop(st);
+                    if trace::on() {
+                        // Idle: a good moment to put the trace on disk.
+                        trace::flush();
+                    }
                     self.poll_and_service(&self.waiter_rx, fds, park, false);
                     {
                         let st = self.lock();
@@ -296,6 +330,7 @@ impl Engine {
     /// Block until the posted receive completes, the deadline passes, or the message can
     /// no longer come (its sender finished: the receive is then withdrawn).
     pub(super) fn wait_recv(&self, token: RecvToken, timeout: Option<Duration>) -> Result<Message> {
+        let t0 = if trace::on() { trace::now() } else { 0 };
         {
             let st = self.lock();
             if !st.mailbox.knows(token) {
@@ -312,7 +347,7 @@ impl Engine {
             "a message",
             &describe,
             timeout,
-            |e, st| e.take(st, token),
+            |e, st| e.take(st, token, t0),
             |e, st| e.hopeless(st, token),
         );
         if let Err(Error::PeerFinished { .. }) = r {

@@ -1,0 +1,406 @@
+//! Message traces (`docs/tracing.md`) through the real launcher: `hcrun --trace`, the
+//! per-rank files under `HYPERCUBE_TRACE` and `hctrace merge`, `hctrace stats` and
+//! `timeline`, a job whose rank dies, and `hctrace` on files that are not traces.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use hypercube_tests::{cargo_bin, example, run_command, run_hcrun, JobOutput, TempDir};
+use serde_json::Value;
+
+fn hctrace(args: &[&str]) -> JobOutput {
+    let mut cmd = Command::new(cargo_bin("hypercube-trace", "hctrace"));
+    cmd.args(args);
+    run_command(cmd, Duration::from_secs(60))
+}
+
+fn load(path: &Path) -> Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn events<'a>(doc: &'a Value, ph: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    doc["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(move |e| e["ph"] == ph)
+}
+
+fn slices<'a>(doc: &'a Value, cat: &'a str) -> Vec<&'a Value> {
+    events(doc, "X").filter(|e| e["cat"] == cat).collect()
+}
+
+/// Run the antipodal example on a 3-cube with `--trace`; the merged document.
+fn antipodal_trace(dir: &TempDir) -> (Value, std::path::PathBuf) {
+    let out_json = dir.path().join("t.json");
+    let prog = example("antipodal");
+    let out = run_hcrun(
+        &[
+            "--dim",
+            "3",
+            "--timeout-s",
+            "60",
+            "--trace",
+            out_json.to_str().expect("UTF-8"),
+        ],
+        &[prog.to_str().expect("UTF-8")],
+        &[],
+        Duration::from_secs(90),
+    );
+    out.assert_ok();
+    assert!(
+        out.stderr.contains("trace written to"),
+        "hcrun does not say where the trace is:\n{}",
+        out.stderr
+    );
+    (load(&out_json), out_json)
+}
+
+/// Every node sends one message to its antipode: 8 messages, each forwarded by the two
+/// intermediate nodes of its e-cube route (16 hops), each a chain of 3 flow legs.
+fn check_antipodal(doc: &Value) {
+    let names: BTreeMap<u64, String> = events(doc, "M")
+        .filter(|e| e["name"] == "process_name")
+        .map(|e| {
+            (
+                e["pid"].as_u64().unwrap(),
+                e["args"]["name"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let want: BTreeMap<u64, String> = (0..8).map(|r| (r, format!("rank {r}"))).collect();
+    assert_eq!(names, want);
+
+    let sends = slices(doc, "send");
+    let recvs = slices(doc, "recv");
+    let fwds = slices(doc, "forward");
+    assert_eq!(sends.len(), 8, "sends: {sends:#?}");
+    assert_eq!(recvs.len(), 8, "receives: {recvs:#?}");
+    assert_eq!(fwds.len(), 16, "forwarded frames: {fwds:#?}");
+    // Message number -> (sender, receiver, hops).
+    let mut msgs: HashMap<u64, (u64, u64, BTreeSet<u64>)> = HashMap::new();
+    for s in &sends {
+        let (me, peer) = (
+            s["pid"].as_u64().unwrap(),
+            s["args"]["peer"].as_u64().unwrap(),
+        );
+        assert_eq!(peer, me ^ 7, "{s}");
+        assert_eq!(s["args"]["tag"], 3);
+        msgs.entry(s["args"]["msg"].as_u64().unwrap())
+            .or_default()
+            .0 = me;
+    }
+    for r in &recvs {
+        let m = msgs
+            .get_mut(&r["args"]["msg"].as_u64().unwrap())
+            .unwrap_or_else(|| panic!("a receive of a message nobody sent: {r}"));
+        m.1 = r["pid"].as_u64().unwrap();
+    }
+    for f in &fwds {
+        let m = msgs
+            .get_mut(&f["args"]["msg"].as_u64().unwrap())
+            .unwrap_or_else(|| panic!("a forwarded frame of a message nobody sent: {f}"));
+        m.2.insert(f["pid"].as_u64().unwrap());
+    }
+    assert_eq!(msgs.len(), 8);
+    for (src, dest, hops) in msgs.values() {
+        assert_eq!(*dest, src ^ 7);
+        // e-cube: the lowest differing bit first.
+        let want: BTreeSet<u64> = [src ^ 1, src ^ 3].into();
+        assert_eq!(hops, &want, "message {src} -> {dest}");
+    }
+    // Flow legs: send -> hop -> hop -> receive, each an s/f pair with one numeric id.
+    let starts: HashMap<u64, &Value> = events(doc, "s")
+        .map(|e| (e["id"].as_u64().expect("numeric flow id"), e))
+        .collect();
+    let finishes: Vec<&Value> = events(doc, "f").collect();
+    assert_eq!(starts.len(), 24);
+    assert_eq!(finishes.len(), 24);
+    let mut legs: HashMap<u64, usize> = HashMap::new();
+    for f in finishes {
+        assert_eq!(f["bp"], "e");
+        let s = starts[&f["id"].as_u64().unwrap()];
+        assert_eq!(s["args"]["msg"], f["args"]["msg"]);
+        assert!(
+            f["ts"].as_f64().unwrap() >= s["ts"].as_f64().unwrap(),
+            "an arrow points backwards: {s} -> {f}"
+        );
+        *legs.entry(f["args"]["msg"].as_u64().unwrap()).or_default() += 1;
+    }
+    assert!(legs.values().all(|n| *n == 3), "{legs:?}");
+}
+
+#[test]
+fn an_antipodal_exchange_gives_eight_flows_through_sixteen_hops() {
+    let dir = TempDir::new("trace-antipodal");
+    let (doc, json) = antipodal_trace(&dir);
+    check_antipodal(&doc);
+
+    // stats: every rank sent 1, received 1, forwarded 2 frames.
+    let out = hctrace(&["stats", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let rows: Vec<Vec<&str>> = out
+        .stdout
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 8, "{}", out.stdout);
+    for r in rows {
+        assert_eq!((r[1], r[4], r[7]), ("1", "1", "2"), "{}", out.stdout);
+    }
+
+    // timeline: well-formed XML with one line per message; a window keeps a valid picture.
+    let svg = dir.path().join("t.svg");
+    let out = hctrace(&[
+        "timeline",
+        json.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    check_xml(&text);
+    assert_eq!(text.matches("<polyline class=\"msg\"").count(), 8);
+    assert_eq!(text.matches("<circle class=\"hop\"").count(), 16);
+    let out = hctrace(&[
+        "timeline",
+        json.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+        "--window",
+        "0:10s",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    check_xml(&std::fs::read_to_string(&svg).unwrap());
+    let out = hctrace(&[
+        "timeline",
+        json.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+        "--window",
+        "5ms:1ms",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        out.stderr.contains("ends before it starts"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn per_rank_files_under_hypercube_trace_merge_with_hctrace() {
+    let dir = TempDir::new("trace-env");
+    let prefix = dir.path().join("job");
+    let prog = example("antipodal");
+    let out = run_hcrun(
+        &["--dim", "3", "--timeout-s", "60"],
+        &[prog.to_str().unwrap()],
+        &[("HYPERCUBE_TRACE", prefix.to_str().unwrap())],
+        Duration::from_secs(90),
+    );
+    out.assert_ok();
+    for r in 0..8 {
+        let f = dir.path().join(format!("job.rank-{r}"));
+        assert!(f.exists(), "{} missing", f.display());
+    }
+    let json = dir.path().join("m.json");
+    let out = hctrace(&[
+        "merge",
+        prefix.to_str().unwrap(),
+        "-o",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    check_antipodal(&load(&json));
+}
+
+#[test]
+fn a_rank_that_dies_leaves_a_trace_of_the_others() {
+    let dir = TempDir::new("trace-dies");
+    let json = dir.path().join("t.json");
+    let out = run_hcrun(
+        &[
+            "--dim",
+            "2",
+            "--timeout-s",
+            "60",
+            "--trace",
+            json.to_str().unwrap(),
+        ],
+        &[env!("CARGO_BIN_EXE_fail"), "1", "abort"],
+        &[],
+        Duration::from_secs(90),
+    );
+    assert!(!out.status.success(), "{out:?}");
+    let doc = load(&json);
+    let ranks: BTreeSet<u64> = events(&doc, "M")
+        .filter(|e| e["name"] == "process_name")
+        .map(|e| e["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, (0..4).collect(), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("rank 1: did not reach finalize"),
+        "{}",
+        out.stderr
+    );
+    let out = hctrace(&["stats", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
+fn hctrace_names_the_file_and_the_problem_on_bad_input() {
+    let dir = TempDir::new("trace-bad");
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(p("empty.json"), "").unwrap();
+    std::fs::write(p("cut.json"), r#"{"traceEvents":[{"ph":"M","pid":0,"#).unwrap();
+    std::fs::write(p("foreign.json"), r#"{"traceEvents":[],"otherData":{}}"#).unwrap();
+    std::fs::write(p("list.json"), "[1, 2, 3]").unwrap();
+    std::fs::write(p("garbage.json"), "\u{1}\u{2}not json").unwrap();
+    let cases = [
+        ("empty.json", "is empty"),
+        ("cut.json", "is cut off"),
+        ("foreign.json", "is not a hypercube trace"),
+        ("list.json", "is not a hypercube trace"),
+        ("garbage.json", "is not valid JSON"),
+        ("missing.json", "cannot read"),
+    ];
+    for (name, what) in cases {
+        let f = p(name);
+        for cmd in [
+            vec!["stats", f.to_str().unwrap()],
+            vec!["timeline", f.to_str().unwrap(), "-o", "/dev/null"],
+        ] {
+            let out = hctrace(&cmd);
+            assert_eq!(out.status.code(), Some(1), "{cmd:?}: {out:?}");
+            assert!(
+                out.stderr.contains(f.to_str().unwrap()) && out.stderr.contains(what),
+                "{cmd:?}: wanted the file and {what:?}:\n{}",
+                out.stderr
+            );
+            assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+        }
+    }
+    // merge: no files for the prefix; a per-rank file that is not one.
+    let out = hctrace(&["merge", p("nothing").to_str().unwrap(), "-o", "/dev/null"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("no per-rank trace files"),
+        "{}",
+        out.stderr
+    );
+    std::fs::write(p("x.rank-0"), "{\"hello\":1}\n").unwrap();
+    let out = hctrace(&["merge", p("x").to_str().unwrap(), "-o", "/dev/null"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("x.rank-0") && out.stderr.contains("not a hypercube per-rank trace"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A small well-formedness check: an XML declaration, then balanced elements (comments,
+/// attributes with quoted values, self-closing tags), one root.
+fn check_xml(text: &str) {
+    let body = text
+        .strip_prefix("<?xml")
+        .and_then(|t| t.split_once("?>"))
+        .map(|(_, rest)| rest)
+        .expect("an XML declaration");
+    let mut stack: Vec<&str> = Vec::new();
+    let mut roots = 0;
+    let mut rest = body;
+    while let Some(i) = rest.find('<') {
+        let text_part = &rest[..i];
+        assert!(!text_part.contains('>'), "a stray '>' in {text_part:?}");
+        rest = &rest[i..];
+        if let Some(r) = rest.strip_prefix("<!--") {
+            rest = &r[r.find("-->").expect("an unclosed comment") + 3..];
+            continue;
+        }
+        // Find the tag's end outside quoted attribute values.
+        let mut quote = None;
+        let mut end = None;
+        for (j, c) in rest.char_indices().skip(1) {
+            match (quote, c) {
+                (None, '"' | '\'') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, '<') => panic!("'<' inside a tag: {}", &rest[..j]),
+                (None, '>') => {
+                    end = Some(j);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let end = end.expect("an unclosed tag");
+        let tag = &rest[1..end];
+        rest = &rest[end + 1..];
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop(), Some(name.trim()), "mismatched </{name}>");
+        } else {
+            if stack.is_empty() {
+                roots += 1;
+            }
+            if !tag.ends_with('/') {
+                stack.push(tag.split_whitespace().next().expect("a tag name"));
+            }
+        }
+    }
+    assert!(stack.is_empty(), "unclosed elements: {stack:?}");
+    assert!(rest.trim().is_empty());
+    assert_eq!(roots, 1, "one root element");
+}
+
+#[test]
+fn steps_draws_gops_tree_on_the_3_cube() {
+    let dir = TempDir::new("trace-steps");
+    let json = dir.path().join("n.json");
+    let prog = example("normalize");
+    let out = run_hcrun(
+        &[
+            "--dim",
+            "3",
+            "--timeout-s",
+            "60",
+            "--trace",
+            json.to_str().unwrap(),
+        ],
+        &[prog.to_str().unwrap()],
+        &[],
+        Duration::from_secs(90),
+    );
+    out.assert_ok();
+    // Call 0 is GOP's first reduction: 7 messages up the tree in 3 steps.
+    let svg = dir.path().join("s.svg");
+    let out = hctrace(&[
+        "steps",
+        json.to_str().unwrap(),
+        "--call",
+        "0",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    check_xml(&text);
+    assert!(text.contains("GOP on a 3-cube"), "{text}");
+    assert_eq!(text.matches("<path class=\"msg\"").count(), 7);
+    assert_eq!(text.matches("<g class=\"step\"").count(), 3);
+    // Past the last call: how many there are.
+    let out = hctrace(&[
+        "steps",
+        json.to_str().unwrap(),
+        "--call",
+        "99",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stderr.contains("there are 5 calls"), "{}", out.stderr);
+}
