@@ -62,6 +62,10 @@ pub(crate) fn join(env: &PmiEnv, timeout: Duration) -> Result<TcpTransport> {
         }
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "node {}: {e}", client.rank);
+            // The abort makes the manager kill every rank, and with them the pipes that
+            // carry their output: give it a moment to forward this line first (measured:
+            // under load, Hydra lost it now and then).
+            std::thread::sleep(std::time::Duration::from_millis(300));
             client.send_abort(&e.to_string());
             Err(e)
         }
