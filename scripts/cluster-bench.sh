@@ -102,9 +102,14 @@ compare() {
         theirs=$(ompi "$np" "$bench" -m "$range" | grep -v '^#' || true)
     fi
     if [ -n "$theirs" ]; then
+        [ "$(echo "$theirs" | wc -l)" -lt "$(echo "$ours" | wc -l)" ] &&
+            echo "(Open MPI did not finish within 120 s: its rows stop where it got to)" && echo
         echo "| bytes | hypercube | Open MPI TCP | ratio |"
         echo "|---|---|---|---|"
-        join <(echo "$ours") <(echo "$theirs") | awk '{printf "| %s | %.2f | %.2f | %.2f× |\n", $1, $2, $3, $2/$3}'
+        # Every row of ours; Open MPI's where it got that far (— where it did not).
+        join -a 1 -e - -o 0,1.2,2.2 <(echo "$ours") <(echo "$theirs") |
+            awk '{ if ($3 == "-") printf "| %s | %.2f | — | — |\n", $1, $2;
+                   else printf "| %s | %.2f | %.2f | %.3g× |\n", $1, $2, $3, $2/$3 }'
     else
         echo "(Open MPI not installed, or it did not finish within 120 s across the namespaces: ours only)"
         echo
