@@ -694,8 +694,10 @@ fn bad_arguments(s: &Scope<'_>) -> Result<()> {
         }
     }
     // Gather with blocks of different lengths: the root says so (the others' sends
-    // complete). The odd block is p/2's (p ≥ 4): the hypercube tree sees the difference
-    // first at the root, in the message that holds blocks p/2..p−1.
+    // complete). The odd block is p/2's (p ≥ 4): in the hypercube tree its children see the
+    // difference first, report it, and still pass their blocks on, so the root, which gets
+    // blocks p/2..p−1 from p/2, sees it too (crates/hypercube/tests/equal_blocks.rs has
+    // the case where the totals divide evenly).
     for alg in [Algorithm::Hypercube, Algorithm::Ecube] {
         let block = Bytes::from(vec![1u8; 2 + usize::from(me == p / 2 && p >= 4)]);
         let got = sc.with(alg).gather(s.base, block);

@@ -160,6 +160,57 @@ pub(crate) fn pack(blocks: &[Bytes], layout: Layout<'_>) -> Parts {
     Parts::from(parts)
 }
 
+/// With [`Layout::Equal`], every participant passes a block of the same length, so a
+/// message of `n` blocks from `from` must be exactly `n` times this node's own block
+/// (`own` bytes). Checked where a node receives blocks, so that a participant that passed
+/// another length is an error naming it — not a message split into wrong blocks that
+/// happen to divide evenly. Other layouts carry or know their lengths: always `Ok`.
+pub(crate) fn check_equal(
+    msg: &Bytes,
+    n: usize,
+    own: usize,
+    layout: Layout<'_>,
+    what: &str,
+    from: u32,
+) -> Result<()> {
+    if !matches!(layout, Layout::Equal) || msg.len() == n * own {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "{what}: node {from} sent {} bytes for {n} block{}, but this node's own block is {own} \
+         bytes: every participant must pass a block of the same length (or use the v-variant)",
+        msg.len(),
+        if n == 1 { "" } else { "s" }
+    )))
+}
+
+/// [`unpack`] for an algorithm that must keep going when the blocks are wrong, so that no
+/// partner waits forever for a message this node would not send: the first problem
+/// ([`check_equal`] or [`unpack`]'s) is kept in `bad` — the algorithm returns it at its
+/// end — and the blocks become placeholders (the whole message, then empty blocks).
+pub(crate) fn unpack_or_note(
+    msg: Bytes,
+    ids: &[u32],
+    layout: Layout<'_>,
+    what: &str,
+    (from, own): (u32, usize),
+    bad: &mut Option<Error>,
+) -> Vec<Bytes> {
+    let split = check_equal(&msg, ids.len(), own, layout, what, from)
+        .and_then(|()| unpack(msg.clone(), ids, layout, what));
+    match split {
+        Ok(blocks) => blocks,
+        Err(e) => {
+            bad.get_or_insert(e);
+            let mut blocks = vec![Bytes::new(); ids.len()];
+            if let Some(first) = blocks.first_mut() {
+                *first = msg;
+            }
+            blocks
+        }
+    }
+}
+
 /// Split a message into the blocks of relative ranks `ids` (without copying).
 pub(crate) fn unpack(
     msg: Bytes,

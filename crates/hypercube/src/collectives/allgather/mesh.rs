@@ -9,7 +9,7 @@ use bytes::Bytes;
 use hypercube_topology::{ginv, gray};
 
 use super::ring::ring_pass;
-use crate::collectives::ctx::{pack, unpack, Ctx, Layout};
+use crate::collectives::ctx::{pack, unpack_or_note, Ctx, Layout};
 use crate::collectives::select::mesh_shape;
 use crate::error::Result;
 
@@ -28,6 +28,7 @@ pub(crate) fn rank_at(row: u32, col: u32, k: u32) -> u32 {
 pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<Vec<Bytes>> {
     let (r, cols) = mesh_shape(c.k);
     let (row, col) = coords(c.me, c.k);
+    let own = mine.len();
     let row_members: Vec<u32> = (0..cols).map(|j| rank_at(row, j, c.k)).collect();
     let row_blocks = ring_pass(c, &row_members, col as usize, mine)?;
     let col_members: Vec<u32> = (0..r).map(|i| rank_at(i, col, c.k)).collect();
@@ -38,14 +39,16 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
         pack(&row_blocks, layout).into_bytes(),
     )?;
     let mut out = vec![Bytes::new(); c.p() as usize];
+    let mut bad = None;
     for (i, packed) in rows.into_iter().enumerate() {
         let ids: Vec<u32> = (0..cols).map(|j| rank_at(i as u32, j, c.k)).collect();
-        for (j, b) in unpack(packed, &ids, layout, "allgather")?
+        let from = rank_at(i as u32, col, c.k);
+        for (j, b) in unpack_or_note(packed, &ids, layout, "allgather", (from, own), &mut bad)
             .into_iter()
             .enumerate()
         {
             out[ids[j] as usize] = b;
         }
     }
-    Ok(out)
+    bad.map_or(Ok(out), Err)
 }

@@ -5,12 +5,16 @@
 
 use bytes::Bytes;
 
-use crate::collectives::ctx::{pack, unpack, Ctx, Layout};
+use crate::collectives::ctx::{pack, unpack_or_note, Ctx, Layout};
 use crate::error::Result;
 
 /// `blocks[t]` goes to relative rank t; returns the block from each relative rank.
 pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
     let p = c.p();
+    // Blocks of equal length everywhere (the caller checked this node's own).
+    let own = blocks.first().map_or(0, Bytes::len);
+    // Blocks of the wrong length are reported at the end, after every exchange.
+    let mut bad = None;
     // Packets (source, destination, data), kept sorted by (source, destination). Before
     // step i a node L holds the packets whose destination agrees with L below bit i and
     // whose source agrees with L from bit i up.
@@ -38,7 +42,14 @@ pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
         keys.sort_unstable();
         let got = c.sendrecv(partner, pack(&out, Layout::Equal), partner)?;
         let ids = vec![0u32; keys.len()];
-        let got = unpack(got, &ids, Layout::Equal, "alltoall")?;
+        let got = unpack_or_note(
+            got,
+            &ids,
+            Layout::Equal,
+            "alltoall",
+            (partner, own),
+            &mut bad,
+        );
         held = keep;
         held.extend(keys.into_iter().zip(got).map(|((s, t), b)| (s, t, b)));
         held.sort_unstable_by_key(|(s, t, _)| (*s, *t));
@@ -47,5 +58,5 @@ pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
     for (s, _, b) in held {
         out[s as usize] = b;
     }
-    Ok(out)
+    bad.map_or(Ok(out), Err)
 }
