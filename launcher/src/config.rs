@@ -29,7 +29,7 @@ pub struct Cli {
     #[arg(short, long)]
     pub config: Option<PathBuf>,
 
-    /// Do not prefix each output line with "[rank] ".
+    /// Do not prefix each output line with `[rank] `.
     #[arg(long)]
     pub no_prefix: bool,
 
