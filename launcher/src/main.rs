@@ -92,6 +92,25 @@ const ABORT_GRACE: Duration = Duration::from_millis(300);
 /// judged without them.
 const STDERR_AFTER_EXIT: Duration = Duration::from_millis(500);
 
+/// The exits reaped until `deadline`, or until no rank is left alive.
+async fn reap_until(
+    deadline: tokio::time::Instant,
+    exit_rx: &mut mpsc::UnboundedReceiver<Exit>,
+    alive: &mut u32,
+) -> Vec<Exit> {
+    let mut out = Vec::new();
+    while *alive > 0 {
+        tokio::select! {
+            Some(x) = exit_rx.recv() => {
+                *alive -= 1;
+                out.push(x);
+            }
+            _ = tokio::time::sleep_until(deadline) => break,
+        }
+    }
+    out
+}
+
 /// A process that ended: its slot, how, and its last error line.
 struct Exit {
     slot: u32,
@@ -506,17 +525,11 @@ async fn run(job: Job) -> Result<ExitCode> {
         // in the abort.
         if failure.is_none() {
             let settle = tokio::time::Instant::now() + SETTLE;
-            while alive > 0 {
-                tokio::select! {
-                    Some(x) = exit_rx.recv() => {
-                        alive -= 1;
-                        if let Ok(s) = &x.status {
-                            if !s.success() {
-                                failed.push(failed_exit(&x, *s, joined[x.slot as usize]));
-                            }
-                        }
+            for x in reap_until(settle, &mut exit_rx, &mut alive).await {
+                if let Ok(s) = &x.status {
+                    if !s.success() {
+                        failed.push(failed_exit(&x, *s, joined[x.slot as usize]));
                     }
-                    _ = tokio::time::sleep_until(settle) => break,
                 }
             }
         }
@@ -533,17 +546,11 @@ async fn run(job: Job) -> Result<ExitCode> {
         }
         // Exits until hcrun kills the rest are still judged.
         let grace = tokio::time::Instant::now() + ABORT_GRACE;
-        while alive > 0 {
-            tokio::select! {
-                Some(x) = exit_rx.recv() => {
-                    alive -= 1;
-                    if let Ok(s) = &x.status {
-                        if !s.success() {
-                            failed.push(failed_exit(&x, *s, joined[x.slot as usize]));
-                        }
-                    }
+        for x in reap_until(grace, &mut exit_rx, &mut alive).await {
+            if let Ok(s) = &x.status {
+                if !s.success() {
+                    failed.push(failed_exit(&x, *s, joined[x.slot as usize]));
                 }
-                _ = tokio::time::sleep_until(grace) => break,
             }
         }
         for p in &pids {
