@@ -7,7 +7,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hypercube_topology::NodeId;
 
@@ -17,6 +17,7 @@ use crate::transport::tcp::{TcpTransport, Tuning};
 use crate::wire::control::{self, ToLauncher, ToNode};
 
 use super::links::{self, Keys};
+use super::Deadline;
 
 /// What a node learns from its environment.
 #[derive(Debug, Clone)]
@@ -83,16 +84,13 @@ impl BootConfig {
     }
 }
 
-fn timeout_or_io(e: Error, stage: &str, cfg: &BootConfig) -> Error {
+fn timeout_or_io(e: Error, stage: &str, d: Deadline) -> Error {
     if let Error::Io { source, .. } = &e {
         if matches!(
             source.kind(),
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
         ) {
-            return Error::BootstrapTimeout {
-                stage: stage.into(),
-                timeout_ms: cfg.timeout.as_millis() as u64,
-            };
+            return d.expired(stage);
         }
     }
     e
@@ -105,19 +103,14 @@ impl BootConfig {
             dim: self.dim,
             job: self.job,
             secret: self.secret.clone(),
-            timeout: self.timeout,
         }
     }
-}
-
-fn left(deadline: Instant, stage: &str, cfg: &BootConfig) -> Result<Duration> {
-    cfg.keys().left(deadline, stage)
 }
 
 /// Join the job: open the links, pass the ready barrier, install the supervisor that
 /// talks to `hcrun`, and start the transport.
 pub(crate) fn join(cfg: &BootConfig) -> Result<TcpTransport> {
-    let deadline = Instant::now() + cfg.timeout;
+    let d = Deadline::start(cfg.timeout);
     let me = cfg.rank;
     let keys = cfg.keys();
     let listener =
@@ -132,20 +125,14 @@ pub(crate) fn join(cfg: &BootConfig) -> Result<TcpTransport> {
     // Hello on the control channel. The launcher listens before it spawns any rank, so a
     // refused connection means it is gone: stop at once rather than retry.
     let stage = "connecting to the launcher";
-    let mut ctl = TcpStream::connect_timeout(&cfg.control, left(deadline, stage, cfg)?).map_err(
-        |e| match e.kind() {
-            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
-                Error::BootstrapTimeout {
-                    stage: stage.into(),
-                    timeout_ms: cfg.timeout.as_millis() as u64,
-                }
-            }
+    let mut ctl =
+        TcpStream::connect_timeout(&cfg.control, d.left(stage)?).map_err(|e| match e.kind() {
+            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => d.expired(stage),
             _ => Error::Shutdown(format!(
                 "the launcher at {} is gone ({e}); nothing to join",
                 cfg.control
             )),
-        },
-    )?;
+        })?;
     let _ = ctl.set_nodelay(true);
     let hello = ToLauncher::Hello {
         rank: me,
@@ -155,10 +142,10 @@ pub(crate) fn join(cfg: &BootConfig) -> Result<TcpTransport> {
     ctl.write_all(&control::frame(&hello)?)
         .map_err(|e| Error::io("sending hello to the launcher", e))?;
 
-    ctl.set_read_timeout(Some(left(deadline, "waiting for the address table", cfg)?))
+    ctl.set_read_timeout(Some(d.left("waiting for the address table")?))
         .map_err(|e| Error::io("configuring the control socket", e))?;
     let (addrs, has_host) = match control::read_blocking::<ToNode>(&mut ctl)
-        .map_err(|e| timeout_or_io(e, "waiting for the address table", cfg))?
+        .map_err(|e| timeout_or_io(e, "waiting for the address table", d))?
     {
         ToNode::Table { addrs, host } if addrs.len() == 1usize << cfg.dim => (addrs, host),
         ToNode::Table { addrs, .. } => {
@@ -177,16 +164,16 @@ pub(crate) fn join(cfg: &BootConfig) -> Result<TcpTransport> {
         has_host,
         |peer| addrs.get(peer as usize).copied(),
         dialed,
-        deadline,
+        d,
     )?;
 
     // The ready barrier.
     ctl.write_all(&control::frame(&ToLauncher::Ready { rank: me })?)
         .map_err(|e| Error::io("telling the launcher we are ready", e))?;
-    ctl.set_read_timeout(Some(left(deadline, "the ready barrier", cfg)?))
+    ctl.set_read_timeout(Some(d.left("the ready barrier")?))
         .map_err(|e| Error::io("configuring the control socket", e))?;
     match control::read_blocking::<ToNode>(&mut ctl)
-        .map_err(|e| timeout_or_io(e, "the ready barrier", cfg))?
+        .map_err(|e| timeout_or_io(e, "the ready barrier", d))?
     {
         ToNode::Go => {}
         ToNode::Abort { reason } => return Err(Error::Shutdown(reason)),

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use hypercube_topology::NodeId;
 
+use super::Deadline;
 use crate::error::{Error, Result};
 use crate::ids::HOST;
 use crate::wire::handshake;
@@ -21,23 +22,9 @@ pub(crate) struct Keys {
     pub dim: u32,
     pub job: u64,
     pub secret: Vec<u8>,
-    /// How long the whole start-up may take (for error messages).
-    pub timeout: Duration,
 }
 
 impl Keys {
-    /// Time left before `deadline`, or the timeout error naming the stage.
-    pub fn left(&self, deadline: Instant, stage: &str) -> Result<Duration> {
-        let now = Instant::now();
-        if now >= deadline {
-            return Err(Error::BootstrapTimeout {
-                stage: stage.into(),
-                timeout_ms: self.timeout.as_millis() as u64,
-            });
-        }
-        Ok(deadline - now)
-    }
-
     fn is_host(&self) -> bool {
         self.rank == HOST
     }
@@ -146,7 +133,7 @@ pub(crate) fn establish(
     has_host: bool,
     addr_of: impl Fn(NodeId) -> Option<SocketAddr>,
     dialed: mpsc::Receiver<(NodeId, TcpStream)>,
-    deadline: Instant,
+    d: Deadline,
 ) -> Result<Vec<(NodeId, TcpStream)>> {
     let me = keys.rank;
     let is_host = keys.is_host();
@@ -169,7 +156,7 @@ pub(crate) fn establish(
         let addr = addr_of(peer).ok_or_else(|| {
             Error::Bootstrap(format!("no address is known for neighbor node {peer}"))
         })?;
-        let t = keys.left(deadline, "dialing a neighbor")?;
+        let t = d.left("dialing a neighbor")?;
         let mut s = TcpStream::connect_timeout(&addr, t).map_err(|e| {
             Error::Bootstrap(format!(
                 "node {me} cannot reach its neighbor node {peer} at {addr}: {e}. Check that \
@@ -178,7 +165,7 @@ pub(crate) fn establish(
                  (docs/clusters.md)"
             ))
         })?;
-        let t = keys.left(deadline, "the link handshake")?;
+        let t = d.left("the link handshake")?;
         s.set_read_timeout(Some(t))
             .and_then(|_| s.set_write_timeout(Some(t)))
             .map_err(|e| Error::io("configuring a link", e))?;
@@ -210,7 +197,7 @@ pub(crate) fn establish(
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let t = keys.left(deadline, &stage)?;
+        let t = d.left(&stage)?;
         match dialed.recv_timeout(t) {
             Ok((peer, s)) => {
                 let k = slot(peer);
@@ -218,12 +205,7 @@ pub(crate) fn establish(
                     links[k] = Some((peer, s));
                 }
             }
-            Err(_) => {
-                return Err(Error::BootstrapTimeout {
-                    stage,
-                    timeout_ms: keys.timeout.as_millis() as u64,
-                })
-            }
+            Err(_) => return Err(d.expired(stage)),
         }
     }
     Ok(links.into_iter().flatten().collect())

@@ -8,8 +8,9 @@ use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::boot::Deadline;
 use crate::error::{Error, Result};
 use crate::wire::pmi::{self, Reply};
 
@@ -133,7 +134,7 @@ fn pm_error(what: impl std::fmt::Display) -> Error {
 
 impl Client {
     /// Connect (or take the inherited socket), `init`, `get_maxes`, `get_my_kvsname`.
-    pub fn connect(env: &PmiEnv, deadline: Instant, timeout: Duration) -> Result<Client> {
+    pub fn connect(env: &PmiEnv, d: Deadline) -> Result<Client> {
         let (stream, mut rank, mut size) = match env {
             PmiEnv::Fd { fd, rank, size } => (Stream::Unix(adopt_fd(*fd)?), *rank, *size),
             PmiEnv::Port {
@@ -144,7 +145,7 @@ impl Client {
                     .ok()
                     .and_then(|mut a| a.next())
                     .ok_or_else(|| pm_error(format!("PMI_PORT={addr:?} is not a host:port")))?;
-                let t = left(deadline, timeout, "connecting to the process manager")?;
+                let t = d.left("connecting to the process manager")?;
                 let s = TcpStream::connect_timeout(&sa, t)
                     .map_err(|e| pm_error(format!("cannot connect to PMI_PORT={addr} ({e})")))?;
                 let _ = s.set_nodelay(true);
@@ -162,16 +163,10 @@ impl Client {
         };
         if let PmiEnv::Port { id: Some(id), .. } = env {
             // MPICH's port handshake: initack, then size, rank and debug as `set` lines.
-            let r = c.call(
-                "initack",
-                &[("pmiid", &id.to_string())],
-                "initack",
-                deadline,
-                timeout,
-            )?;
+            let r = c.call("initack", &[("pmiid", &id.to_string())], "initack", d)?;
             drop(r);
             for _ in 0..3 {
-                let r = c.read_reply(deadline, timeout, "the port handshake")?;
+                let r = c.read_reply(d, "the port handshake")?;
                 if r.cmd != "set" {
                     return Err(pm_error(format!("expected cmd=set, got cmd={}", r.cmd)));
                 }
@@ -189,8 +184,7 @@ impl Client {
             "init",
             &[("pmi_version", "1"), ("pmi_subversion", "1")],
             "response_to_init",
-            deadline,
-            timeout,
+            d,
         )?;
         let version = r.get("pmi_version").unwrap_or("1");
         let sub: u32 = r.get("pmi_subversion").unwrap_or("1").parse().unwrap_or(0);
@@ -201,13 +195,13 @@ impl Client {
                 r.get("rc").unwrap_or("")
             )));
         }
-        let r = c.call("get_maxes", &[], "maxes", deadline, timeout)?;
+        let r = c.call("get_maxes", &[], "maxes", d)?;
         let field = |k: &str, default: usize| -> usize {
             r.get(k).and_then(|v| v.parse().ok()).unwrap_or(default)
         };
         c.keylen_max = field("keylen_max", 64);
         c.vallen_max = field("vallen_max", 256);
-        let r = c.call("get_my_kvsname", &[], "my_kvsname", deadline, timeout)?;
+        let r = c.call("get_my_kvsname", &[], "my_kvsname", d)?;
         c.kvsname = r
             .get("kvsname")
             .filter(|k| !k.is_empty())
@@ -228,17 +222,16 @@ impl Client {
         cmd: &str,
         pairs: &[(&str, &str)],
         expect: &str,
-        deadline: Instant,
-        timeout: Duration,
+        d: Deadline,
     ) -> Result<Reply> {
         let line = pmi::request(cmd, pairs).map_err(pm_error)?;
         self.stream
-            .set_timeout(Some(left(deadline, timeout, &format!("PMI {cmd}"))?))
+            .set_timeout(Some(d.left(&format!("PMI {cmd}"))?))
             .map_err(|e| Error::io("configuring the PMI socket", e))?;
         self.stream
             .write_line(&line)
             .map_err(|e| pm_error(format!("sending cmd={cmd} failed ({e})")))?;
-        let r = self.read_reply(deadline, timeout, &format!("the reply to cmd={cmd}"))?;
+        let r = self.read_reply(d, &format!("the reply to cmd={cmd}"))?;
         if r.cmd != expect {
             return Err(pm_error(format!(
                 "it answered cmd={cmd} with cmd={} (expected cmd={expect})",
@@ -248,7 +241,7 @@ impl Client {
         Ok(r)
     }
 
-    fn read_reply(&mut self, deadline: Instant, timeout: Duration, what: &str) -> Result<Reply> {
+    fn read_reply(&mut self, d: Deadline, what: &str) -> Result<Reply> {
         loop {
             if let Some(i) = self.pending.iter().position(|b| *b == b'\n') {
                 let line: Vec<u8> = self.pending.drain(..=i).collect();
@@ -262,7 +255,7 @@ impl Client {
                 )));
             }
             self.stream
-                .set_timeout(Some(left(deadline, timeout, what)?))
+                .set_timeout(Some(d.left(what)?))
                 .map_err(|e| Error::io("configuring the PMI socket", e))?;
             let mut buf = [0u8; 1024];
             match self.stream.read_some(&mut buf) {
@@ -275,10 +268,7 @@ impl Client {
                         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                     ) =>
                 {
-                    return Err(Error::BootstrapTimeout {
-                        stage: format!("waiting for {what} from the process manager"),
-                        timeout_ms: timeout.as_millis() as u64,
-                    })
+                    return Err(d.expired(format!("waiting for {what} from the process manager")))
                 }
                 Err(e) => return Err(pm_error(format!("reading {what} failed ({e})"))),
             }
@@ -301,21 +291,14 @@ impl Client {
     }
 
     /// Publish `key=value` (visible to the others after the next barrier).
-    pub(super) fn put(
-        &mut self,
-        key: &str,
-        value: &str,
-        deadline: Instant,
-        t: Duration,
-    ) -> Result<()> {
+    pub(super) fn put(&mut self, key: &str, value: &str, d: Deadline) -> Result<()> {
         self.check_key_value(key, value)?;
         let kvs = self.kvsname.clone();
         let r = self.call(
             "put",
             &[("kvsname", &kvs), ("key", key), ("value", value)],
             "put_result",
-            deadline,
-            t,
+            d,
         )?;
         match r.rc().map_err(pm_error)? {
             0 => Ok(()),
@@ -327,29 +310,17 @@ impl Client {
     }
 
     /// Read a key; `None` when the manager has no such key (it answers at once).
-    pub(super) fn get(
-        &mut self,
-        key: &str,
-        deadline: Instant,
-        t: Duration,
-    ) -> Result<Option<String>> {
+    pub(super) fn get(&mut self, key: &str, d: Deadline) -> Result<Option<String>> {
         let kvs = self.kvsname.clone();
-        let r = self.call(
-            "get",
-            &[("kvsname", &kvs), ("key", key)],
-            "get_result",
-            deadline,
-            t,
-        )?;
+        let r = self.call("get", &[("kvsname", &kvs), ("key", key)], "get_result", d)?;
         Ok(match r.rc().map_err(pm_error)? {
             0 => r.get("value").map(str::to_string),
             _ => None,
         })
     }
 
-    pub(super) fn barrier(&mut self, deadline: Instant, t: Duration) -> Result<()> {
-        self.call("barrier_in", &[], "barrier_out", deadline, t)
-            .map(drop)
+    pub(super) fn barrier(&mut self, d: Deadline) -> Result<()> {
+        self.call("barrier_in", &[], "barrier_out", d).map(drop)
     }
 
     /// Ask the manager to stop the whole job. Nothing is read back (it kills us).
@@ -380,15 +351,4 @@ fn adopt_fd(fd: RawFd) -> Result<UnixStream> {
         libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
         Ok(UnixStream::from(OwnedFd::from_raw_fd(fd)))
     }
-}
-
-fn left(deadline: Instant, timeout: Duration, stage: &str) -> Result<Duration> {
-    let now = Instant::now();
-    if now >= deadline {
-        return Err(Error::BootstrapTimeout {
-            stage: stage.into(),
-            timeout_ms: timeout.as_millis() as u64,
-        });
-    }
-    Ok(deadline - now)
 }

@@ -19,7 +19,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hypercube_topology::NodeId;
 
@@ -29,9 +29,9 @@ use crate::wire::control::{from_hex, to_hex, ToLauncher};
 use crate::wire::pmi;
 
 use super::links::{self, Keys};
+use super::Deadline;
 use client::Client;
 
-/// Largest job under PMI (as under `hcrun`): 2^MAX_DIM ranks.
 use crate::tags::MAX_DIM;
 /// Our keys in the job's key-value space (never `PMI_`-prefixed: those are the manager's).
 const KEY_JOB: &str = "hypercube-job";
@@ -49,10 +49,10 @@ fn nearest_powers(n: u32) -> (u32, u32) {
 /// Join the job: everything of the module doc. On a failure after the manager answered,
 /// the job is aborted through PMI so that no rank waits for this one until its timeout.
 pub(crate) fn join(env: &PmiEnv, timeout: Duration) -> Result<TcpTransport> {
-    let deadline = Instant::now() + timeout;
-    let mut client = Client::connect(env, deadline, timeout)?;
+    let d = Deadline::start(timeout);
+    let mut client = Client::connect(env, d)?;
     crate::logging::init(client.rank);
-    match rendezvous(&mut client, deadline, timeout) {
+    match rendezvous(&mut client, d) {
         Ok((t, keys)) => {
             let client = Arc::new(Mutex::new(client));
             let done = Arc::new(AtomicBool::new(false));
@@ -72,11 +72,7 @@ pub(crate) fn join(env: &PmiEnv, timeout: Duration) -> Result<TcpTransport> {
     }
 }
 
-fn rendezvous(
-    c: &mut Client,
-    deadline: Instant,
-    timeout: Duration,
-) -> Result<(TcpTransport, Keys)> {
+fn rendezvous(c: &mut Client, d: Deadline) -> Result<(TcpTransport, Keys)> {
     let (rank, size) = (c.rank, c.size);
     if !size.is_power_of_two() || size > 1 << MAX_DIM {
         let (lo, hi) = nearest_powers(size);
@@ -89,7 +85,7 @@ fn rendezvous(
 
     // Where to listen: loopback if every rank is on this host, else an address the other
     // hosts can reach.
-    let mapping = c.get("PMI_process_mapping", deadline, timeout)?;
+    let mapping = c.get("PMI_process_mapping", d)?;
     let hosts = mapping.as_deref().and_then(pmi::mapping_nodes).or_else(|| {
         ["SLURM_STEP_NUM_NODES", "SLURM_NNODES"]
             .iter()
@@ -120,17 +116,12 @@ fn rendezvous(
         let mut secret = [0u8; 32];
         rand::thread_rng().fill_bytes(&mut secret);
         let job = rand::random::<u64>();
-        c.put(
-            KEY_JOB,
-            &format!("{job:016x}.{}", to_hex(&secret)),
-            deadline,
-            timeout,
-        )?;
+        c.put(KEY_JOB, &format!("{job:016x}.{}", to_hex(&secret)), d)?;
     }
-    c.put(&key_addr(rank), &listen.to_string(), deadline, timeout)?;
-    c.barrier(deadline, timeout)?;
+    c.put(&key_addr(rank), &listen.to_string(), d)?;
+    c.barrier(d)?;
 
-    let job_s = c.get(KEY_JOB, deadline, timeout)?.ok_or_else(|| {
+    let job_s = c.get(KEY_JOB, d)?.ok_or_else(|| {
         Error::Bootstrap(
             "rank 0 published no job key: are all ranks this program, built with the same \
              version of hypercube?"
@@ -149,11 +140,10 @@ fn rendezvous(
         dim,
         job,
         secret,
-        timeout,
     };
     let mut addrs: Vec<Option<SocketAddr>> = vec![None; size as usize];
     for peer in keys.neighbors() {
-        let a = c.get(&key_addr(peer), deadline, timeout)?.ok_or_else(|| {
+        let a = c.get(&key_addr(peer), d)?.ok_or_else(|| {
             Error::Bootstrap(format!("neighbor node {peer} published no address"))
         })?;
         let sa: SocketAddr = a.parse().map_err(|_| {
@@ -174,9 +164,9 @@ fn rendezvous(
         addrs.iter().flatten().collect::<Vec<_>>()
     );
     let dialed = links::spawn_acceptor(listener, keys.clone(), keys.dialed_by(false))?;
-    let links = links::establish(&keys, false, |p| addrs[p as usize], dialed, deadline)?;
+    let links = links::establish(&keys, false, |p| addrs[p as usize], dialed, d)?;
     // The ready barrier.
-    c.barrier(deadline, timeout)?;
+    c.barrier(d)?;
     let tuning = Tuning::from_env(size)?;
     let t = TcpTransport::start(rank, dim, links, addrs, false, tuning)?;
     Ok((t, keys))
@@ -209,7 +199,7 @@ impl crate::job::Supervisor for Pmi {
         self.done.store(true, Ordering::SeqCst);
         let mut c = self.client.lock().unwrap_or_else(|p| p.into_inner());
         let t = Duration::from_secs(30);
-        if let Err(e) = c.call("finalize", &[], "finalize_ack", Instant::now() + t, t) {
+        if let Err(e) = c.call("finalize", &[], "finalize_ack", Deadline::start(t)) {
             tracing::warn!("finalize with the process manager: {e}");
         }
     }
