@@ -28,11 +28,7 @@ fn have(cmd: &str) -> bool {
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
-    unsafe { geteuid() == 0 }
-}
-
-extern "C" {
-    fn geteuid() -> u32;
+    unsafe { libc::geteuid() == 0 }
 }
 
 /// Make sure the engines are here (installing them as root). Returns `false` when the
@@ -105,11 +101,11 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A unique tag for this test's processes and namespaces.
-pub fn tag(test: &str) -> String {
+/// A unique tag for this test's processes and namespaces: this process and a counter
+/// (short: interface names built from it have at most 15 characters).
+pub fn tag() -> String {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let _ = test;
     format!("{}{n}", std::process::id() % 100_000)
 }
 
@@ -145,14 +141,10 @@ impl Drop for TagGuard {
         for pid in tagged_pids(&self.0) {
             // SAFETY: kill(2) of a process this test started (it carries our tag).
             unsafe {
-                kill(pid as i32, 9);
+                libc::kill(pid as i32, libc::SIGKILL);
             }
         }
     }
-}
-
-extern "C" {
-    fn kill(pid: i32, sig: i32) -> i32;
 }
 
 /// Wait (bounded) until no process tagged `tag` is left; returns those still alive.

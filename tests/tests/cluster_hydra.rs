@@ -36,7 +36,7 @@ fn hydra_one_host_8_and_16_ranks() {
         return;
     }
     let _one = cluster::serial();
-    let tag = cluster::tag("hydra1");
+    let tag = cluster::tag();
     let _g = TagGuard(tag.clone());
     suites(8, None, &tag);
     suites(16, None, &tag);
@@ -48,7 +48,7 @@ fn hydra_non_power_of_two_fails_fast_with_the_sizes() {
         return;
     }
     let _one = cluster::serial();
-    let tag = cluster::tag("hydra6");
+    let tag = cluster::tag();
     let _g = TagGuard(tag.clone());
     let out = run_command(
         cluster::mpiexec(&tag, 6, None, &[COLL]),
@@ -63,7 +63,7 @@ fn hydra_four_namespaces_16_ranks_and_a_killed_rank() {
         return;
     }
     let _one = cluster::serial();
-    let tag = cluster::tag("hydra4");
+    let tag = cluster::tag();
     let _g = TagGuard(tag.clone());
     let hosts = Hosts::new(&tag, 4);
     suites(16, Some(&hosts), &tag);
@@ -118,7 +118,7 @@ fn hydra_four_namespaces_16_ranks_and_a_killed_rank() {
                 if ranks.len() == 4 {
                     std::thread::sleep(Duration::from_millis(500));
                     // SAFETY: kill(2) of a rank this test started (it runs in our namespace).
-                    unsafe { libc_kill(ranks[1] as i32, 9) };
+                    unsafe { libc::kill(ranks[1] as i32, libc::SIGKILL) };
                     return Some(ranks[1]);
                 }
                 std::thread::sleep(Duration::from_millis(50));
@@ -150,9 +150,4 @@ fn hydra_four_namespaces_16_ranks_and_a_killed_rank() {
             .collect();
         assert!(left.is_empty(), "processes left on host {i}: {left:?}");
     }
-}
-
-extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
 }

@@ -75,7 +75,7 @@ fn slurm_one_node_srun_mpi_pmi2() {
         return;
     }
     let _one = cluster::serial();
-    let tag = cluster::tag("slurm");
+    let tag = cluster::tag();
     let _g = TagGuard(tag.clone());
     let slurm = Slurm::up(&tag);
 
