@@ -13,7 +13,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hypercube_tests::{alive, hcrun, run_hcrun};
+use hypercube_tests::{alive, hcrun, run_hcrun, SplitMix64};
 
 const INTEGRITY: &str = env!("CARGO_BIN_EXE_integrity");
 
@@ -31,18 +31,11 @@ fn seed() -> u64 {
     s
 }
 
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 #[test]
 fn random_traffic_arrives_whole_and_in_order() {
     let s = seed();
     for (d, msgs) in [(3u32, 500u32), (4, 250)] {
-        let seed = mix(s ^ u64::from(d));
+        let seed = SplitMix64::mix(s ^ u64::from(d));
         let out = run_hcrun(
             &["--dim", &d.to_string(), "--timeout-s", "120"],
             &[INTEGRITY, &seed.to_string(), &msgs.to_string()],
@@ -112,7 +105,7 @@ fn a_rank_killed_at_a_random_moment_stops_the_job() {
     let d = 3u32;
     let mut stops = Vec::new();
     for run in 0..runs {
-        let r = mix(s.wrapping_add(run));
+        let r = SplitMix64::mix(s.wrapping_add(run));
         let victim = (r % 8) as u32;
         let delay = Duration::from_millis(20 + (r >> 8) % 400);
         let (mut child, rx) = start(d, r);

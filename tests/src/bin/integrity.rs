@@ -12,22 +12,7 @@
 
 use anyhow::{bail, ensure, Context, Result};
 use hypercube::{MsgType, TypeSel};
-
-/// A small deterministic generator (SplitMix64): no dependency, same on every rank.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use hypercube_tests::SplitMix64 as Rng;
 
 struct Planned {
     src: u32,
@@ -66,10 +51,10 @@ fn fill(src: u32, ty: u32, seq: u64, len: usize) -> Vec<u8> {
     v.extend_from_slice(&seq.to_le_bytes());
     let mut rng = Rng(u64::from(src) << 40 ^ u64::from(ty) << 32 ^ seq);
     while v.len() + 8 <= len {
-        v.extend_from_slice(&rng.next().to_le_bytes());
+        v.extend_from_slice(&rng.next_u64().to_le_bytes());
     }
     while v.len() < len {
-        v.push(rng.next() as u8);
+        v.push(rng.next_u64() as u8);
     }
     // Last 8 bytes of the header: a checksum of the body (FNV-1a).
     let sum = fnv(&v[HEADER..]);
