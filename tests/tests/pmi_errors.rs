@@ -17,10 +17,19 @@ const PROG: &str = env!("CARGO_BIN_EXE_slow_root");
 /// Start the node program as rank 0 of `size` with `PMI_FD` on a socketpair; `manager`
 /// plays the process manager on the other end.
 fn with_manager(size: u32, manager: impl FnOnce(UnixStream) + Send + 'static) -> JobOutput {
+    with_manager_computing(size, 0, manager)
+}
+
+/// As [`with_manager`], rank 0 then computing for `ms` milliseconds (`slow_root MS`).
+fn with_manager_computing(
+    size: u32,
+    ms: u64,
+    manager: impl FnOnce(UnixStream) + Send + 'static,
+) -> JobOutput {
     let (ours, theirs) = UnixStream::pair().expect("socketpair");
     let fd = theirs.as_raw_fd();
     let mut cmd = Command::new(PROG);
-    cmd.arg("0")
+    cmd.arg(ms.to_string())
         .env("PMI_FD", fd.to_string())
         .env("PMI_RANK", "0")
         .env("PMI_SIZE", size.to_string())
@@ -177,4 +186,52 @@ fn srun_without_mpi_pmi2_says_so() {
         .env_remove("PMI_PORT");
     let out = run_command(cmd, Duration::from_secs(20));
     assert_fails(&out, &["srun", "--mpi=pmi2"]);
+}
+
+#[test]
+fn a_manager_that_goes_away_during_the_job_ends_the_rank() {
+    // A well-behaved manager for a job of one rank (a key-value store, two barriers), which
+    // then disappears while the rank computes for 20 s: the rank must stop at once.
+    let out = with_manager_computing(1, 20_000, |s| {
+        let mut r = BufReader::new(&s);
+        let mut kvs = std::collections::HashMap::new();
+        let mut barriers = 0;
+        while barriers < 2 {
+            let l = read_line(&mut r);
+            if l.is_empty() {
+                return;
+            }
+            let f: std::collections::HashMap<&str, &str> = l
+                .split_whitespace()
+                .filter_map(|w| w.split_once('='))
+                .collect();
+            let reply = match f.get("cmd").copied() {
+                Some("init") => "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0".into(),
+                Some("get_maxes") => {
+                    "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024".into()
+                }
+                Some("get_my_kvsname") => "cmd=my_kvsname kvsname=kvs_1".into(),
+                Some("put") => {
+                    kvs.insert(f["key"].to_string(), f["value"].to_string());
+                    "cmd=put_result rc=0".into()
+                }
+                Some("get") => match (f["key"], kvs.get(f["key"])) {
+                    ("PMI_process_mapping", _) => {
+                        "cmd=get_result rc=0 value=(vector,(0,1,1))".into()
+                    }
+                    (_, Some(v)) => format!("cmd=get_result rc=0 value={v}"),
+                    (_, None) => "cmd=get_result rc=-1".into(),
+                },
+                Some("barrier_in") => {
+                    barriers += 1;
+                    "cmd=barrier_out".into()
+                }
+                _ => return,
+            };
+            let _ = (&s).write_all(format!("{reply}\n").as_bytes());
+        }
+        // The job is up; the manager goes away.
+        std::thread::sleep(Duration::from_millis(300));
+    });
+    assert_fails(&out, &["lost the process manager"]);
 }
