@@ -75,6 +75,23 @@ fn foreign_connection_rejected_job_completes() {
 }
 
 #[test]
+fn a_flood_of_strangers_on_a_link_listener_is_one_line() {
+    let out = run_job(2, env!("CARGO_BIN_EXE_foreign"), &["200"]);
+    out.assert_ok();
+    let lines = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("rejected a link connection"))
+        .count();
+    assert!(
+        (1..=2).contains(&lines),
+        "202 strangers gave {lines} warning lines:\n{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("counted, not listed"), "{}", out.stderr);
+}
+
+#[test]
 fn example_hello_through_cargo() {
     let out = run_hcrun(
         &["--dim", "2", "--example", "hello"],

@@ -1,5 +1,6 @@
 //! Node program: node 0 connects to node 1's link listener pretending to be node 0 with a
-//! wrong secret; node 1 must reject it and the job must complete normally.
+//! wrong secret; node 1 must reject it and the job must complete normally. `foreign N`:
+//! node 0 then floods node 1's listener with N more connections of garbage.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -26,6 +27,15 @@ fn main() -> Result<()> {
         let mut buf = [0u8; 56];
         let n = s2.read(&mut buf).unwrap_or(0);
         ensure!(n == 0, "node 1 answered a hello for a wrong job");
+        let flood: usize = std::env::args()
+            .nth(1)
+            .map(|a| a.parse())
+            .transpose()?
+            .unwrap_or(0);
+        for _ in 0..flood {
+            let mut s = TcpStream::connect(addr)?;
+            s.write_all(&[0xCD; 64])?;
+        }
         println!("OK foreign connections rejected");
     }
     // The job carries on: a message around the cube still works.
