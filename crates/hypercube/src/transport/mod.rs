@@ -10,9 +10,11 @@ use crate::error::Result;
 use crate::message::{Message, Select, Status};
 use crate::parts::Parts;
 
+mod forwarding;
 pub mod local;
 pub mod tcp;
 
+pub use forwarding::Forwarding;
 pub use tcp::Tuning;
 
 pub use crate::mailbox::RecvToken;
