@@ -89,6 +89,21 @@ impl Parts {
         }
     }
 
+    /// Add `b` after the last part (no copy).
+    pub(crate) fn push(&mut self, b: Bytes) {
+        if b.is_empty() {
+            return;
+        }
+        match self {
+            Parts::One(a) if a.is_empty() => *a = b,
+            Parts::One(a) => {
+                let a = std::mem::take(a);
+                *self = Parts::Many(vec![a, b]);
+            }
+            Parts::Many(v) => v.push(b),
+        }
+    }
+
     /// One contiguous buffer: free for one part, a copy for several.
     pub fn into_bytes(self) -> Bytes {
         match self {

@@ -46,6 +46,9 @@ pub(crate) struct State {
     pub(super) link_done: Vec<bool>,
     /// Per node: it has finished and will send nothing more.
     pub(super) finished: Vec<bool>,
+    /// Per input link: the output link of the frame it is passing on (cut-through), while
+    /// that frame's bytes still arrive.
+    pub(super) transit: Vec<Option<usize>>,
 }
 
 /// The engine behind a TCP node.
@@ -123,7 +126,9 @@ impl Engine {
                 queue: Default::default(),
                 closed: false,
             });
-            inputs.push(Mutex::new(LinkIn::new(peer, r)));
+            let cut_through = (tuning.forwarding == crate::transport::Forwarding::CutThrough)
+                .then_some(tuning.cut_through_min);
+            inputs.push(Mutex::new(LinkIn::new(peer, r, me, cut_through)));
         }
         let pipe = || -> Result<(UnixStream, UnixStream)> {
             let (tx, rx) =
@@ -148,6 +153,7 @@ impl Engine {
             peer_closed: vec![false; nlinks],
             link_done: vec![false; nlinks],
             finished: vec![false; num_nodes as usize + 1],
+            transit: vec![None; nlinks],
         };
         Ok(Engine {
             me,

@@ -2,6 +2,11 @@
 //! (a queue of frames written with gather `sendmsg` calls) lives in the engine's state; the
 //! input side (a read buffer and the frame parser) has its own lock so whichever thread
 //! holds it — the progress thread or a caller that is waiting — reads the socket.
+//!
+//! Cut-through: a long frame that only passes through this node is handed on in pieces as
+//! its bytes arrive ([`Item::Start`], then [`Item::More`]); its [`OutFrame`] stays *open*
+//! on the outgoing link, written as far as its bytes have come, with the frames queued
+//! behind it waiting (`docs/architecture.md`, "Forwarding").
 
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
@@ -17,13 +22,17 @@ use crate::wire::frame::{Header, HEADER_LEN};
 /// A frame waiting to be written.
 pub(crate) struct OutFrame {
     pub header: [u8; HEADER_LEN],
+    /// The payload bytes at hand (all of them unless the frame is open).
     pub payload: Parts,
-    /// Header + payload bytes.
+    /// Header + payload bytes, as the header declares them.
     len: usize,
     /// Bytes of header + payload already written.
     pub written: usize,
     /// When this frame is written, the send with this id is complete.
     pub completes: Option<u64>,
+    /// Cut-through: the input link whose bytes this frame still waits for (`None`: the
+    /// payload is complete).
+    pub open: Option<usize>,
 }
 
 impl OutFrame {
@@ -34,10 +43,38 @@ impl OutFrame {
             payload,
             written: 0,
             completes,
+            open: None,
         }
     }
+
+    /// A frame passed on while its payload still arrives on input link `from`: `first` is
+    /// what came so far; [`OutFrame::extend`] adds the rest.
+    pub fn open(h: &Header, first: Bytes, from: usize) -> OutFrame {
+        OutFrame {
+            header: h.encode(),
+            len: HEADER_LEN + h.frame_len as usize,
+            payload: Parts::One(first),
+            written: 0,
+            completes: None,
+            open: Some(from),
+        }
+    }
+
+    /// More bytes of an open frame; `last`: its payload is now complete.
+    pub fn extend(&mut self, more: Bytes, last: bool) {
+        self.payload.push(more);
+        if last {
+            self.open = None;
+        }
+    }
+
     fn len(&self) -> usize {
         self.len
+    }
+
+    /// Header and payload bytes at hand (less than [`OutFrame::len`] while open).
+    fn available(&self) -> usize {
+        HEADER_LEN + self.payload.len()
     }
 
     /// Append what is left to write of this frame to `slices`, stopping at `max` slices.
@@ -81,18 +118,36 @@ pub(crate) enum Flush {
 }
 
 impl LinkOut {
+    /// Is there anything the socket could take now? Not when the queue is empty, nor when
+    /// its head is an open frame written as far as its bytes have come (the frames behind
+    /// it must wait for it).
+    pub fn has_writable(&self) -> bool {
+        self.queue
+            .front()
+            .is_some_and(|f| f.open.is_none() || f.written < f.available())
+    }
+
+    /// The open frame fed by input link `from`, if it is still queued.
+    pub fn open_frame(&mut self, from: usize) -> Option<&mut OutFrame> {
+        self.queue.iter_mut().rev().find(|f| f.open == Some(from))
+    }
+
     /// Write as much of the queue as the socket takes. Completed send ids are appended
     /// to `done`.
     pub fn flush(&mut self, done: &mut Vec<u64>) -> io::Result<Flush> {
         // At most this many buffers per gather write (the kernel's limit is 1024).
         const MAX_SLICES: usize = 256;
-        while !self.queue.is_empty() {
+        while self.has_writable() {
             let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(16);
             for f in &self.queue {
                 if slices.len() >= MAX_SLICES {
                     break;
                 }
                 f.unwritten(&mut slices, MAX_SLICES);
+                if f.open.is_some() {
+                    // Nothing behind an open frame may go before it is complete.
+                    break;
+                }
             }
             let n = match send_vectored(&self.stream, &slices) {
                 Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "socket closed")),
@@ -133,24 +188,51 @@ pub(crate) struct LinkIn {
     pub eof: bool,
     /// Bytes read from the socket so far (tells a waiter that data is flowing).
     pub bytes_read: u64,
+    /// This node (frames for others may pass through).
+    me: NodeId,
+    /// Frames for others with at least this many payload bytes are passed on as they
+    /// arrive (cut-through); `None`: each frame is received whole first.
+    cut_through: Option<usize>,
+    /// Payload bytes of the frame being passed on that have not arrived yet.
+    transit_left: usize,
+}
+
+/// One thing a read produced.
+pub(crate) enum Item {
+    /// A whole frame.
+    Frame(Header, Bytes),
+    /// The beginning of a frame for another node, passed on before its payload is complete
+    /// (cut-through): the header and the payload bytes so far.
+    Start(Header, Bytes),
+    /// More payload of the frame last started; `true` when it is complete.
+    More(Bytes, bool),
 }
 
 /// What one read pass produced.
 pub(crate) enum ReadOutcome {
-    /// Frames parsed (possibly none); the socket has no more data right now.
-    Frames(Vec<(Header, Bytes)>),
-    /// Frames parsed, then the peer closed the connection.
-    Eof(Vec<(Header, Bytes)>),
+    /// Items parsed (possibly none); the socket has no more data right now, or a piece of
+    /// a frame in transit is ready to be passed on.
+    Frames(Vec<Item>),
+    /// Items parsed, then the peer closed the connection.
+    Eof(Vec<Item>),
 }
 
+/// Cut-through reads at most this much of a frame in transit before handing it on, so the
+/// next hop starts sending while the rest arrives.
+const TRANSIT_READ: usize = 256 << 10;
+
 impl LinkIn {
-    pub fn new(peer: NodeId, stream: TcpStream) -> LinkIn {
+    /// The input side of the link to `peer`, at node `me`; `cut_through` as the field.
+    pub fn new(peer: NodeId, stream: TcpStream, me: NodeId, cut_through: Option<usize>) -> LinkIn {
         LinkIn {
             peer,
             stream,
             buf: BytesMut::with_capacity(256 << 10),
             eof: false,
             bytes_read: 0,
+            me,
+            cut_through,
+            transit_left: 0,
         }
     }
 
@@ -161,12 +243,16 @@ impl LinkIn {
             return Ok(ReadOutcome::Eof(frames));
         }
         for _ in 0..64 {
-            // Size the next read: at least 64 KiB, or the rest of a large frame.
-            let want = self.next_need(num_nodes, host)?.max(64 << 10);
+            // Size the next read: at least 64 KiB, or the rest of a large frame — of a
+            // frame in transit, a piece of it.
+            let mut want = self.next_need(num_nodes, host)?.max(64 << 10);
+            if self.transit_left > 0 {
+                want = want.min(TRANSIT_READ);
+            }
             self.buf.reserve(want);
             let start = self.buf.len();
             let spare = self.buf.spare_capacity_mut();
-            let cap = spare.len().min(want.max(64 << 10));
+            let cap = spare.len().min(want);
             // SAFETY: `spare` is writable memory of at least `cap` bytes owned by `buf`;
             // recv(2) writes at most `cap` bytes into it and reports how many.
             // recv(2) rather than read(2): the same effect on a socket with a shorter path
@@ -198,12 +284,20 @@ impl LinkIn {
                         self.buf.len()
                     )));
                 }
+                if self.transit_left > 0 {
+                    return Err(ReadError::Protocol(format!(
+                        "connection closed in the middle of a frame passing through \
+                         ({} bytes of it never came)",
+                        self.transit_left
+                    )));
+                }
                 return Ok(ReadOutcome::Eof(frames));
             }
             // SAFETY: recv(2) initialized exactly `n <= cap` bytes after `start`.
             unsafe { self.buf.set_len(start + n) };
             self.parse(num_nodes, host, &mut frames)?;
-            if n < cap {
+            if n < cap || matches!(frames.last(), Some(Item::Start(..) | Item::More(..))) {
+                // Drained — or a piece of a frame in transit to hand on first.
                 break;
             }
         }
@@ -212,6 +306,9 @@ impl LinkIn {
 
     /// Bytes still needed to complete the frame at the head of the buffer.
     fn next_need(&self, num_nodes: u32, host: bool) -> Result<usize, ReadError> {
+        if self.transit_left > 0 {
+            return Ok(self.transit_left);
+        }
         if self.buf.len() < HEADER_LEN {
             return Ok(HEADER_LEN - self.buf.len());
         }
@@ -225,21 +322,43 @@ impl LinkIn {
         Header::decode(&hb, num_nodes, host).map_err(ReadError::Protocol)
     }
 
-    fn parse(
-        &mut self,
-        num_nodes: u32,
-        host: bool,
-        out: &mut Vec<(Header, Bytes)>,
-    ) -> Result<(), ReadError> {
-        while self.buf.len() >= HEADER_LEN {
-            let h = self.header(num_nodes, host)?;
-            let total = HEADER_LEN + h.frame_len as usize;
-            if self.buf.len() < total {
+    /// Is `h` a frame to pass on as it arrives (see [`LinkIn::cut_through`])?
+    fn passes_through(&self, h: &Header) -> bool {
+        use crate::wire::frame::Kind;
+        self.cut_through
+            .is_some_and(|min| h.frame_len as usize >= min.max(1))
+            && h.dest != self.me
+            && matches!(h.kind, Kind::Eager | Kind::Data)
+    }
+
+    fn parse(&mut self, num_nodes: u32, host: bool, out: &mut Vec<Item>) -> Result<(), ReadError> {
+        loop {
+            if self.transit_left > 0 {
+                let n = self.buf.len().min(self.transit_left);
+                if n == 0 {
+                    break;
+                }
+                self.transit_left -= n;
+                out.push(Item::More(self.buf.split_to(n).freeze(), self.transit_left == 0));
+                continue;
+            }
+            if self.buf.len() < HEADER_LEN {
                 break;
             }
-            let mut frame = self.buf.split_to(total);
-            let payload = frame.split_off(HEADER_LEN).freeze();
-            out.push((h, payload));
+            let h = self.header(num_nodes, host)?;
+            let total = HEADER_LEN + h.frame_len as usize;
+            if self.buf.len() >= total {
+                let mut frame = self.buf.split_to(total);
+                let payload = frame.split_off(HEADER_LEN).freeze();
+                out.push(Item::Frame(h, payload));
+            } else if self.passes_through(&h) {
+                let _ = self.buf.split_to(HEADER_LEN);
+                let first = self.buf.split().freeze();
+                self.transit_left = h.frame_len as usize - first.len();
+                out.push(Item::Start(h, first));
+            } else {
+                break;
+            }
         }
         Ok(())
     }

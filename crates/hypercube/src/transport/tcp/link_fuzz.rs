@@ -1,7 +1,10 @@
 //! Proptests of the link reader's frame parsing ([`LinkIn::read`]): valid frame streams
 //! written in pieces come out as the same frames; random and mutated streams come out as
 //! frames that encode back to a prefix of the input, then a protocol error or the end of
-//! the stream — never a panic, a hang or an allocation beyond one frame's limit.
+//! the stream — never a panic, a hang or an allocation beyond one frame's limit. Each runs
+//! with the reader receiving frames whole (store-and-forward) and handing frames for other
+//! nodes on in pieces (cut-through, from a random size on): the pieces join to the same
+//! frames.
 //!
 //! The link's socket is one end of a Unix socketpair: the reader only calls recv(2) on it,
 //! which any stream socket answers, and a socketpair costs no port (a million cases over
@@ -15,15 +18,74 @@ use std::os::unix::net::UnixStream;
 use bytes::Bytes;
 use proptest::prelude::*;
 
-use super::{LinkIn, ReadError, ReadOutcome};
+use super::{Item, LinkIn, ReadError, ReadOutcome};
 use crate::wire::frame::{strategy, Header, HEADER_LEN, MAX_FRAME_LEN};
 use crate::wire::fuzz;
 
-/// A link reading a socketpair, and the other end to write into.
-fn link() -> (LinkIn, UnixStream) {
+/// A link of node 0 reading a socketpair (passing frames for others on from `cut_through`
+/// payload bytes, if given), and the other end to write into.
+fn link_ct(cut_through: Option<usize>) -> (LinkIn, UnixStream) {
     let (ours, theirs) = UnixStream::pair().expect("socketpair");
     ours.set_nonblocking(true).expect("non-blocking");
-    (LinkIn::new(1, TcpStream::from(OwnedFd::from(ours))), theirs)
+    let stream = TcpStream::from(OwnedFd::from(ours));
+    (LinkIn::new(1, stream, 0, cut_through), theirs)
+}
+
+/// A link that receives every frame whole.
+fn link() -> (LinkIn, UnixStream) {
+    link_ct(None)
+}
+
+/// Frames out of read items: whole frames as they are, a frame passed on in pieces
+/// once its last piece came; `partial` holds one still arriving.
+#[derive(Default)]
+struct Joined {
+    frames: Vec<(Header, Bytes)>,
+    partial: Option<(Header, Vec<u8>)>,
+}
+
+impl Joined {
+    fn extend(&mut self, items: Vec<Item>) {
+        for item in items {
+            match item {
+                Item::Frame(h, p) => {
+                    assert!(self.partial.is_none(), "a whole frame inside a piecewise one");
+                    self.frames.push((h, p));
+                }
+                Item::Start(h, first) => {
+                    assert!(self.partial.is_none(), "a start inside a piecewise frame");
+                    assert!(first.len() < h.frame_len as usize, "a whole frame in pieces");
+                    self.partial = Some((h, first.to_vec()));
+                }
+                Item::More(more, last) => {
+                    let (h, mut b) = self.partial.take().expect("a piece without its start");
+                    b.extend_from_slice(&more);
+                    assert!(b.len() <= h.frame_len as usize, "a piece beyond the frame");
+                    assert_eq!(last, b.len() == h.frame_len as usize, "last flag");
+                    if last {
+                        self.frames.push((h, Bytes::from(b)));
+                    } else {
+                        self.partial = Some((h, b));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The bytes of what came, as the sender wrote them (an unfinished frame too).
+    fn encoded(&self) -> Vec<u8> {
+        let mut out = encode(&self.frames);
+        if let Some((h, b)) = &self.partial {
+            out.extend_from_slice(&h.encode());
+            out.extend_from_slice(b);
+        }
+        out
+    }
+}
+
+/// Cut-through off, or from a random payload size on.
+fn cut_through() -> impl Strategy<Value = Option<usize>> {
+    prop_oneof![Just(None), (1usize..3000).prop_map(Some)]
 }
 
 /// How a read pass ended, for assertions (ReadError has no Debug).
@@ -38,12 +100,12 @@ enum End {
 /// Write `bytes`, close the writer, and read until the reader reports the end or an error:
 /// the frames it returned and how it ended. Panics on an I/O error (a socketpair has none)
 /// or if the reader keeps returning without reaching the end (a hang, in the real engine).
-fn read_all(bytes: &[u8], num_nodes: u32, host: bool) -> (Vec<(Header, Bytes)>, End) {
-    let (mut link, mut w) = link();
+fn read_all(bytes: &[u8], num_nodes: u32, host: bool, ct: Option<usize>) -> (Joined, End) {
+    let (mut link, mut w) = link_ct(ct);
     // Inputs stay far below the socket buffer, so this does not block.
     w.write_all(bytes).expect("write");
     drop(w);
-    let mut frames = Vec::new();
+    let mut frames = Joined::default();
     for _ in 0..1000 {
         match link.read(num_nodes, host) {
             Ok(ReadOutcome::Frames(f)) => frames.extend(f),
@@ -84,15 +146,19 @@ fn frames() -> impl Strategy<Value = (u32, bool, Vec<(Header, Bytes)>)> {
 
 /// What must hold whatever the input: the frames returned are valid and encode back to
 /// the start of the input; a clean end means the whole input was frames.
-fn check(input: &[u8], num_nodes: u32, host: bool) -> Result<(), TestCaseError> {
-    let (got, end) = read_all(input, num_nodes, host);
-    let again = encode(&got);
+fn check(input: &[u8], num_nodes: u32, host: bool, ct: Option<usize>) -> Result<(), TestCaseError> {
+    let (got, end) = read_all(input, num_nodes, host, ct);
+    let again = got.encoded();
     prop_assert!(input.starts_with(&again), "frames that are not the input");
-    for (h, _) in &got {
+    let partial = got.partial.as_ref().map(|(h, _)| h);
+    for h in got.frames.iter().map(|(h, _)| h).chain(partial) {
         prop_assert_eq!(Header::decode(&h.encode(), num_nodes, host), Ok(*h));
     }
     match end {
-        End::Eof => prop_assert_eq!(again.len(), input.len()),
+        End::Eof => {
+            prop_assert!(got.partial.is_none(), "a clean end inside a frame");
+            prop_assert_eq!(again.len(), input.len())
+        }
         End::Protocol(e) => prop_assert!(!e.is_empty()),
     }
     Ok(())
@@ -107,13 +173,14 @@ proptest! {
     fn fuzz_link_roundtrip(
         (n, host, sent) in frames(),
         cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
+        ct in cut_through(),
     ) {
         let bytes = encode(&sent);
         let mut cuts: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
         cuts.push(bytes.len());
         cuts.sort_unstable();
-        let (mut link, mut w) = link();
-        let mut got = Vec::new();
+        let (mut link, mut w) = link_ct(ct);
+        let mut got = Joined::default();
         let mut at = 0;
         for c in cuts {
             w.write_all(&bytes[at..c]).expect("write");
@@ -130,13 +197,18 @@ proptest! {
             _ => prop_assert!(false, "no clean end of file"),
         }
         prop_assert_eq!(link.bytes_read, bytes.len() as u64);
-        prop_assert_eq!(got, sent);
+        prop_assert!(got.partial.is_none());
+        prop_assert_eq!(got.frames, sent);
     }
 
     /// Mutated valid streams (bit flips, truncation, extension, length fields overwritten).
     #[test]
-    fn fuzz_link_mutated((n, host, sent) in frames(), muts in fuzz::mutations()) {
-        check(&fuzz::mutated(&encode(&sent), &muts), n, host)?;
+    fn fuzz_link_mutated(
+        (n, host, sent) in frames(),
+        muts in fuzz::mutations(),
+        ct in cut_through(),
+    ) {
+        check(&fuzz::mutated(&encode(&sent), &muts), n, host, ct)?;
     }
 
     /// Random bytes, and random bytes after a valid frame.
@@ -144,11 +216,12 @@ proptest! {
     fn fuzz_link_random_bytes(
         (n, host, sent) in frames(),
         garbage in fuzz::bytes(300),
+        ct in cut_through(),
     ) {
-        check(&garbage, n, host)?;
+        check(&garbage, n, host, ct)?;
         let mut b = encode(&sent[..sent.len().min(1)]);
         b.extend_from_slice(&garbage);
-        check(&b, n, host)?;
+        check(&b, n, host, ct)?;
     }
 }
 
@@ -188,9 +261,15 @@ fn huge_frame_lengths_are_bounded() {
 }
 
 /// Frames of the largest size, and around the reader's 64 KiB read size, written by
-/// another thread, come out whole.
+/// another thread, come out whole — received whole, and passed on in pieces (node 1's
+/// frames pass through node 0 from 1 KiB on).
 #[test]
 fn large_frames_roundtrip() {
+    large_frames(None);
+    large_frames(Some(1024));
+}
+
+fn large_frames(ct: Option<usize>) {
     let sizes = [
         MAX_FRAME_LEN,
         (64 << 10) - 40,
@@ -203,7 +282,9 @@ fn large_frames_roundtrip() {
         .iter()
         .enumerate()
         .map(|(i, &len)| {
-            let mut h = Header::control(crate::wire::frame::Kind::Eager, 1, 0, i as u64, 0);
+            // Alternately for this node and for another one.
+            let dest = (i % 2) as u32;
+            let mut h = Header::control(crate::wire::frame::Kind::Eager, 1 - dest, dest, i as u64, 0);
             h.frame_len = len;
             h.total_len = len as u64;
             let p: Vec<u8> = (0..len).map(|j| (j % 251) as u8).collect();
@@ -211,9 +292,9 @@ fn large_frames_roundtrip() {
         })
         .collect();
     let bytes = encode(&sent);
-    let (mut link, mut w) = link();
+    let (mut link, mut w) = link_ct(ct);
     let writer = std::thread::spawn(move || w.write_all(&bytes).expect("write"));
-    let mut got = Vec::new();
+    let mut got = Joined::default();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         match link.read(2, false) {
@@ -230,5 +311,6 @@ fn large_frames_roundtrip() {
         assert!(std::time::Instant::now() < deadline, "stuck");
     }
     writer.join().expect("writer");
-    assert_eq!(got, sent);
+    assert!(got.partial.is_none());
+    assert_eq!(got.frames, sent);
 }

@@ -52,7 +52,7 @@ impl Engine {
             .filter(|(k, _)| !st.link_done[*k])
             .map(|(k, o)| {
                 let mut ev = libc::POLLIN;
-                if !o.queue.is_empty() {
+                if o.has_writable() {
                     ev |= libc::POLLOUT;
                 }
                 (

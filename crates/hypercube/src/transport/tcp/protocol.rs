@@ -12,7 +12,7 @@ use bytes::Bytes;
 use hypercube_topology::NodeId;
 
 use super::engine::{Engine, PendingSend, State};
-use super::link::{LinkIn, OutFrame, ReadError, ReadOutcome};
+use super::link::{Item, LinkIn, OutFrame, ReadError, ReadOutcome};
 use crate::error::{Error, Result};
 use crate::mailbox::{Body, NeedCts};
 use crate::message::{Message, Select, Status};
@@ -226,8 +226,12 @@ impl Engine {
         if any {
             self.activity.fetch_add(1, Ordering::Relaxed);
         }
-        for (h, payload) in frames {
-            self.dispatch(&mut st, link, h, payload);
+        for item in frames {
+            match item {
+                Item::Frame(h, payload) => self.dispatch(&mut st, link, h, payload),
+                Item::Start(h, first) => self.pass_on_start(&mut st, link, h, first),
+                Item::More(more, last) => self.pass_on_more(&mut st, link, more, last),
+            }
         }
         if eof && !st.link_done[link] {
             st.link_done[link] = true;
@@ -258,8 +262,7 @@ impl Engine {
                 self.trace_forward(&h);
             }
             self.send_frame(st, h, payload.into(), None);
-            let now = self.epoch.elapsed().as_millis() as u64 + 1;
-            self.last_forward_ms.store(now, Ordering::Relaxed);
+            self.note_forward();
             return;
         }
         match h.kind {
@@ -298,6 +301,43 @@ impl Engine {
             }
             Kind::Close => {}
         }
+    }
+
+    /// Cut-through: a frame for another node whose payload still arrives on input `link`
+    /// goes on its route now, open, with the bytes that came so far.
+    fn pass_on_start(&self, st: &mut State, link: usize, h: Header, first: Bytes) {
+        if trace::on() {
+            self.trace_forward(&h);
+        }
+        let out = self.route(h.dest);
+        st.transit[link] = Some(out);
+        self.push(st, out, OutFrame::open(&h, first, link));
+        self.note_forward();
+    }
+
+    /// Cut-through: more bytes of the frame input `link` is passing on; `last` completes it.
+    fn pass_on_more(&self, st: &mut State, link: usize, more: Bytes, last: bool) {
+        let Some(out) = st.transit[link] else {
+            // The parser starts every piece with a header: a bug, not the peer's doing.
+            tracing::error!(link, "bytes of a frame in transit without its start");
+            return;
+        };
+        if last {
+            st.transit[link] = None;
+        }
+        match st.out[out].open_frame(link) {
+            Some(f) => f.extend(more, last),
+            // The outgoing link was closed (the job is ending): nothing more goes out on it.
+            None => return,
+        }
+        self.flush(st, out);
+        self.note_forward();
+    }
+
+    /// Note that this node forwarded just now (see `HandBack` in `wait.rs`).
+    fn note_forward(&self) {
+        let now = self.epoch.elapsed().as_millis() as u64 + 1;
+        self.last_forward_ms.store(now, Ordering::Relaxed);
     }
 
     /// The receiver is ready for a large message: queue its payload as data frames.

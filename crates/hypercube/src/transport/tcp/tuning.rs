@@ -35,6 +35,13 @@ pub struct Tuning {
     /// only when ranks do not outnumber cores; otherwise the system's (measured both ways:
     /// `docs/perf/analysis.md`).
     pub congestion: Vec<String>,
+    /// How routed frames pass through this node (Grama §2.5.1): cut-through hands a long
+    /// frame on as its bytes arrive, store-and-forward receives it whole first.
+    pub forwarding: crate::transport::Forwarding,
+    /// Under cut-through, frames with fewer payload bytes than this are still received
+    /// whole before they go on (one read takes them anyway; handing on pieces costs a
+    /// write per piece).
+    pub cut_through_min: usize,
 }
 
 impl Default for Tuning {
@@ -51,6 +58,8 @@ impl Default for Tuning {
             // Reno is always allowed to an unprivileged process; CUBIC may need
             // CAP_NET_ADMIN when it is not in net.ipv4.tcp_allowed_congestion_control.
             congestion: vec!["cubic".into(), "reno".into()],
+            forwarding: crate::transport::Forwarding::default(),
+            cut_through_min: 64 << 10,
         }
     }
 }
@@ -84,8 +93,10 @@ fn parse_congestion(v: &str) -> Result<Vec<String>> {
 impl Tuning {
     /// Defaults overridden by `HYPERCUBE_EAGER_LIMIT`, `HYPERCUBE_EAGER_WINDOW`,
     /// `HYPERCUBE_MAX_PENDING`, `HYPERCUBE_CHUNK` (bytes), `HYPERCUBE_SPIN_US`,
-    /// `HYPERCUBE_SPIN_YIELD` (0 or 1), `HYPERCUBE_PROGRESS_TICK_US` and
-    /// `HYPERCUBE_TCP_CONGESTION` (comma-separated names, tried in order, or `system`).
+    /// `HYPERCUBE_SPIN_YIELD` (0 or 1), `HYPERCUBE_PROGRESS_TICK_US`,
+    /// `HYPERCUBE_TCP_CONGESTION` (comma-separated names, tried in order, or `system`),
+    /// `HYPERCUBE_FORWARDING` (`cut-through` or `store-and-forward`) and
+    /// `HYPERCUBE_CUT_THROUGH_MIN` (bytes).
     pub fn from_env(num_nodes: u32) -> Result<Tuning> {
         let mut t = Tuning::default();
         let cores = std::thread::available_parallelism()
@@ -141,6 +152,10 @@ impl Tuning {
         }
         if let Ok(v) = std::env::var("HYPERCUBE_TCP_CONGESTION") {
             t.congestion = parse_congestion(&v)?;
+        }
+        t.forwarding = crate::transport::Forwarding::from_env()?;
+        if let Some(v) = get("HYPERCUBE_CUT_THROUGH_MIN")? {
+            t.cut_through_min = v.min(crate::wire::frame::MAX_FRAME_LEN as u64) as usize;
         }
         Ok(t)
     }

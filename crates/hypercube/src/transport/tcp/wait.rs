@@ -262,7 +262,7 @@ impl Engine {
                 // thread stays off the sockets, so the caller writes it on as room appears
                 // (otherwise a large message stalls until the spin budget runs out).
                 for k in 0..st.out.len() {
-                    if !st.out[k].queue.is_empty() {
+                    if st.out[k].has_writable() {
                         self.write_out(&mut st, k);
                     }
                 }
