@@ -1,8 +1,10 @@
-//! Node program: random traffic, checked end to end. `integrity SEED MESSAGES [HOLD_MS]`.
+//! Node program: random traffic, checked end to end.
+//! `integrity SEED MESSAGES [HOLD_MS [MAX_LEN [far]]]`.
 //!
 //! Every rank derives the whole job's plan from SEED: each rank sends MESSAGES messages of
-//! a random type (0..8), a random size (0 to 256 KiB, log-uniform, so both eager and
-//! rendezvous messages) to a random other rank. So every rank knows exactly what it will
+//! a random type (0..8), a random size (0 to MAX_LEN, default 256 KiB, log-uniform, so both
+//! eager and rendezvous messages) to a random other rank — with `far`, only to ranks at
+//! least two links away, so that every message is forwarded by other nodes. So every rank knows exactly what it will
 //! receive. It posts all its sends at once (`isend`), receives from any source and any type
 //! until everything planned has come, and checks each message: its header (source, type,
 //! sequence number per source and type) and a checksum of its bytes; per source and type
@@ -24,20 +26,24 @@ struct Planned {
 const TYPES: u32 = 8;
 const HEADER: usize = 24;
 
-fn plan(seed: u64, p: u32, per_rank: u32) -> Vec<Planned> {
+fn plan(seed: u64, p: u32, per_rank: u32, max_len: usize, far: bool) -> Vec<Planned> {
     let mut rng = Rng(seed);
     let mut out = Vec::new();
+    let max_bits = u64::from(usize::BITS - max_len.max(1).leading_zeros());
     for src in 0..p {
+        let dests: Vec<u32> = (0..p)
+            .filter(|&d| d != src && (!far || (d ^ src).count_ones() >= 2))
+            .collect();
         for _ in 0..per_rank {
-            let dest = if p == 1 {
-                0
+            let dest = if dests.is_empty() {
+                src
             } else {
-                (src + 1 + rng.below(u64::from(p - 1)) as u32) % p
+                dests[rng.below(dests.len() as u64) as usize]
             };
             let ty = rng.below(u64::from(TYPES)) as u32;
-            // Log-uniform size up to 256 KiB, at least the header.
-            let bits = rng.below(19);
-            let len = HEADER + rng.below(1 << bits) as usize;
+            // Log-uniform size up to MAX_LEN, at least the header.
+            let bits = rng.below(max_bits);
+            let len = HEADER + (rng.below(1 << bits) as usize).min(max_len);
             out.push(Planned { src, dest, ty, len });
         }
     }
@@ -73,13 +79,23 @@ fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
     let seed: u64 = args
         .next()
-        .context("usage: integrity SEED MESSAGES [HOLD_MS]")?
+        .context("usage: integrity SEED MESSAGES [HOLD_MS [MAX_LEN [far]]]")?
         .parse()?;
     let per_rank: u32 = args.next().context("MESSAGES")?.parse()?;
     let hold_ms: u64 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(0);
+    let max_len: usize = args
+        .next()
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(256 << 10);
+    let far = match args.next().as_deref() {
+        None => false,
+        Some("far") => true,
+        Some(other) => bail!("the fifth argument is `far` or nothing, not {other:?}"),
+    };
     println!("PID {}", std::process::id());
     let (me, p) = (node.mynode(), node.numnodes());
-    let all = plan(seed, p, per_rank);
+    let all = plan(seed, p, per_rank, max_len, far);
 
     // Sends: sequence numbers per (source, type, dest) — what the receiver checks per
     // (source, type) since it is the only receiver of these.

@@ -55,6 +55,11 @@ struct Args {
     /// rank or block) instead of the byte form, to compare the two
     #[arg(long)]
     typed: bool,
+    /// latency, bw: rank 0's partner (default 1, its neighbour). A partner h links away
+    /// (e.g. 3 on a 2-cube, 7 on a 3-cube) measures messages forwarded by h - 1 nodes, to
+    /// compare HYPERCUBE_FORWARDING=cut-through with store-and-forward
+    #[arg(long, value_name = "RANK", default_value_t = 1)]
+    peer: u32,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -101,6 +106,13 @@ fn run(node: &Node, args: &Args, alg: Algorithm) -> anyhow::Result<()> {
                     args.bench
                 );
             }
+            if args.peer == 0 || args.peer as usize >= p {
+                bail!(
+                    "--peer {}: the partner of rank 0 must be a rank from 1 to {}",
+                    args.peer,
+                    p - 1
+                );
+            }
             if args.bench == Bench::Latency {
                 latency(node, lo, hi, args, &a)
             } else {
@@ -115,6 +127,7 @@ fn latency(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyhow::Res
     say(node, &osu::title_line("OSU-style hypercube Latency Test"));
     say(node, &osu::header_line(osu::COL_LATENCY));
     let me = node.mynode();
+    let peer = args.peer;
     let ty = MsgType(1);
     for s in osu::sizes(lo, hi) {
         let n = osu::iters_for(s, args.iters, 10000, 1000);
@@ -127,9 +140,9 @@ fn latency(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyhow::Res
                 t0 = Instant::now();
             }
             if me == 0 {
-                node.send(1, ty, msg.clone())?;
-                node.recv(Select::from_node(1, TypeSel::Is(ty.0)))?;
-            } else if me == 1 {
+                node.send(peer, ty, msg.clone())?;
+                node.recv(Select::from_node(peer, TypeSel::Is(ty.0)))?;
+            } else if me == peer {
                 node.recv(Select::from_node(0, TypeSel::Is(ty.0)))?;
                 node.send(0, ty, msg.clone())?;
             }
@@ -144,6 +157,7 @@ fn bw(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyhow::Result<(
     say(node, &osu::title_line("OSU-style hypercube Bandwidth Test"));
     say(node, &osu::header_line(osu::COL_BANDWIDTH));
     let me = node.mynode();
+    let peer = args.peer;
     let (data, ack) = (MsgType(100), MsgType(101));
     for s in osu::sizes(lo, hi) {
         let n = osu::iters_for(s, args.iters, 100, 20);
@@ -157,13 +171,13 @@ fn bw(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyhow::Result<(
             }
             if me == 0 {
                 let reqs = (0..WINDOW)
-                    .map(|_| node.isend(1, data, msg.clone()))
+                    .map(|_| node.isend(peer, data, msg.clone()))
                     .collect::<hypercube::Result<Vec<_>>>()?;
                 for r in reqs {
                     r.wait()?;
                 }
-                node.recv(Select::from_node(1, TypeSel::Is(ack.0)))?;
-            } else if me == 1 {
+                node.recv(Select::from_node(peer, TypeSel::Is(ack.0)))?;
+            } else if me == peer {
                 let reqs = (0..WINDOW)
                     .map(|_| node.irecv(Select::from_node(0, TypeSel::Is(data.0))))
                     .collect::<hypercube::Result<Vec<_>>>()?;

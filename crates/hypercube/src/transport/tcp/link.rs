@@ -339,7 +339,10 @@ impl LinkIn {
                     break;
                 }
                 self.transit_left -= n;
-                out.push(Item::More(self.buf.split_to(n).freeze(), self.transit_left == 0));
+                out.push(Item::More(
+                    self.buf.split_to(n).freeze(),
+                    self.transit_left == 0,
+                ));
                 continue;
             }
             if self.buf.len() < HEADER_LEN {

@@ -49,12 +49,18 @@ impl Joined {
         for item in items {
             match item {
                 Item::Frame(h, p) => {
-                    assert!(self.partial.is_none(), "a whole frame inside a piecewise one");
+                    assert!(
+                        self.partial.is_none(),
+                        "a whole frame inside a piecewise one"
+                    );
                     self.frames.push((h, p));
                 }
                 Item::Start(h, first) => {
                     assert!(self.partial.is_none(), "a start inside a piecewise frame");
-                    assert!(first.len() < h.frame_len as usize, "a whole frame in pieces");
+                    assert!(
+                        first.len() < h.frame_len as usize,
+                        "a whole frame in pieces"
+                    );
                     self.partial = Some((h, first.to_vec()));
                 }
                 Item::More(more, last) => {
@@ -284,7 +290,8 @@ fn large_frames(ct: Option<usize>) {
         .map(|(i, &len)| {
             // Alternately for this node and for another one.
             let dest = (i % 2) as u32;
-            let mut h = Header::control(crate::wire::frame::Kind::Eager, 1 - dest, dest, i as u64, 0);
+            let mut h =
+                Header::control(crate::wire::frame::Kind::Eager, 1 - dest, dest, i as u64, 0);
             h.frame_len = len;
             h.total_len = len as u64;
             let p: Vec<u8> = (0..len).map(|j| (j % 251) as u8).collect();
