@@ -119,7 +119,7 @@ pub fn automatic(
     commutative: bool,
     machine: &Machine,
 ) -> Algorithm {
-    let steps_model = CostModel { t_s: 1.0, t_w: 0.0 };
+    let steps_model = CostModel::new(1.0, 0.0);
     let mut best = (
         (f64::INFINITY, f64::INFINITY, f64::INFINITY),
         op.algorithms()[0],
