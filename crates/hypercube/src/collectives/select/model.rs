@@ -363,6 +363,148 @@ pub fn machine() -> Machine {
 
 #[cfg(test)]
 mod tests {
+    use super::{model_time, model_traffic, model_work, CostModel, Forwarding, Traffic};
+    use crate::collectives::select::{Algorithm, Operation};
+
+    /// The closed forms of the e-cube algorithms are the sums over their routes: every
+    /// message priced by [`CostModel::message_over`] at its hamming distance, and the
+    /// traffic split into one first link per message and the rest forwarded.
+    #[test]
+    fn routed_closed_forms_are_the_sums_over_the_routes() {
+        let models = [
+            CostModel::new(100.0, 1.0),
+            CostModel::new(100.0, 1.0).with_hop(7.0),
+            CostModel::new(3.0, 0.5)
+                .with_hop(2.0)
+                .with_forwarding(Forwarding::StoreAndForward),
+            CostModel::new(3.0, 0.5).with_forwarding(Forwarding::StoreAndForward),
+        ];
+        for k in 0..=6u32 {
+            let p = 1u32 << k;
+            for m in [1usize, 1000, 200 << 10] {
+                let close = |a: f64, b: f64, what: &str| {
+                    assert!(
+                        (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+                        "{what}, k = {k}: {a} vs {b}"
+                    )
+                };
+                for c in models {
+                    // From node 0 to every other node, one after the other.
+                    let from_root: f64 = (1..p).map(|j| c.message_over(m, j.count_ones())).sum();
+                    for (op, alg) in [
+                        (Operation::Scatter, Algorithm::Ecube),
+                        (Operation::Gather, Algorithm::Ecube),
+                        (Operation::Alltoall, Algorithm::Pairwise),
+                    ] {
+                        close(
+                            model_time(op, alg, k, m, c).unwrap(),
+                            from_root,
+                            "e-cube sum",
+                        );
+                    }
+                    // The worst shift: q = 1, the longest route (p − 1 → 0) log p links.
+                    let longest = (0..p)
+                        .map(|i| c.message_over(m, (i ^ ((i + 1) % p)).count_ones()))
+                        .fold(if k == 0 { c.message(m) } else { 0.0 }, f64::max);
+                    let shift = model_time(Operation::Shift, Algorithm::Ecube, k, m, c).unwrap();
+                    close(shift, longest, "shift");
+                    // The chain: p − 1 pipeline stages, S segments.
+                    if k > 0 {
+                        let s = super::chain_segments(m);
+                        let seg = m / s;
+                        let stages: Vec<f64> = (1..p)
+                            .map(|j| c.message_over(seg, ((j - 1) ^ j).count_ones()))
+                            .collect();
+                        let max = stages.iter().copied().fold(0.0, f64::max);
+                        let want = stages.iter().sum::<f64>() + (s as f64 - 1.0) * max;
+                        if m % s == 0 {
+                            close(
+                                model_time(Operation::Scan, Algorithm::Chain, k, m, c).unwrap(),
+                                want,
+                                "chain",
+                            );
+                        }
+                    }
+                }
+                // Traffic: one first link per message, the rest of every route forwarded.
+                let links_from_root: u32 = (1..p).map(u32::count_ones).sum();
+                let mf = m as f64;
+                let per_root = Traffic {
+                    first_hop: mf * (p - 1) as f64,
+                    forwarded: mf * (links_from_root - (p - 1)) as f64,
+                };
+                for op in [Operation::Scatter, Operation::Gather] {
+                    assert_eq!(model_traffic(op, Algorithm::Ecube, k, m), Some(per_root));
+                }
+                let pairwise =
+                    model_traffic(Operation::Alltoall, Algorithm::Pairwise, k, m).unwrap();
+                close(
+                    pairwise.first_hop,
+                    per_root.first_hop * p as f64,
+                    "pairwise first",
+                );
+                close(
+                    pairwise.forwarded,
+                    per_root.forwarded * p as f64,
+                    "pairwise forwarded",
+                );
+                // The volume is the same in both algorithms and both regimes.
+                assert_eq!(
+                    model_work(Operation::Alltoall, Algorithm::Pairwise, k, m),
+                    model_work(Operation::Alltoall, Algorithm::StoreForward, k, m)
+                );
+                for op in [Operation::Scatter, Operation::Gather] {
+                    assert_eq!(
+                        model_work(op, Algorithm::Ecube, k, m),
+                        model_work(op, Algorithm::Hypercube, k, m)
+                    );
+                }
+            }
+        }
+    }
+
+    /// The neighbour-only algorithms do not depend on the regime or on `t_h`; the e-cube
+    /// ones cost more under store-and-forward as soon as a route has two links.
+    #[test]
+    fn only_routed_algorithms_depend_on_the_regime() {
+        let ct = CostModel::new(10.0, 1.0).with_hop(3.0);
+        let sf = ct.with_forwarding(Forwarding::StoreAndForward);
+        let plain = CostModel::new(10.0, 1.0);
+        let routed = [
+            (Operation::Scatter, Algorithm::Ecube),
+            (Operation::Gather, Algorithm::Ecube),
+            (Operation::Alltoall, Algorithm::Pairwise),
+            (Operation::Shift, Algorithm::Ecube),
+            (Operation::Scan, Algorithm::Chain),
+        ];
+        let ops = [
+            Operation::Bcast,
+            Operation::Reduce,
+            Operation::Allgather,
+            Operation::ReduceScatter,
+            Operation::Allreduce,
+            Operation::Scan,
+            Operation::Scatter,
+            Operation::Gather,
+            Operation::Alltoall,
+            Operation::Shift,
+            Operation::Barrier,
+        ];
+        for k in 2..=5u32 {
+            for op in ops {
+                for &alg in op.algorithms() {
+                    let t = |c| model_time(op, alg, k, 4096, c).unwrap();
+                    if routed.contains(&(op, alg)) {
+                        assert!(t(sf) > t(ct) && t(ct) > t(plain), "{op:?} {alg:?} k = {k}");
+                    } else {
+                        assert_eq!(t(sf), t(plain), "{op:?} {alg:?} k = {k}");
+                        assert_eq!(t(ct), t(plain), "{op:?} {alg:?} k = {k}");
+                    }
+                }
+            }
+        }
+    }
+
     /// The topology's mesh is the one the mesh algorithms lay out (`allgather/mesh.rs`):
     /// `2^floor(k/2)` rows of `2^ceil(k/2)` columns.
     #[test]
