@@ -50,7 +50,8 @@ fn run<T: Send>(dim: u32, model: Option<CostModel>, f: impl Fn(Node) -> T + Sync
         "run_local: dimension {dim} is too large for one process (max 16)"
     );
     let p = 1usize << dim;
-    let cost = model.map(|m| -> MessageCost { Box::new(move |len| m.message(len)) });
+    let cost =
+        model.map(|m| -> MessageCost { Box::new(move |len, links| m.message_over(len, links)) });
     let cube = Cube::new(dim, cost);
     let f = &f;
     let results: Vec<std::thread::Result<(T, f64)>> = std::thread::scope(|s| {

@@ -1,21 +1,43 @@
 //! The cost model as a test oracle: under the in-process transport's virtual clock
-//! (`t_s + t_w·m` per message, m in bytes, single port, cut-through), the time at which the
+//! (single port; a message of m bytes over l links costs `t_s + t_w m` plus, per link
+//! beyond the first, `t_h` under cut-through or `t_h + t_w m` under store-and-forward —
+//! Grama eq. 2.3 / 2.2 with the first link's `t_h` inside `t_s`), the time at which the
 //! last node finishes each algorithm must equal Grama's expression for it — eq. 4.1–4.14 —
-//! for several p, m, t_s, t_w. Where the book states a bound, the test says so.
+//! for several p, m, t_s, t_w, t_h, in both routing regimes. The algorithms that talk to
+//! neighbours only have one expression for both; the ones that send over e-cube routes
+//! (e-cube scatter/gather/shift, pairwise all-to-all, chain scan) are checked against
+//! each regime's. Where the book states a bound, the test says so.
 
 use bytes::Bytes;
 use hypercube::collectives::{Algorithm, Op, ShiftOrder};
 use hypercube::transport::local::{run_local_timed, CostModel};
+use hypercube::transport::Forwarding;
 use hypercube::Node;
 
-const MODELS: [CostModel; 3] = [
-    CostModel {
-        t_s: 100.0,
-        t_w: 1.0,
-    },
-    CostModel { t_s: 1.0, t_w: 0.5 },
-    CostModel { t_s: 7.0, t_w: 0.0 },
+/// (t_s, t_w, t_h) in both regimes; t_h ≠ 0 everywhere, so that a neighbour-only
+/// algorithm that sent over a longer route would be caught.
+const MODELS: [CostModel; 6] = [
+    CostModel::new(100.0, 1.0).with_hop(10.0),
+    CostModel::new(1.0, 0.5).with_hop(0.25),
+    CostModel::new(7.0, 0.0).with_hop(2.0),
+    CostModel::new(100.0, 1.0)
+        .with_hop(10.0)
+        .with_forwarding(Forwarding::StoreAndForward),
+    CostModel::new(1.0, 0.5)
+        .with_hop(0.25)
+        .with_forwarding(Forwarding::StoreAndForward),
+    CostModel::new(7.0, 0.0)
+        .with_hop(2.0)
+        .with_forwarding(Forwarding::StoreAndForward),
 ];
+
+/// What a route's every link beyond the first adds to a message of `m` bytes.
+fn extra_link(c: CostModel, m: f64) -> f64 {
+    match c.forwarding {
+        Forwarding::CutThrough => c.t_h,
+        Forwarding::StoreAndForward => c.t_h + c.t_w * m,
+    }
+}
 
 /// Largest final clock over the nodes of a 2^d cube running `f`.
 fn time(d: u32, model: CostModel, f: impl Fn(&Node) + Sync) -> f64 {
@@ -166,16 +188,40 @@ fn eq_4_5_all_reduce_prefix_sums_barrier() {
     });
 }
 
-/// The pipelined chain scan: `(p − 2 + S)(t_s + t_w m/S)` with S segments of 64 KiB.
+/// The pipelined chain scan: S segments of 64 KiB along ranks 0 → 1 → … → p − 1, where
+/// rank j's link to j + 1 is an e-cube route of `l_j = popcount(j ^ (j + 1))` links and
+/// costs `c_j = t_s + t_w m/S + (l_j − 1)·extra` per segment. A pipeline of p − 1 stages:
+/// `Σ_j c_j + (S − 1) max_j c_j`, which is `(p − 2 + S)(t_s + t_w m/S)` when the distance
+/// costs nothing (cut-through, t_h = 0).
 #[test]
 fn chain_scan_pipeline() {
     for d in 1..=4u32 {
         let p = (1u32 << d) as f64;
-        for model in MODELS {
+        for model in MODELS.into_iter().chain([CostModel::new(3.0, 0.25)]) {
             let (ts, tw) = (model.t_s, model.t_w);
             for segs in [1usize, 3] {
                 let m = segs * 65536;
-                let want = (p - 2.0 + segs as f64) * (ts + tw * 65536.0);
+                let seg = 65536.0;
+                let stage = |j: u32| {
+                    let l = (j ^ (j + 1)).count_ones() as f64;
+                    ts + tw * seg + (l - 1.0) * extra_link(model, seg)
+                };
+                let stages: Vec<f64> = (0..(1u32 << d) - 1).map(stage).collect();
+                let longest = stages.iter().copied().fold(0.0, f64::max);
+                let want = stages.iter().sum::<f64>() + (segs as f64 - 1.0) * longest;
+                if model.t_h == 0.0 && model.forwarding == Forwarding::CutThrough {
+                    close(
+                        want,
+                        (p - 2.0 + segs as f64) * (ts + tw * seg),
+                        "chain, no hops",
+                    );
+                }
+                // The longest link is p/2 − 1 → p/2, log p links.
+                close(
+                    longest,
+                    ts + tw * seg + (lg(p) - 1.0) * extra_link(model, seg),
+                    "chain's longest link",
+                );
                 let t = time(d, model, |n| {
                     let c = n.cube().with(Algorithm::Chain);
                     drop(c.scan(&vec![1u8; m], Op::Sum).unwrap())
@@ -208,21 +254,36 @@ fn eq_4_6_scatter_and_gather() {
                 drop(c.gather(root, Bytes::from(vec![0u8; m])).unwrap())
             });
             close(t, ts * lg(p) + tw * mf * (p - 1.0), "eq 4.6 gather");
-            // E-cube: the root starts p − 1 sends, one port: (p − 1)(t_s + t_w m). The
-            // virtual clock charges senders only, so the gather's p − 1 concurrent senders
-            // cost one message time there (Grama's single-port root would take p − 1).
+            // E-cube: the root starts p − 1 sends, one port, to nodes at hamming distance
+            // 1..log p, (p/2) log p links in all. Cut-through (eq. 4.10's form):
+            // (p − 1)(t_s + t_w m) + t_h ((p/2) log p − (p − 1)); store-and-forward:
+            // (p − 1) t_s + t_w m (p/2) log p + t_h ((p/2) log p − (p − 1)). The virtual
+            // clock charges senders only, so the gather's p − 1 concurrent senders cost one
+            // message over the longest route (log p links) there (Grama's single-port root
+            // would take p − 1).
             let t = time(d, c, |n| {
                 let blocks: Vec<Bytes> = (0..1 << d).map(|_| Bytes::from(vec![0u8; m])).collect();
                 let mine = if n.mynode() == root { &blocks[..] } else { &[] };
                 let c = n.cube().with(Algorithm::Ecube);
                 c.scatter(root, mine, m).unwrap();
             });
-            close(t, (ts + tw * mf) * (p - 1.0), "e-cube scatter");
+            let hops = p / 2.0 * lg(p) - (p - 1.0);
+            let want = match c.forwarding {
+                Forwarding::CutThrough => (ts + tw * mf) * (p - 1.0) + c.t_h * hops,
+                Forwarding::StoreAndForward => {
+                    (p - 1.0) * ts + tw * mf * p / 2.0 * lg(p) + c.t_h * hops
+                }
+            };
+            close(t, want, "e-cube scatter");
             let t = time(d, c, |n| {
                 let c = n.cube().with(Algorithm::Ecube);
                 drop(c.gather(root, Bytes::from(vec![0u8; m])).unwrap())
             });
-            close(t, ts + tw * mf, "e-cube gather");
+            close(
+                t,
+                ts + tw * mf + (lg(p) - 1.0) * extra_link(c, mf),
+                "e-cube gather",
+            );
         }
     });
 }
@@ -258,11 +319,21 @@ fn eq_4_7_to_4_10_all_to_all_personalized() {
             (ts + tw * mf * p / 2.0) * lg(p),
             "eq 4.9",
         );
-        close(
-            run(Algorithm::Pairwise),
-            (ts + tw * mf) * (p - 1.0),
-            "eq 4.10",
-        );
+        // Step i exchanges with me ^ i, popcount(i) links away: Σ_{i=1}^{p−1} of the
+        // message costs. Cut-through: eq. 4.10 plus the hops' headers; store-and-forward:
+        // Σ (t_s + t_w m popcount(i)) = (p − 1) t_s + t_w m (p/2) log p, whose t_w term is
+        // eq. 4.9's and whose t_s term is larger: it never beats eq. 4.9 there.
+        let hops = p / 2.0 * lg(p) - (p - 1.0);
+        let pairwise = match c.forwarding {
+            Forwarding::CutThrough => (ts + tw * mf) * (p - 1.0) + c.t_h * hops,
+            Forwarding::StoreAndForward => {
+                (p - 1.0) * ts + tw * mf * p / 2.0 * lg(p) + c.t_h * hops
+            }
+        };
+        if c.t_h == 0.0 && c.forwarding == Forwarding::CutThrough {
+            close(pairwise, (ts + tw * mf) * (p - 1.0), "eq 4.10 itself");
+        }
+        close(run(Algorithm::Pairwise), pairwise, "eq 4.10 / its SF form");
     });
 }
 
@@ -271,6 +342,11 @@ fn eq_4_11_and_4_12_circular_shift() {
     each(|d, p, m, c| {
         let unit = c.t_s + c.t_w * m as f64;
         for q in 1..(1i64 << d) {
+            // Eq. 4.12 with the route: the longest path of a q-shift has
+            // log p − γ(q) links (γ(q): the largest j with 2^j | q; Problem 4.23), and the
+            // shift takes that message's time: t_s + t_w m + (log p − γ(q) − 1)·extra.
+            let longest = lg(p) - q.trailing_zeros() as f64;
+            let ecube = unit + (longest - 1.0) * extra_link(c, m as f64);
             let t = time(d, c, |n| {
                 drop(
                     n.cube()
@@ -279,7 +355,7 @@ fn eq_4_11_and_4_12_circular_shift() {
                         .unwrap(),
                 )
             });
-            close(t, unit, "eq 4.12");
+            close(t, ecube, "eq 4.12 (its route)");
             let t = time(d, c, |n| {
                 drop(
                     n.cube()
@@ -372,10 +448,12 @@ fn automatic_choice_follows_the_model() {
     use hypercube::collectives::select::{automatic, choose, machine, Machine, Operation};
     // A core per rank (the model alone) and 2 cores (the work bound and the measured
     // rules), whatever machine runs the test.
-    let big = Machine {
+    // Cut-through, the book's chapter 4, whatever HYPERCUBE_FORWARDING says.
+    let mut big = Machine {
         cores: 1024,
         ..machine()
     };
+    big.model.forwarding = Forwarding::CutThrough;
     let two = Machine { cores: 2, ..big };
     let a = |op, k, m, comm| automatic(op, k, m, comm, &big);
     let a2 = |op, k, m, comm| automatic(op, k, m, comm, &two);
@@ -456,4 +534,105 @@ fn selection_bounds_the_path_by_the_work() {
     let w = |a| model_work(Operation::Scan, a, 4, 1).unwrap();
     assert_eq!(w(Algorithm::Hypercube), 64.0);
     assert_eq!(w(Algorithm::Chain), 26.0);
+}
+
+/// The routing regime in the choice (eq. 4.10 vs 4.9): with a core per rank, cut-through
+/// makes the pairwise all-to-all win at large blocks and store-and-forward makes the log p
+/// exchanges win at every size (the pairwise t_w term is then eq. 4.9's, its t_s term
+/// larger). The same crossover at p = 8 and 16; the per-hop time only adds to the e-cube
+/// side.
+#[test]
+fn the_regime_moves_the_all_to_all_crossover() {
+    use hypercube::collectives::select::{automatic, machine, model_time, Machine, Operation};
+    for t_h in [0.0, 20e-6] {
+        let mut ct = Machine {
+            cores: 1024,
+            ..machine()
+        };
+        ct.model.t_h = t_h;
+        ct.model.forwarding = Forwarding::CutThrough;
+        let mut sf = ct;
+        sf.model.forwarding = Forwarding::StoreAndForward;
+        for k in [3u32, 4] {
+            let a = |mc: &Machine, m| automatic(Operation::Alltoall, k, m, true, mc);
+            assert_eq!(a(&ct, 8), Algorithm::StoreForward, "CT, k = {k}, 8 B");
+            assert_eq!(a(&ct, 1 << 20), Algorithm::Pairwise, "CT, k = {k}, 1 MiB");
+            assert_eq!(a(&ct, 4 << 20), Algorithm::Pairwise, "CT, k = {k}, 4 MiB");
+            for m in [8, 64 << 10, 1 << 20, 4 << 20] {
+                assert_eq!(a(&sf, m), Algorithm::StoreForward, "SF, k = {k}, {m} B");
+            }
+            // The crossover under cut-through: from the block where
+            // (t_s + t_w m)(p − 1) + hops < (t_s + t_w m p/2) log p on.
+            let t = |mc: &Machine, alg, m| {
+                model_time(Operation::Alltoall, alg, k, m, mc.model).unwrap()
+            };
+            let first = (0..=24)
+                .map(|e| 1usize << e)
+                .find(|&m| t(&ct, Algorithm::Pairwise, m) < t(&ct, Algorithm::StoreForward, m))
+                .expect("a crossover below 16 MiB");
+            assert_eq!(a(&ct, first), Algorithm::Pairwise);
+            assert_eq!(a(&ct, first / 2), Algorithm::StoreForward);
+            // Store-and-forward only ever adds to the e-cube algorithm.
+            for m in [8, 1 << 20] {
+                assert!(t(&sf, Algorithm::Pairwise, m) > t(&ct, Algorithm::Pairwise, m));
+                assert_eq!(
+                    t(&sf, Algorithm::StoreForward, m),
+                    t(&ct, Algorithm::StoreForward, m)
+                );
+            }
+        }
+        // Shift: the e-cube message beats the Gray-ring steps in both regimes (one
+        // message over log p links against 2 log p − 1 neighbour messages).
+        for mc in [&ct, &sf] {
+            assert_eq!(
+                automatic(Operation::Shift, 4, 1 << 20, true, mc),
+                Algorithm::Ecube
+            );
+        }
+    }
+}
+
+/// `model_time` is what the virtual clock measures, in both regimes, for the algorithms
+/// that send over e-cube routes (where the two differ) and their neighbour-only rivals.
+#[test]
+fn model_time_is_the_virtual_time_in_both_regimes() {
+    use hypercube::collectives::select::{model_time, Operation};
+    for d in 1..=4u32 {
+        for c in MODELS {
+            let m = 64usize << d;
+            let blocks = |n: &Node| -> Vec<Bytes> {
+                (0..n.numnodes())
+                    .map(|_| Bytes::from(vec![0u8; m]))
+                    .collect()
+            };
+            let want = |op, alg| model_time(op, alg, d, m, c).unwrap();
+            for alg in [Algorithm::Pairwise, Algorithm::StoreForward] {
+                let t = time(d, c, |n| {
+                    drop(n.cube().with(alg).alltoall(&blocks(n)).unwrap())
+                });
+                close(t, want(Operation::Alltoall, alg), "alltoall");
+            }
+            for alg in [Algorithm::Ecube, Algorithm::Hypercube] {
+                let t = time(d, c, |n| {
+                    let b = blocks(n);
+                    let mine = if n.mynode() == 0 { &b[..] } else { &[] };
+                    drop(n.cube().with(alg).scatter(0, mine, m).unwrap())
+                });
+                close(t, want(Operation::Scatter, alg), "scatter");
+            }
+            // The worst-case shift (q = 1: a route of log p links).
+            let t = time(d, c, |n| {
+                let data = Bytes::from(vec![0u8; m]);
+                let cube = n.cube().with(Algorithm::Ecube);
+                drop(cube.shift(data, 1, ShiftOrder::Rank).unwrap())
+            });
+            close(t, want(Operation::Shift, Algorithm::Ecube), "shift");
+            for alg in [Algorithm::Chain, Algorithm::Hypercube] {
+                let t = time(d, c, |n| {
+                    drop(n.cube().with(alg).scan(&vec![1u8; m], Op::Sum).unwrap())
+                });
+                close(t, want(Operation::Scan, alg), "scan");
+            }
+        }
+    }
 }

@@ -26,10 +26,7 @@ fn ring_pass_delivers_in_rank_order() {
 
 #[test]
 fn virtual_clock_follows_the_model() {
-    let model = CostModel {
-        t_s: 10.0,
-        t_w: 0.5,
-    };
+    let model = CostModel::new(10.0, 0.5);
     let out = run_local_timed(1, model, |node| {
         let other = 1 - node.mynode();
         node.send(other, MsgType(1), vec![0u8; 100]).unwrap();
@@ -47,6 +44,37 @@ fn virtual_clock_follows_the_model() {
     assert_eq!(out[0].1, 60.0 + 20.0 + 20.0);
     assert_eq!(out[1].1, 60.0 + 20.0 + 20.0);
     assert_eq!(run_local(1, |_| now()), vec![None, None]);
+}
+
+/// A message over l links: `t_s + t_w m` plus, per link beyond the first, `t_h` under
+/// cut-through (eq. 2.3) or `t_h + t_w m` under store-and-forward (eq. 2.2).
+#[test]
+fn virtual_clock_charges_the_route_in_either_regime() {
+    use hypercube::transport::Forwarding;
+    let base = CostModel::new(10.0, 0.5).with_hop(3.0);
+    for (fwd, extra) in [
+        (Forwarding::CutThrough, 3.0),
+        (Forwarding::StoreAndForward, 3.0 + 50.0),
+    ] {
+        let model = base.with_forwarding(fwd);
+        for dest in 1..8u32 {
+            let out = run_local_timed(3, model, |node| {
+                if node.mynode() == 0 {
+                    node.send(dest, MsgType(1), vec![0u8; 100]).unwrap();
+                } else if node.mynode() == dest {
+                    node.recv(TypeSel::Is(1)).unwrap();
+                }
+            });
+            let l = dest.count_ones() as f64;
+            let want = 10.0 + 50.0 + (l - 1.0) * extra;
+            assert_eq!(out[0].1, want, "{fwd}, 0 -> {dest}: sender");
+            assert_eq!(out[dest as usize].1, want, "{fwd}, 0 -> {dest}: receiver");
+            assert_eq!(model.message_over(100, l as u32), want);
+        }
+        // A neighbour message costs chapter 4's t_s + t_w m in both regimes.
+        assert_eq!(model.message(100), 60.0);
+        assert_eq!(model.message_over(100, 0), 60.0);
+    }
 }
 
 #[test]

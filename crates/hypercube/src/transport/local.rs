@@ -4,16 +4,23 @@
 //! utility and collective runs on it unchanged. [`run_local_timed`] adds the textbook's cost
 //! model (Grama §4 intro, §2.5.1; [`CostModel`]) as a **virtual clock** per node:
 //!
-//! - a send occupies the sender's single port: `clock += t_s + t_w * m`, where **m is the
-//!   payload length in bytes**; the message is stamped with the sender's clock after the
-//!   send;
+//! - a send occupies the sender's single port for the message's whole time over its
+//!   e-cube route, `CostModel::message_over(m, l)`, where **m is the payload length in
+//!   bytes** and l the hamming distance between sender and receiver: `t_s + t_w m` to a
+//!   neighbour, plus for every link beyond the first `t_h` under cut-through (eq. 2.3) or
+//!   `t_h + t_w m` under store-and-forward (eq. 2.2) — the regime and `t_h` of the
+//!   [`CostModel`] (the first link's header time is part of `t_s`, so neighbour messages
+//!   cost chapter 4's `t_s + t_w m` in both regimes). The message is stamped with the
+//!   sender's clock after the send;
 //! - a receive sets `clock = max(clock, stamp)`; receiving does not occupy the port (the
 //!   book's node "can receive a message while sending another");
-//! - the cost does not depend on the distance between the nodes: this is the book's
-//!   cut-through, congestion-free assumption. Over TCP, a message to a non-neighbour is
-//!   stored and forwarded at every intermediate node of its e-cube route, so a real
-//!   transfer over `h` hops costs about `h * (t_s + t_w * m)` unless the message is large
-//!   enough to be pipelined in chunks; the virtual clock does not model that.
+//! - no congestion: the e-cube routes of the book's algorithms are congestion-free
+//!   (§4.5.3, Problem 4.22), and the clock does not model links shared by messages, nor
+//!   the intermediate nodes' ports (a forwarded message does not delay what the node
+//!   itself sends).
+//!
+//! With `t_h = 0` under cut-through the cost does not depend on the distance: chapter 4's
+//! assumption, and [`CostModel::new`]'s default.
 //!
 //! For a deterministic algorithm the final clock is the algorithm's model time, which is how
 //! the tests hold each collective to its equation. [`now`] reads the calling node's clock.
@@ -32,7 +39,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use hypercube_topology::NodeId;
+use hypercube_topology::{hamming, NodeId};
 
 use crate::error::{Error, Result};
 use crate::mailbox::{Body, Mailbox};
@@ -60,7 +67,8 @@ struct State {
 pub(crate) struct Cube {
     dim: u32,
     slots: Vec<Slot>,
-    /// The virtual clock's charge for a message of `len` bytes (timed cubes only).
+    /// The virtual clock's charge for a message of `len` bytes over `links` links (timed
+    /// cubes only).
     cost: Option<MessageCost>,
     /// Set when a node thread panicked: every wait then fails.
     failed: AtomicBool,
@@ -74,9 +82,10 @@ pub(crate) struct Cube {
     progress: AtomicU64,
 }
 
-/// The virtual clock's charge for a message of `len` bytes: the send occupies its sender's
-/// port that long (`CostModel::message`, given by the driver).
-pub(crate) type MessageCost = Box<dyn Fn(usize) -> f64 + Send + Sync>;
+/// The virtual clock's charge for a message of `len` bytes over `links` links (the hamming
+/// distance from sender to receiver): the send occupies its sender's port that long
+/// (`CostModel::message_over`, given by the driver).
+pub(crate) type MessageCost = Box<dyn Fn(usize, u32) -> f64 + Send + Sync>;
 
 impl Cube {
     /// A cube of `2^dim` nodes, none finished; with a virtual clock if `cost` is given.
@@ -289,7 +298,7 @@ impl Transport for LocalTransport {
             Some(cost) => {
                 let stamp = {
                     let mut c = self.clock.lock().unwrap_or_else(|p| p.into_inner());
-                    *c += cost(data.len());
+                    *c += cost(data.len(), hamming(self.rank, dest));
                     *c
                 };
                 let mut b = BytesMut::with_capacity(data.len() + 8);

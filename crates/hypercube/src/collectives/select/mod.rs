@@ -4,8 +4,11 @@
 //! bounded below by the bytes moved over the cores the ranks share, [`model_work`]) under this
 //! [`machine`]'s parameters: `t_s` = `HYPERCUBE_MODEL_TS_US` (default 150 µs) and `t_w` =
 //! `HYPERCUBE_MODEL_TW_NS` per byte (default 1.2 ns), fitted to the `coll_bench` example at
-//! p = 8 on the 2-core development VM (see `docs/collectives.md`), and the copy cost and
-//! core count of [`Machine`]; ties as [`automatic`] says. Every input to the choice is the
+//! p = 8 on the 2-core development VM (see `docs/collectives.md`), `t_h` =
+//! `HYPERCUBE_MODEL_TH_US` per link beyond the first (default 0, not measured), the routing
+//! regime in force (`HYPERCUBE_FORWARDING`, [`crate::transport::Forwarding`]: the e-cube
+//! algorithms cost more under store-and-forward), and the copy costs and core count of
+//! [`Machine`]; ties as [`automatic`] says. Every input to the choice is the
 //! same on every member, so all members choose alike.
 //!
 //! Three rooms: `names.rs` (what can be asked for: [`Operation`], [`Algorithm`]),
@@ -16,7 +19,8 @@ mod names;
 mod policy;
 
 pub use model::{
-    chain_segments, machine, mesh_shape, model_time, model_work, selection_time, CostModel, Machine,
+    chain_segments, machine, mesh_shape, model_time, model_traffic, model_work, selection_time,
+    CostModel, Machine, Traffic,
 };
 pub use names::{Algorithm, Operation};
 pub(crate) use policy::not_implemented;

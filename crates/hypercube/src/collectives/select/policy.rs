@@ -7,7 +7,11 @@ use crate::error::{Error, Result};
 
 /// May the automatic choice pick `a` for `op` (a block or vector of `m_bytes`, on `2^k`
 /// nodes)? Three measured rules, where the model and this machine disagree (commands in
-/// docs/collectives.md and docs/perf/analysis.md):
+/// docs/collectives.md and docs/perf/analysis.md). They were measured with the TCP
+/// transport storing and forwarding whole frames at intermediate nodes, and they apply in
+/// both routing regimes until they are measured again under cut-through; the routing
+/// regime itself needs no rule — it is in [`model_time`] (the e-cube algorithms cost more
+/// under store-and-forward) and so in [`selection_time`]:
 ///
 /// - The two-phase broadcast and reduction (§4.7.1/§4.7.2) win in the book's model for
 ///   long messages, where p nodes move data in parallel; on a machine whose ranks share
@@ -18,7 +22,14 @@ use crate::error::{Error, Result};
 ///   measured faster than the binomial tree for gather at every size and for scatter from
 ///   64 KiB on (the eager limit) at p = 4–16, although in Grama's single-port model the
 ///   root's p − 1 start-ups make it slower. Below 64 KiB, or with a core per rank, the
-///   scatter is the tree of §4.4.
+///   scatter is the tree of §4.4. The model explains the "core per rank" half (the tree's
+///   `t_s log p + t_w m (p − 1)` is below the e-cube time in both regimes) but not the
+///   other: the two move the same bytes (`m (p/2) log p`), and only a
+///   [`Machine::forward_copy`] below [`Machine::copy`] — forwarding without the copies
+///   that the tree's intermediate nodes make — would tilt the work bound toward e-cube,
+///   and even then, with the default parameters, the tree's shorter critical path keeps it
+///   ahead. So the rule
+///   stays.
 /// - Scan with more ranks than cores, from 64 KiB on: the pipelined chain. The work bound
 ///   already picks it for long vectors at p = 8 and 16; at p = 4 and at 64 KiB the model
 ///   charges each of its p − 2 + S steps a full `t_s` (a wake-up on this machine), while
@@ -119,7 +130,7 @@ pub fn automatic(
     commutative: bool,
     machine: &Machine,
 ) -> Algorithm {
-    let steps_model = CostModel { t_s: 1.0, t_w: 0.0 };
+    let steps_model = CostModel::new(1.0, 0.0);
     let mut best = (
         (f64::INFINITY, f64::INFINITY, f64::INFINITY),
         op.algorithms()[0],
