@@ -17,8 +17,8 @@
  *             100 / 10. barrier runs at size 0 only.
  *
  * Collectives: bcast reduce allreduce allgather reduce_scatter alltoall scatter gather
- * scan barrier, rooted ones at rank 0. Reductions sum MPI_FLOAT. SIZE is the per-rank
- * message in bytes: per destination for alltoall and scatter, per source for gather and
+ * scan barrier shift (by one, with MPI_Sendrecv), rooted ones at rank 0. Reductions sum
+ * MPI_FLOAT. SIZE is the per-rank message in bytes: per destination for alltoall and scatter, per source for gather and
  * allgather, the per-rank result for reduce_scatter (each rank contributes np blocks).
  *
  * -i ITERS replaces the iteration counts (sizes above 8 KiB use ITERS/10, at least 1);
@@ -201,6 +201,17 @@ static int do_scan(float *out, float *in, int count, int *counts)
     return MPI_Scan(out, in, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 }
 
+static int do_shift(float *out, float *in, int count, int *counts)
+{
+    /* Circular shift by one (Grama 4.6): send to rank + 1, receive from rank - 1. */
+    int rank, np;
+    (void)counts;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    return MPI_Sendrecv(out, count, MPI_FLOAT, (rank + 1) % np, 7, in, count, MPI_FLOAT,
+                        (rank + np - 1) % np, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
 static int do_barrier(float *out, float *in, int count, int *counts)
 {
     (void)out, (void)in, (void)count, (void)counts;
@@ -216,7 +227,7 @@ static const struct {
     {"reduce_scatter", do_reduce_scatter},
     {"alltoall", do_alltoall},   {"scatter", do_scatter},
     {"gather", do_gather},       {"scan", do_scan},
-    {"barrier", do_barrier},
+    {"barrier", do_barrier},     {"shift", do_shift},
 };
 
 static collective_fn find_collective(const char *name)
@@ -311,7 +322,7 @@ int main(int argc, char **argv)
     collective_fn call = p2p ? NULL : find_collective(o.bench);
     if (!p2p && call == NULL)
         fail("unknown benchmark (latency bw bcast reduce allreduce allgather "
-             "reduce_scatter alltoall scatter gather scan barrier)");
+             "reduce_scatter alltoall scatter gather scan barrier shift)");
     if (p2p && np < 2)
         fail("latency and bw need at least 2 ranks");
 

@@ -76,6 +76,9 @@ pub enum Bench {
     Scan,
     /// Barrier (size 0 only).
     Barrier,
+    /// Circular shift by one: rank r sends SIZE bytes to rank r + 1 (mod p) and receives
+    /// from r − 1 (`MPI_Sendrecv`; ours: `shift` in rank order, Grama §4.6).
+    Shift,
     /// iPSC GSENDW/GRECVW: global broadcast from node 0 over the spanning tree.
     Gsendw,
     /// iPSC GOP: global sum of f32 vectors at node 0.
@@ -88,7 +91,7 @@ pub enum Bench {
 
 impl Bench {
     /// Every benchmark, in the order of the report.
-    pub const ALL: [Bench; 16] = [
+    pub const ALL: [Bench; 17] = [
         Bench::Latency,
         Bench::Bw,
         Bench::Bcast,
@@ -101,6 +104,7 @@ impl Bench {
         Bench::Gather,
         Bench::Scan,
         Bench::Barrier,
+        Bench::Shift,
         Bench::Gsendw,
         Bench::Gop,
         Bench::Gcat,
@@ -108,7 +112,7 @@ impl Bench {
     ];
 
     /// The benchmarks that `osu_mpi` also has (the MPI-comparable set).
-    pub const MPI: [Bench; 12] = [
+    pub const MPI: [Bench; 13] = [
         Bench::Latency,
         Bench::Bw,
         Bench::Bcast,
@@ -121,6 +125,7 @@ impl Bench {
         Bench::Gather,
         Bench::Scan,
         Bench::Barrier,
+        Bench::Shift,
     ];
 
     /// The name on the command line (and in `osu_mpi`).
@@ -138,6 +143,7 @@ impl Bench {
             Bench::Gather => "gather",
             Bench::Scan => "scan",
             Bench::Barrier => "barrier",
+            Bench::Shift => "shift",
             Bench::Gsendw => "gsendw",
             Bench::Gop => "gop",
             Bench::Gcat => "gcat",
@@ -175,6 +181,7 @@ impl Bench {
             Bench::Gather => "MPI_Gather",
             Bench::Scan => "MPI_Scan (f32 sum)",
             Bench::Barrier => "MPI_Barrier",
+            Bench::Shift => "MPI_Sendrecv, shift by 1",
             Bench::Gsendw => "iPSC GSENDW/GRECVW",
             Bench::Gop => "iPSC GOP (f32 sum)",
             Bench::Gcat => "iPSC GCAT",

@@ -228,13 +228,113 @@ fn targets(v: &View<'_>) -> Vec<Target> {
         true,
         format!("{} vs {} MB/s = {}", num(o), num(p), xtext(r)),
     );
+    // Closer to the physical limit (issue 15).
+    for size in [1u64 << 20, 4 << 20] {
+        let o = v.get(imp::OURS, 2, "latency", size);
+        let f = v.get(imp::FLOOR_SPIN, 2, "latency", size);
+        let r = ratio(o, f);
+        one(
+            &format!("ping-pong {}, np=2: ≤ 1.1× spinning floor", size_text(size)),
+            r,
+            1.1,
+            false,
+            format!("{} µs vs {} µs = {}", num(o), num(f), xtext(r)),
+        );
+    }
+    let o = v.get(imp::OURS, 2, "bw", 64 << 10);
+    let f = v.get(imp::FLOOR_STREAM, 2, "bw", 64 << 10);
+    let r = ratio(o, f);
+    one(
+        "bandwidth 64 KiB: ≥ 0.95× stream floor",
+        r,
+        0.95,
+        true,
+        format!("{} vs {} MB/s = {}", num(o), num(f), xtext(r)),
+    );
+    let f = v.get(imp::C_FLOOR_SPIN, 2, "latency", 8);
+    let r = ratio(ours8, f);
+    one(
+        "ping-pong 8 B, np=2: ≤ 1.2× C floor (spinning)",
+        r,
+        1.2,
+        false,
+        format!("{} µs vs {} µs = {}", num(ours8), num(f), xtext(r)),
+    );
+    // The operations whose gap to Open MPI is the implementation, not the topology.
+    let mut met = 0;
+    let mut total = 0;
+    let mut missed = Vec::new();
+    for b in ["scatter", "gather", "shift", "reduce_scatter"] {
+        for np in [4, 8, 16] {
+            for s in [64u64 << 10, 1 << 20] {
+                if let Some(r) = ratio(v.get(imp::OURS, np, b, s), v.get(imp::OMPI_TCP, np, b, s)) {
+                    total += 1;
+                    if r <= 1.0 {
+                        met += 1;
+                    } else {
+                        missed.push(format!("{b} np={np} {} {r:.2}×", size_text(s)));
+                    }
+                }
+            }
+        }
+    }
+    t.push(Target {
+        what: "scatter, gather, shift, reduce-scatter at 64 KiB and 1 MiB, np = 4, 8, 16: \
+               ≤ 1.0× Open MPI TCP"
+            .into(),
+        measured: if total == 0 {
+            "not measured".into()
+        } else if missed.is_empty() {
+            format!("{met} of {total} cases")
+        } else {
+            format!("{met} of {total} cases; missed: {}", missed.join(", "))
+        },
+        met: (total > 0).then_some(met == total),
+    });
+    // All-to-all personalized: at most the link-volume ratio of the hypercube against a
+    // direct mesh, (log p)/2 · p/(p − 1): 1.33×, 1.71×, 2.13× at p = 4, 8, 16.
+    let mut met = 0;
+    let mut total = 0;
+    let mut shown = Vec::new();
+    for np in [4u32, 8, 16] {
+        let p = f64::from(np);
+        let limit = p.log2() / 2.0 * p / (p - 1.0);
+        for s in [64u64 << 10, 1 << 20] {
+            let r = ratio(
+                v.get(imp::OURS, np, "alltoall", s),
+                v.get(imp::OMPI_TCP, np, "alltoall", s),
+            );
+            if let Some(r) = r {
+                total += 1;
+                if r <= limit {
+                    met += 1;
+                }
+                shown.push(format!("np={np} {} {r:.2}× (≤ {limit:.2})", size_text(s)));
+            }
+        }
+    }
+    t.push(Target {
+        what: "all-to-all personalized at 64 KiB and 1 MiB: ≤ the link-volume ratio against \
+               a direct mesh (1.33×, 1.71×, 2.13× at np = 4, 8, 16)"
+            .into(),
+        measured: if total == 0 {
+            "not measured".into()
+        } else {
+            format!("{met} of {total} cases: {}", shown.join(", "))
+        },
+        met: (total > 0).then_some(met == total),
+    });
     // Every collective at np = 4, 8, 16 and the key sizes.
     let mut met = 0;
     let mut total = 0;
     let mut stretch = 0;
     let mut stretch_total = 0;
     let mut worst: Vec<(f64, String)> = Vec::new();
-    for b in Bench::MPI.iter().filter(|b| !b.is_p2p()) {
+    // The 84 cases of issue 5 (shift, added later, has its own target above).
+    for b in Bench::MPI
+        .iter()
+        .filter(|b| !b.is_p2p() && **b != Bench::Shift)
+    {
         for np in [4, 8, 16] {
             let sizes: &[u64] = if *b == Bench::Barrier {
                 &[0]
@@ -269,7 +369,8 @@ fn targets(v: &View<'_>) -> Vec<Target> {
         .map(|(r, w)| format!("{w} {r:.2}×"))
         .collect();
     t.push(Target {
-        what: "every collective at np = 4, 8, 16 × 8 B / 64 KiB / 1 MiB: ≤ 1.0× Open MPI TCP"
+        what: "every collective at np = 4, 8, 16 × 8 B / 64 KiB / 1 MiB: ≤ 1.0× Open MPI TCP \
+               (issue 15: in at least 76 of the 84 cases)"
             .into(),
         measured: if total == 0 {
             "not measured".into()
@@ -278,7 +379,7 @@ fn targets(v: &View<'_>) -> Vec<Target> {
         } else {
             format!("{met} of {total} cases; worst: {}", worst_text.join(", "))
         },
-        met: (total > 0).then_some(met == total),
+        met: (total > 0).then_some(met >= 76.min(total)),
     });
     t.push(Target {
         what: "stretch: ≤ 0.5× Open MPI TCP at np = 16".into(),

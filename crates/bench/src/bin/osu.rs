@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use bytes::Bytes;
 use clap::Parser;
-use hypercube::collectives::{Algorithm, Op, Subcube};
+use hypercube::collectives::{Algorithm, Op, ShiftOrder, Subcube};
 use hypercube::{MsgType, Node, Select, TypeSel};
 use hypercube_bench::osu::{self, WINDOW};
 use hypercube_bench::Bench;
@@ -31,7 +31,7 @@ use hypercube_bench::Bench;
 #[command(name = "osu", version)]
 struct Args {
     /// latency | bw | bcast | reduce | allreduce | allgather | reduce_scatter | alltoall |
-    /// scatter | gather | scan | barrier | gsendw | gop | gcat | spgsnw
+    /// scatter | gather | scan | barrier | shift | gsendw | gop | gcat | spgsnw
     bench: Bench,
     /// Size range MIN:MAX in bytes, doubling from MIN (as OSU's -m)
     #[arg(short = 'm', value_name = "MIN:MAX", default_value = "4:1048576", value_parser = osu::parse_range)]
@@ -284,6 +284,9 @@ fn call(
             c.scan(&buf.floats, Op::Sum)?;
         }
         Bench::Barrier => c.barrier()?,
+        Bench::Shift => {
+            c.shift(buf.block.clone(), 1, ShiftOrder::Rank)?;
+        }
         Bench::Gsendw => {
             if me == 0 {
                 node.gsend(buf.block.clone(), d)?;
