@@ -9,6 +9,9 @@
 //!   they arrive; only the header waits at each hop, so the same message costs
 //!   `t_s + l t_h + t_w m`.
 //!
+//! (The cost model, `collectives::select::CostModel`, counts the first link's `t_h` in
+//! `t_s`, so that a message to a neighbour costs chapter 4's `t_s + t_w m` in both regimes.)
+//!
 //! The TCP transport forwards in the regime in force, and the cost model and the automatic
 //! choice of algorithms (`collectives::select`) use the same one, read once per process
 //! from `HYPERCUBE_FORWARDING` (`cut-through`, the default, or `store-and-forward`).
