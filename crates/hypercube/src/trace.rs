@@ -83,6 +83,8 @@ struct Recorder {
     half: usize,
     /// This rank (for the writer thread's name).
     rank: NodeId,
+    /// The writer thread runs (started, and finish not reached).
+    writer: AtomicBool,
 }
 
 #[derive(Default)]
@@ -325,6 +327,7 @@ pub(crate) fn start(rank: NodeId, dim: u32) {
         out: Mutex::new((file, Vec::new())),
         half,
         rank,
+        writer: AtomicBool::new(false),
     };
     {
         let mut s = rec.state();
@@ -334,10 +337,12 @@ pub(crate) fn start(rank: NodeId, dim: u32) {
         return;
     }
     let Some(rec) = REC.get() else { return };
+    rec.writer.store(true, Ordering::SeqCst);
     let spawned = std::thread::Builder::new()
         .name(format!("hc-trace-{}", Node(rec.rank)))
         .spawn(move || rec.run());
     if let Err(e) = spawned {
+        rec.writer.store(false, Ordering::SeqCst);
         // Still on: callers that park, finalize and the exit write the buffer.
         tracing::warn!(
             "trace: cannot start the writer thread ({e}); writing at waits and the end only"
@@ -348,9 +353,14 @@ pub(crate) fn start(rank: NodeId, dim: u32) {
     ON.store(true, Ordering::Relaxed);
 }
 
-/// `exit(3)` (a rank that aborts, or loses its launcher): write what is buffered.
+/// `exit(3)` (a rank that aborts, loses its launcher, or returns from `main`): write what
+/// is buffered.
 extern "C" fn at_exit() {
-    let _ = std::panic::catch_unwind(flush);
+    let _ = std::panic::catch_unwind(|| {
+        if let Some(rec) = REC.get() {
+            rec.write_out();
+        }
+    });
 }
 
 // The line a hook formats, reused per thread.
@@ -375,11 +385,14 @@ pub(crate) fn emit(line: std::fmt::Arguments<'_>) {
     });
 }
 
-/// Write buffered events to the file now (a caller about to park, the transport's end,
-/// the process's exit).
+/// A caller is about to park, or the transport ends: write buffered events now, unless
+/// the writer thread runs (it writes within [`FLUSH_EVERY`]; a parking caller need not pay
+/// for a write).
 pub(crate) fn flush() {
     if let Some(rec) = REC.get() {
-        rec.write_out();
+        if !rec.writer.load(Ordering::Relaxed) {
+            rec.write_out();
+        }
     }
 }
 
@@ -405,6 +418,7 @@ pub(crate) fn finish() {
             already,
         )
     };
+    rec.writer.store(false, Ordering::SeqCst);
     rec.wake.notify_all();
     if already {
         return;

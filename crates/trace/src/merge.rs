@@ -221,6 +221,23 @@ pub fn merge(prefix: &Path) -> Result<Merged, Error> {
         return Err(Error::new(prefix, "every per-rank trace file is empty"));
     }
     let mut warnings = Vec::new();
+    // Drops: one warning per rank, or one for all when many ranks dropped.
+    let droppers = ranks.iter().filter(|r| r.dropped.0 > 0).count();
+    if droppers > 3 {
+        let (n, b) = ranks
+            .iter()
+            .fold((0, 0), |(n, b), r| (n + r.dropped.0, b + r.dropped.1));
+        let bounds: std::collections::BTreeSet<u64> =
+            ranks.iter().filter_map(|r| r.mem_bound).collect();
+        warnings.push(format!(
+            "{droppers} ranks dropped {n} records ({b} bytes) in all because their trace buffers \
+             were full{}; raise HYPERCUBE_TRACE_BUFFER to keep them (per rank: otherData.dropped)",
+            match bounds.len() {
+                1 => format!(" (bound {} bytes)", bounds.iter().next().unwrap_or(&0)),
+                _ => String::new(),
+            }
+        ));
+    }
     for r in &ranks {
         if r.truncated {
             warnings.push(format!(
@@ -244,7 +261,7 @@ pub fn merge(prefix: &Path) -> Result<Merged, Error> {
         if !r.ended {
             notes.push(format!("{}: did not reach finalize", r.name));
         }
-        if r.dropped.0 > 0 {
+        if r.dropped.0 > 0 && droppers <= 3 {
             warnings.push(format!(
                 "{}: dropped {} records ({} bytes) because its trace buffer was full{}; \
                  raise HYPERCUBE_TRACE_BUFFER to keep them",

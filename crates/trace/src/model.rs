@@ -60,6 +60,8 @@ pub struct Trace {
     pub slices: Vec<Slice>,
     /// Cube dimension.
     pub dim: u32,
+    /// The merge's `otherData` (clock offsets, dropped records, recorder memory, warnings).
+    pub other: Value,
 }
 
 impl Trace {
@@ -126,7 +128,12 @@ impl Trace {
                 _ => {}
             }
         }
-        Ok(Trace { ranks, slices, dim })
+        Ok(Trace {
+            ranks,
+            slices,
+            dim,
+            other: doc["otherData"].clone(),
+        })
     }
 
     /// The messages, by their number in the trace.
@@ -156,6 +163,18 @@ impl Trace {
             m.hops.sort_by(|a, b| a.1.total_cmp(&b.1));
         }
         msgs
+    }
+
+    /// Records each rank dropped because its trace buffer was full (ranks that dropped
+    /// none left out).
+    pub fn dropped(&self) -> BTreeMap<u32, u64> {
+        let Some(d) = self.other.get("dropped").and_then(Value::as_object) else {
+            return BTreeMap::new();
+        };
+        d.iter()
+            .filter_map(|(r, v)| Some((r.parse().ok()?, v.get("records")?.as_u64()?)))
+            .filter(|(_, n)| *n > 0)
+            .collect()
     }
 
     /// The time span of all slices, µs.
