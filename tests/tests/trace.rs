@@ -603,3 +603,65 @@ fn a_skewed_clock_is_estimated_at_start_up_and_corrected_in_the_merge() {
         );
     }
 }
+
+#[test]
+fn steps_labels_an_allreduce_with_the_contributions_each_message_carries() {
+    let dir = TempDir::new("trace-labels");
+    let json = dir.path().join("g.json");
+    let out = run_hcrun(
+        &[
+            "--dim",
+            "3",
+            "--timeout-s",
+            "60",
+            "--trace",
+            json.to_str().unwrap(),
+        ],
+        &[example("grama").to_str().unwrap()],
+        &[],
+        Duration::from_secs(90),
+    );
+    out.assert_ok();
+    let svg = dir.path().join("s.svg");
+    let draw = |call: &str| {
+        let out = hctrace(&[
+            "steps",
+            json.to_str().unwrap(),
+            "--call",
+            call,
+            "-o",
+            svg.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{out:?}");
+        let text = std::fs::read_to_string(&svg).unwrap();
+        check_xml(&text);
+        text
+    };
+    let label = |text: &str, l: &str| text.matches(&format!("\">{l}</text>")).count();
+    // Call 1, the all-reduce: pairs, then fours, and at the end everyone has all eight.
+    let text = draw("1");
+    assert!(text.contains("allreduce (Hypercube) on a 3-cube"), "{text}");
+    for n in 0..8 {
+        assert_eq!(
+            label(&text, &format!("1 [{n}]")),
+            1,
+            "step 1 from {n}\n{text}"
+        );
+    }
+    for pair in ["[0+1]", "[2+3]", "[4+5]", "[6+7]"] {
+        assert_eq!(label(&text, &format!("2 {pair}")), 2, "{pair}\n{text}");
+    }
+    assert_eq!(label(&text, "3 [0..3]"), 4, "{text}");
+    assert_eq!(label(&text, "3 [4..7]"), 4, "{text}");
+    assert!(
+        text.contains("after step 3: every node has [0..7]"),
+        "{text}"
+    );
+    // Call 0, the broadcast from node 0: every arrow carries the root's data.
+    let text = draw("0");
+    assert_eq!(text.matches("<path class=\"msg\"").count(), 7);
+    assert_eq!(text.matches(" [0]</text>").count(), 7, "{text}");
+    // Call 2, the all-to-all of one block per pair: four blocks cross each link per step.
+    let text = draw("2");
+    assert_eq!(text.matches(" 4 blocks</text>").count(), 24, "{text}");
+}
