@@ -432,6 +432,9 @@ pub(crate) fn finish() {
 const CLOCK_PING: u32 = *crate::tags::TRACE.start();
 const CLOCK_REPLY: u32 = CLOCK_PING + 1;
 
+/// The start-up clock exchange runs (its waits are not recorded).
+static IN_CLOCK_EXCHANGE: AtomicBool = AtomicBool::new(false);
+
 /// Ping-pongs a rank makes with rank 0 when their clocks differ.
 const CLOCK_SAMPLES: u32 = 16;
 
@@ -472,11 +475,15 @@ pub(crate) fn estimate_clock(t: &Tr) {
         return;
     }
     let id = CLOCK_ID.get().cloned().unwrap_or_default();
+    // Its waits are not the program's: leave them out (no other thread of the program
+    // runs yet: this is inside `init`).
+    IN_CLOCK_EXCHANGE.store(true, Ordering::Relaxed);
     let res = if me == 0 {
         clock_serve(t, (1u32 << dim) - 1, &id).map(|()| (0, 0, 0, true))
     } else {
         clock_ask(t, &id)
     };
+    IN_CLOCK_EXCHANGE.store(false, Ordering::Relaxed);
     match res {
         Ok((offset, rtt, samples, same)) => emit(format_args!(
             "{{\"ev\":\"clock\",\"ref\":0,\"offset_ns\":{offset},\"rtt_ns\":{rtt},\"samples\":{samples},\"same_clock\":{same}}}"
@@ -653,6 +660,9 @@ pub(crate) fn forward(src: NodeId, dest: NodeId, id: u64, kind: &str, bytes: u64
 
 /// A wait that blocked from `t0` until now, for `what`.
 pub(crate) fn wait(t0: u64, what: &str) {
+    if IN_CLOCK_EXCHANGE.load(Ordering::Relaxed) {
+        return;
+    }
     emit(format_args!(
         "{{\"ev\":\"wait\",\"t0\":{t0},\"t1\":{},\"what\":{}}}",
         now(),
