@@ -262,12 +262,18 @@ fn hctrace_names_the_file_and_the_problem_on_bad_input() {
     std::fs::write(p("foreign.json"), r#"{"traceEvents":[],"otherData":{}}"#).unwrap();
     std::fs::write(p("list.json"), "[1, 2, 3]").unwrap();
     std::fs::write(p("garbage.json"), "\u{1}\u{2}not json").unwrap();
+    std::fs::write(
+        p("job.rank-2"),
+        "{\"ev\":\"start\",\"rank\":2,\"dim\":2,\"pid\":9,\"t\":5}\n{\"ev\":\"end\",\"t\":6}\n",
+    )
+    .unwrap();
     let cases = [
         ("empty.json", "is empty"),
         ("cut.json", "is cut off"),
         ("foreign.json", "is not a hypercube trace"),
         ("list.json", "is not a hypercube trace"),
         ("garbage.json", "is not valid JSON"),
+        ("job.rank-2", "is a per-rank trace file"),
         ("missing.json", "cannot read"),
     ];
     for (name, what) in cases {

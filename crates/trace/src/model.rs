@@ -73,7 +73,16 @@ impl Trace {
             return Err(Error::new(path, "is empty (not a trace)"));
         }
         let doc: Value = serde_json::from_slice(&text).map_err(|e| {
-            if e.is_eof() {
+            let first = text.split(|b| *b == b'\n').next().unwrap_or(&[]);
+            let per_rank = serde_json::from_slice::<Value>(first)
+                .is_ok_and(|v| v.get("ev").and_then(Value::as_str) == Some("start"));
+            if per_rank {
+                Error::new(
+                    path,
+                    "is a per-rank trace file (one event a line), not a merged trace: merge \
+                     the job's files first (hctrace merge PREFIX -o t.json), then use t.json",
+                )
+            } else if e.is_eof() {
                 Error::new(path, format!("is cut off: the JSON ends early ({e})"))
             } else {
                 Error::new(path, format!("is not valid JSON ({e})"))
