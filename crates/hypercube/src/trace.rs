@@ -431,6 +431,8 @@ pub(crate) fn finish() {
 /// rank 0 and its replies.
 const CLOCK_PING: u32 = *crate::tags::TRACE.start();
 const CLOCK_REPLY: u32 = CLOCK_PING + 1;
+/// Rank 0's turn to a rank: start pinging.
+const CLOCK_GO: u32 = CLOCK_PING + 2;
 
 /// The start-up clock exchange runs (its waits are not recorded).
 static IN_CLOCK_EXCHANGE: AtomicBool = AtomicBool::new(false);
@@ -464,8 +466,8 @@ fn u64_at(b: &[u8], i: usize) -> Option<u64> {
 /// launcher's machine, and its offset is taken as 0). A rank first sends its clock id:
 /// if rank 0's is the same (same kernel boot, so the same `CLOCK_MONOTONIC`) the offset
 /// is exactly 0 and one round trip is all; otherwise [`CLOCK_SAMPLES`] ping-pongs, and the
-/// sample with the smallest round trip gives the offset. Rank 0 answers until every rank
-/// said it is done. A failure is a warning: the trace then has no offset for the rank.
+/// sample with the smallest round trip gives the offset. Rank 0 serves the ranks one after
+/// the other. A failure is a warning: the trace then has no offset for the rank.
 pub(crate) fn estimate_clock(t: &Tr) {
     if !on() {
         return;
@@ -516,28 +518,27 @@ fn clock_recv(t: &Tr, from: Option<NodeId>, tag: u32) -> Result<crate::message::
         .map_err(|e| format!("waiting for the clock exchange: {e}"))
 }
 
-/// Rank 0: answer pings until `others` ranks said they are done (a ping whose first byte
-/// is 1). A ping is `[0][t0: u64][clock id]`; the reply `[t1: u64][t2: u64][same: u8]`.
+/// Rank 0: one rank after the other (so that no ping queues behind another rank's), tell
+/// it to go, then answer its pings until it says it is done (a ping whose first byte is
+/// 1). A ping is `[0][t0: u64][clock id]`; the reply `[t1: u64][t2: u64][same: u8]`.
 fn clock_serve(t: &Tr, others: u32, id: &str) -> Result<(), String> {
-    let mut done = 0;
-    // Bounded: each rank sends at most CLOCK_SAMPLES pings and one done.
-    for _ in 0..(others as u64) * (CLOCK_SAMPLES as u64 + 1) {
-        if done == others {
-            break;
+    for r in 1..=others {
+        clock_send(t, r, CLOCK_GO, Vec::new())?;
+        // Bounded: a rank sends at most CLOCK_SAMPLES pings, then its done.
+        for _ in 0..=CLOCK_SAMPLES {
+            let m = clock_recv(t, Some(r), CLOCK_PING)?;
+            let t1 = now();
+            let d = m.data();
+            if d.first() != Some(&0) {
+                break;
+            }
+            let same = d.get(9..).is_some_and(|their| their == id.as_bytes()) && !id.is_empty();
+            let mut reply = Vec::with_capacity(17);
+            reply.extend_from_slice(&t1.to_le_bytes());
+            reply.extend_from_slice(&now().to_le_bytes());
+            reply.push(same as u8);
+            clock_send(t, r, CLOCK_REPLY, reply)?;
         }
-        let m = clock_recv(t, None, CLOCK_PING)?;
-        let t1 = now();
-        let d = m.data();
-        if d.first() != Some(&0) {
-            done += 1;
-            continue;
-        }
-        let same = d.get(9..).is_some_and(|their| their == id.as_bytes()) && !id.is_empty();
-        let mut r = Vec::with_capacity(17);
-        r.extend_from_slice(&t1.to_le_bytes());
-        r.extend_from_slice(&now().to_le_bytes());
-        r.push(same as u8);
-        clock_send(t, m.source(), CLOCK_REPLY, r)?;
     }
     Ok(())
 }
@@ -548,6 +549,8 @@ fn clock_ask(t: &Tr, id: &str) -> Result<(i64, u64, u32, bool), String> {
     let mut best: Option<(i64, u64)> = None;
     let mut n = 0;
     let mut same = false;
+    // Wait for this rank's turn.
+    clock_recv(t, Some(0), CLOCK_GO)?;
     let result = (|| {
         for _ in 0..CLOCK_SAMPLES {
             let mut p = Vec::with_capacity(9 + id.len());
