@@ -54,6 +54,9 @@ impl Recording {
                 for n in &m.notes {
                     eprintln!("hcrun: trace: {n}");
                 }
+                for w in &m.warnings {
+                    eprintln!("hcrun: trace: warning: {w}");
+                }
                 eprintln!(
                     "hcrun: trace written to {} ({} ranks, {} messages); open it in \
                      https://ui.perfetto.dev or try `hctrace stats {}`",

@@ -67,6 +67,9 @@ fn run(cli: Cli) -> Result<(), String> {
             for n in &m.notes {
                 eprintln!("hctrace: note: {n}");
             }
+            for w in &m.warnings {
+                eprintln!("hctrace: warning: {w}");
+            }
             eprintln!(
                 "hctrace: wrote {} ({} ranks, {} messages); open it in https://ui.perfetto.dev",
                 output.display(),

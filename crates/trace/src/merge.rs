@@ -40,8 +40,17 @@ struct RankFile {
     events: Vec<Ev>,
     /// The file ended in the middle of a line (the rank died while writing).
     truncated: bool,
+    /// Lines (1-based) inside the file that were cut off and skipped.
+    cut_lines: Vec<usize>,
     /// The rank reached finalize.
     ended: bool,
+    /// What to add to this rank's times for rank 0's clock (its `clock` line), if known.
+    offset: Option<i64>,
+    /// Records the rank dropped (buffer full), and their bytes.
+    dropped: (u64, u64),
+    /// The recorder's memory: peak and bound (the `end` line; the bound also `start`'s).
+    mem_peak: Option<u64>,
+    mem_bound: Option<u64>,
 }
 
 /// The result of a merge.
@@ -53,8 +62,11 @@ pub struct Merged {
     pub ranks: usize,
     /// Messages found (sent or received).
     pub messages: usize,
-    /// Notes for the user: ranks whose file was cut short, or that never finished.
+    /// Notes for the user: ranks that never finished, empty files.
     pub notes: Vec<String>,
+    /// Warnings: files cut in a record, records the ranks dropped, arrows that point
+    /// backwards in time (the merge went on; the trace is incomplete or skewed there).
+    pub warnings: Vec<String>,
 }
 
 /// A node number in a per-rank file: a number, or `"host"` (then `2^dim`).
@@ -107,7 +119,9 @@ fn read_rank(path: &Path) -> Result<Option<RankFile>, Error> {
     let lines: Vec<&str> = text.lines().collect();
     let mut events = Vec::new();
     let mut header: Option<(u32, String, u32)> = None;
+    let mut mem_bound = None;
     let mut truncated = false;
+    let mut cut_lines = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let last = i + 1 == lines.len();
         let v: Value = match serde_json::from_str(line) {
@@ -115,6 +129,12 @@ fn read_rank(path: &Path) -> Result<Option<RankFile>, Error> {
             Err(_) if last && !complete => {
                 truncated = true;
                 break;
+            }
+            // A record cut short with more after it (a writer killed mid-write, then
+            // another write): skip it, say so.
+            Err(e) if e.is_eof() && i > 0 => {
+                cut_lines.push(i + 1);
+                continue;
             }
             Err(e) => {
                 return Err(Error::new(
@@ -139,6 +159,7 @@ fn read_rank(path: &Path) -> Result<Option<RankFile>, Error> {
                 format!("rank {rank}")
             };
             header = Some((rank, name, dim));
+            mem_bound = v.get("mem_bound").and_then(Value::as_u64);
             continue;
         }
         let rank = header.as_ref().map_or(0, |h| h.0);
@@ -148,14 +169,41 @@ fn read_rank(path: &Path) -> Result<Option<RankFile>, Error> {
         // Only a cut-off first line.
         return Ok(None);
     };
-    let ended = events.iter().any(|e| e.s("ev") == "end");
+    let find = |ev: &str| events.iter().find(|e| e.s("ev") == ev).map(|e| &e.v);
+    let ended = find("end").is_some();
+    let offset = find("clock").and_then(|c| c.get("offset_ns")?.as_i64());
+    let end_u = |k: &str| find("end").and_then(|e| e.get(k)?.as_u64());
+    // Drops: the end line's totals, or (a rank that died) the sum of its `lost` lines.
+    let dropped = match (end_u("dropped"), end_u("dropped_bytes")) {
+        (Some(n), Some(b)) => (n, b),
+        _ => events
+            .iter()
+            .filter(|e| e.s("ev") == "lost")
+            .fold((0, 0), |(n, b), e| (n + e.u("records"), b + e.u("bytes"))),
+    };
+    let mem_peak = end_u("mem_peak");
+    let mem_bound = end_u("mem_bound").or(mem_bound);
+    if let Some(off) = offset.filter(|o| *o != 0) {
+        for e in &mut events {
+            for k in ["t", "t0", "t1"] {
+                if let Some(t) = e.v.get(k).and_then(Value::as_u64) {
+                    e.v[k] = Value::from(t.saturating_add_signed(off));
+                }
+            }
+        }
+    }
     Ok(Some(RankFile {
         rank,
         name,
         dim,
         events,
         truncated,
+        cut_lines,
         ended,
+        offset,
+        dropped,
+        mem_peak,
+        mem_bound,
     }))
 }
 
@@ -172,14 +220,58 @@ pub fn merge(prefix: &Path) -> Result<Merged, Error> {
     if ranks.is_empty() {
         return Err(Error::new(prefix, "every per-rank trace file is empty"));
     }
+    let mut warnings = Vec::new();
+    // Drops: one warning per rank, or one for all when many ranks dropped.
+    let droppers = ranks.iter().filter(|r| r.dropped.0 > 0).count();
+    if droppers > 3 {
+        let (n, b) = ranks
+            .iter()
+            .fold((0, 0), |(n, b), r| (n + r.dropped.0, b + r.dropped.1));
+        let bounds: std::collections::BTreeSet<u64> =
+            ranks.iter().filter_map(|r| r.mem_bound).collect();
+        warnings.push(format!(
+            "{droppers} ranks dropped {n} records ({b} bytes) in all because their trace buffers \
+             were full{}; raise HYPERCUBE_TRACE_BUFFER to keep them (per rank: otherData.dropped)",
+            match bounds.len() {
+                1 => format!(" (bound {} bytes)", bounds.iter().next().unwrap_or(&0)),
+                _ => String::new(),
+            }
+        ));
+    }
     for r in &ranks {
         if r.truncated {
-            notes.push(format!(
-                "{}: its file ends in the middle of a line (the rank died?)",
+            warnings.push(format!(
+                "{}: its file ends in the middle of a record (the rank was killed while writing?); \
+                 merged up to the last whole record",
                 r.name
             ));
-        } else if !r.ended {
+        }
+        if !r.cut_lines.is_empty() {
+            warnings.push(format!(
+                "{}: {} record(s) cut off inside the file (line {}); skipped",
+                r.name,
+                r.cut_lines.len(),
+                r.cut_lines
+                    .iter()
+                    .map(|l| l.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if !r.ended {
             notes.push(format!("{}: did not reach finalize", r.name));
+        }
+        if r.dropped.0 > 0 && droppers <= 3 {
+            warnings.push(format!(
+                "{}: dropped {} records ({} bytes) because its trace buffer was full{}; \
+                 raise HYPERCUBE_TRACE_BUFFER to keep them",
+                r.name,
+                r.dropped.0,
+                r.dropped.1,
+                r.mem_bound
+                    .map(|b| format!(" (bound {b} bytes)"))
+                    .unwrap_or_default()
+            ));
         }
     }
     let dim = ranks.iter().map(|r| r.dim).max().unwrap_or(0);
@@ -294,12 +386,16 @@ pub fn merge(prefix: &Path) -> Result<Merged, Error> {
 
     // Flow arrows: one leg per pair of consecutive points of a message.
     let mut flow_id = 1u64;
+    let mut backwards = 0usize;
     let mut ms: Vec<_> = points.into_iter().collect();
     ms.sort_by_key(|(m, _)| *m);
     for (m, mut pts) in ms {
         pts.sort_by_key(|p| (p.3, p.0));
         for w in pts.windows(2) {
             let (a, b) = (w[0], w[1]);
+            if b.0 < a.0 {
+                backwards += 1;
+            }
             // The end binds to the enclosing slice: just inside a receive's end.
             let b_ts = if b.3 == 2 {
                 us(b.0.saturating_sub(1).max(a.0))
@@ -311,6 +407,22 @@ pub fn merge(prefix: &Path) -> Result<Merged, Error> {
             flow_id += 1;
         }
     }
+    if backwards > 0 {
+        warnings.push(format!(
+            "{backwards} of {} message arrows point backwards in time (ranks on hosts whose \
+             clocks differ, and no offset or a poor one?); they are drawn as instantaneous",
+            flow_id - 1
+        ));
+    }
+    let per_rank = |f: &dyn Fn(&RankFile) -> Option<Value>| -> serde_json::Map<String, Value> {
+        ranks
+            .iter()
+            .filter_map(|r| Some((r.rank.to_string(), f(r)?)))
+            .collect()
+    };
+    let offsets = per_rank(&|r| r.offset.map(Value::from));
+    let dropped = per_rank(&|r| Some(json!({"records": r.dropped.0, "bytes": r.dropped.1})));
+    let memory = per_rank(&|r| Some(json!({"peak": r.mem_peak, "bound": r.mem_bound})));
     let messages = msgs.len();
     let doc = json!({
         "traceEvents": out,
@@ -320,8 +432,13 @@ pub fn merge(prefix: &Path) -> Result<Merged, Error> {
             "dim": dim,
             "ranks": ranks.len(),
             "messages": messages,
-            "clock": "CLOCK_MONOTONIC of one host; ts in µs from the first event",
+            "clock": "CLOCK_MONOTONIC of rank 0's host, other hosts' ranks shifted by their \
+                      clock_offsets_ns; ts in µs from the first event",
+            "clock_offsets_ns": offsets,
+            "dropped": dropped,
+            "memory": memory,
             "notes": notes,
+            "warnings": warnings,
         }
     });
     Ok(Merged {
@@ -329,6 +446,7 @@ pub fn merge(prefix: &Path) -> Result<Merged, Error> {
         ranks: ranks.len(),
         messages,
         notes,
+        warnings,
     })
 }
 
@@ -366,9 +484,9 @@ mod tests {
         let m = merge(&d.join("p")).unwrap();
         assert_eq!((m.ranks, m.messages), (2, 1));
         assert!(m
-            .notes
+            .warnings
             .iter()
-            .any(|n| n.contains("rank 1") && n.contains("middle of a line")));
+            .any(|n| n.contains("rank 1") && n.contains("middle of a record")));
         assert!(m.notes.iter().any(|n| n.contains("empty")));
         let flows = m.doc["traceEvents"]
             .as_array()
@@ -377,6 +495,78 @@ mod tests {
             .filter(|e| e["ph"] == "s" || e["ph"] == "f")
             .count();
         assert_eq!(flows, 2);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_record_cut_inside_a_file_is_skipped_with_a_warning() {
+        let d = dir("cut-inside");
+        let r0 = "{\"ev\":\"start\",\"rank\":0,\"dim\":1,\"pid\":1,\"t\":1000}\n\
+                  {\"ev\":\"send\",\"t0\":2000,\"t1\":3000,\"peer\":1,\"tag\":3,\"by\n\
+                  {\"ev\":\"send\",\"t0\":5000,\"t1\":6000,\"peer\":1,\"tag\":3,\"bytes\":8,\"id\":1}\n\
+                  {\"ev\":\"end\",\"t\":9000}\n";
+        std::fs::write(d.join("p.rank-0"), r0).unwrap();
+        let m = merge(&d.join("p")).unwrap();
+        assert_eq!((m.ranks, m.messages), (1, 1));
+        assert!(
+            m.warnings
+                .iter()
+                .any(|w| w.contains("rank 0") && w.contains("cut off") && w.contains("line 2")),
+            "{:?}",
+            m.warnings
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn clock_offsets_shift_a_rank_and_drops_are_warned() {
+        let d = dir("offset");
+        // Rank 1's clock is 1 ms behind: uncorrected, its receive would end before the send.
+        let r0 = "{\"ev\":\"start\",\"rank\":0,\"dim\":1,\"pid\":1,\"t\":1000000}\n\
+                  {\"ev\":\"clock\",\"ref\":0,\"offset_ns\":0,\"rtt_ns\":0,\"samples\":0,\"same_clock\":true}\n\
+                  {\"ev\":\"send\",\"t0\":2000000,\"t1\":2001000,\"peer\":1,\"tag\":3,\"bytes\":8,\"id\":0}\n\
+                  {\"ev\":\"end\",\"t\":9000000,\"records\":2,\"dropped\":0,\"dropped_bytes\":0,\"mem_peak\":100,\"mem_bound\":4096}\n";
+        let r1 = "{\"ev\":\"start\",\"rank\":1,\"dim\":1,\"pid\":2,\"t\":1000000,\"mem_bound\":4096}\n\
+                  {\"ev\":\"clock\",\"ref\":0,\"offset_ns\":1000000,\"rtt_ns\":50000,\"samples\":16,\"same_clock\":false}\n\
+                  {\"ev\":\"recv\",\"t0\":1200000,\"t1\":1400000,\"peer\":0,\"tag\":3,\"bytes\":8,\"id\":0}\n\
+                  {\"ev\":\"lost\",\"t\":3000000,\"records\":5,\"bytes\":500}\n";
+        std::fs::write(d.join("p.rank-0"), r0).unwrap();
+        std::fs::write(d.join("p.rank-1"), r1).unwrap();
+        let m = merge(&d.join("p")).unwrap();
+        let recv = m.doc["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["cat"] == "recv")
+            .unwrap();
+        // First event: the send at 2 ms; the receive, shifted, from 2.2 ms to 2.4 ms.
+        assert_eq!(recv["ts"].as_f64(), Some(200.0));
+        assert_eq!(recv["dur"].as_f64(), Some(200.0));
+        assert_eq!(m.doc["otherData"]["clock_offsets_ns"]["1"], 1000000);
+        assert_eq!(m.doc["otherData"]["dropped"]["1"]["records"], 5);
+        assert!(
+            m.warnings
+                .iter()
+                .any(|w| w.contains("rank 1") && w.contains("dropped 5 records")),
+            "{:?}",
+            m.warnings
+        );
+        assert!(
+            !m.warnings.iter().any(|w| w.contains("backwards")),
+            "{:?}",
+            m.warnings
+        );
+        // Without the offset the arrow points backwards, and the merge says so.
+        let r1 = r1.replace("\"offset_ns\":1000000", "\"offset_ns\":0");
+        std::fs::write(d.join("p.rank-1"), r1).unwrap();
+        let m = merge(&d.join("p")).unwrap();
+        assert!(
+            m.warnings
+                .iter()
+                .any(|w| w.contains("1 of 1 message arrows point backwards")),
+            "{:?}",
+            m.warnings
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 

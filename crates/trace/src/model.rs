@@ -60,6 +60,8 @@ pub struct Trace {
     pub slices: Vec<Slice>,
     /// Cube dimension.
     pub dim: u32,
+    /// The merge's `otherData` (clock offsets, dropped records, recorder memory, warnings).
+    pub other: Value,
 }
 
 impl Trace {
@@ -71,7 +73,16 @@ impl Trace {
             return Err(Error::new(path, "is empty (not a trace)"));
         }
         let doc: Value = serde_json::from_slice(&text).map_err(|e| {
-            if e.is_eof() {
+            let first = text.split(|b| *b == b'\n').next().unwrap_or(&[]);
+            let per_rank = serde_json::from_slice::<Value>(first)
+                .is_ok_and(|v| v.get("ev").and_then(Value::as_str) == Some("start"));
+            if per_rank {
+                Error::new(
+                    path,
+                    "is a per-rank trace file (one event a line), not a merged trace: merge \
+                     the job's files first (hctrace merge PREFIX -o t.json), then use t.json",
+                )
+            } else if e.is_eof() {
                 Error::new(path, format!("is cut off: the JSON ends early ({e})"))
             } else {
                 Error::new(path, format!("is not valid JSON ({e})"))
@@ -126,7 +137,12 @@ impl Trace {
                 _ => {}
             }
         }
-        Ok(Trace { ranks, slices, dim })
+        Ok(Trace {
+            ranks,
+            slices,
+            dim,
+            other: doc["otherData"].clone(),
+        })
     }
 
     /// The messages, by their number in the trace.
@@ -156,6 +172,18 @@ impl Trace {
             m.hops.sort_by(|a, b| a.1.total_cmp(&b.1));
         }
         msgs
+    }
+
+    /// Records each rank dropped because its trace buffer was full (ranks that dropped
+    /// none left out).
+    pub fn dropped(&self) -> BTreeMap<u32, u64> {
+        let Some(d) = self.other.get("dropped").and_then(Value::as_object) else {
+            return BTreeMap::new();
+        };
+        d.iter()
+            .filter_map(|(r, v)| Some((r.parse().ok()?, v.get("records")?.as_u64()?)))
+            .filter(|(_, n)| *n > 0)
+            .collect()
     }
 
     /// The time span of all slices, µs.

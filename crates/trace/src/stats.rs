@@ -127,5 +127,20 @@ pub fn table(t: &Trace) -> String {
             r.largest_wait.1
         );
     }
+    let dropped = t.dropped();
+    if !dropped.is_empty() {
+        let total: u64 = dropped.values().sum();
+        let _ = writeln!(
+            s,
+            "\ndropped: {total} records on {} rank(s) ({}) because their trace buffer was full: \
+             the counts above miss them; raise HYPERCUBE_TRACE_BUFFER",
+            dropped.len(),
+            dropped
+                .iter()
+                .map(|(r, n)| format!("rank {r}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     s
 }

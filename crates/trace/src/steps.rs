@@ -9,8 +9,17 @@
 //! its sender had received in this call before sending it (1 for a message sent before
 //! anything arrived) — the causal depth, which is the book's numbering for the tree and
 //! dimension-by-dimension algorithms.
+//!
+//! Each arrow also says what its message carried, as far as the trace knows (it does not
+//! record the data): for combining operations (reduce, all-reduce, scan, reduce-scatter,
+//! gather, all-gather, barrier, GOP, GCAT) the set of nodes whose contributions it holds —
+//! within the call every node starts knowing itself, a message carries what its sender
+//! knew when it sent it, a receive adds that to what the receiver knows — written `[0+1]`,
+//! `[0..3]` for a run, `[0+1+4+5]`; for broadcasts (bcast, GSENDW / GRECVW) the root,
+//! `[0]`; for personalized operations (scatter, all-to-all, shift) the number of blocks
+//! when the call's block size divides the message, else its bytes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use crate::model::{Slice, Trace};
@@ -26,6 +35,66 @@ pub struct StepMsg {
     pub bytes: u64,
     /// Step number, from 1.
     pub step: u32,
+    /// What it carried (`[0+1]`, `[0]`, `2 blocks`, `24 B`; see the module's doc).
+    pub data: String,
+}
+
+/// What the trace can say about the data of an operation's messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Contributions are combined or collected: the origin sets.
+    Combining,
+    /// One root's data: the root.
+    Broadcast,
+    /// Blocks for particular destinations: how many.
+    Personalized,
+}
+
+fn kind(op: &str) -> Kind {
+    match op.to_ascii_lowercase().as_str() {
+        "bcast" | "gsendw" | "grecvw" => Kind::Broadcast,
+        "scatter" | "alltoall" | "shift" => Kind::Personalized,
+        _ => Kind::Combining,
+    }
+}
+
+/// A set of nodes as a label: runs of three or more as `a..b`, the rest joined by `+`.
+pub fn set_label(set: &BTreeSet<u32>) -> String {
+    let v: Vec<u32> = set.iter().copied().collect();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        if j - i >= 2 {
+            parts.push(format!("{}..{}", v[i], v[j]));
+        } else {
+            parts.extend(v[i..=j].iter().map(u32::to_string));
+        }
+        i = j + 1;
+    }
+    format!("[{}]", parts.join("+"))
+}
+
+/// A personalized message's label: blocks of `block` bytes (plain, or each with an 8-byte
+/// length in front, as framed messages carry them), else bytes.
+fn blocks_label(bytes: u64, block: u64) -> String {
+    let n = if block == 0 {
+        None
+    } else if bytes % block == 0 {
+        Some(bytes / block)
+    } else if bytes % (block + 8) == 0 {
+        Some(bytes / (block + 8))
+    } else {
+        None
+    };
+    match n {
+        Some(1) => "1 block".into(),
+        Some(n) => format!("{n} blocks"),
+        None => format!("{bytes} B"),
+    }
 }
 
 /// The calls of a trace: per rank, its call slices in order (finalize left out).
@@ -47,8 +116,22 @@ pub fn count(t: &Trace) -> usize {
     calls(t).values().map(Vec::len).max().unwrap_or(0)
 }
 
-/// The name of call `k` and its messages with their steps; an error past the last call.
-pub fn call_messages(t: &Trace, k: usize) -> Result<(String, u32, Vec<StepMsg>), String> {
+/// Call `k` of a trace: its name, subcube dimension and messages.
+#[derive(Debug, Clone)]
+pub struct CallSteps {
+    /// The names the ranks gave it, joined (`GSENDW / GRECVW`).
+    pub name: String,
+    /// Subcube dimension.
+    pub dim: u32,
+    /// Its messages in the order they were sent, with steps and data labels.
+    pub msgs: Vec<StepMsg>,
+    /// For combining operations: what each node knew at the end of the call (only the
+    /// nodes that sent or received in it).
+    pub known: BTreeMap<u32, BTreeSet<u32>>,
+}
+
+/// Call `k` with its messages, their steps and data; an error past the last call.
+pub fn call_steps(t: &Trace, k: usize) -> Result<CallSteps, String> {
     let all = calls(t);
     let n = count(t);
     if k >= n {
@@ -86,24 +169,97 @@ pub fn call_messages(t: &Trace, k: usize) -> Result<(String, u32, Vec<StepMsg>),
         }
     }
     list.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let op = span
+        .values()
+        .next()
+        .and_then(|s| s.args.get("op").and_then(|o| o.as_str()))
+        .unwrap_or("")
+        .to_string();
+    let kind = kind(&op);
+    // The block size the callers gave (personalized operations), the root (broadcasts).
+    let block = span.values().map(|s| s.arg("bytes")).max().unwrap_or(0);
+    let root = span
+        .values()
+        .find_map(|s| s.args.get("root").and_then(|r| r.as_u64()))
+        .map(|r| r as u32);
     let mut out: Vec<StepMsg> = Vec::new();
+    // The origin set each message carried.
+    let mut carried: Vec<BTreeSet<u32>> = Vec::new();
     for i in 0..list.len() {
         let (ts, from, to, bytes, _) = list[i];
-        let before = out
-            .iter()
-            .zip(&list)
-            .filter(|(_, l)| l.2 == from && l.4 <= ts)
-            .map(|(m, _)| m.step)
-            .max()
-            .unwrap_or(0);
+        let got: Vec<usize> = (0..i)
+            .filter(|&j| list[j].2 == from && list[j].4 <= ts)
+            .collect();
+        let before = got.iter().map(|&j| out[j].step).max().unwrap_or(0);
+        let mut set: BTreeSet<u32> = [from].into();
+        for &j in &got {
+            set.extend(carried[j].iter().copied());
+        }
+        carried.push(set);
         out.push(StepMsg {
             from,
             to,
             bytes,
             step: before + 1,
+            data: String::new(),
         });
     }
-    Ok((name, dim, out))
+    // A broadcast's root: the call's, else the one sender of step 1.
+    let root = root.or_else(|| {
+        let first: BTreeSet<u32> = out.iter().filter(|m| m.step == 1).map(|m| m.from).collect();
+        (first.len() == 1).then(|| *first.iter().next().unwrap_or(&0))
+    });
+    for (m, set) in out.iter_mut().zip(&carried) {
+        m.data = match kind {
+            Kind::Combining => set_label(set),
+            Kind::Broadcast => root.map_or_else(|| set_label(set), |r| format!("[{r}]")),
+            Kind::Personalized => blocks_label(m.bytes, block),
+        };
+    }
+    let mut known: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    if kind == Kind::Combining {
+        for (m, set) in out.iter().zip(&carried) {
+            known.entry(m.from).or_insert_with(|| [m.from].into());
+            known
+                .entry(m.to)
+                .or_insert_with(|| [m.to].into())
+                .extend(set.iter().copied());
+        }
+    }
+    Ok(CallSteps {
+        name,
+        dim,
+        msgs: out,
+        known,
+    })
+}
+
+/// The name of call `k` and its messages with their steps; an error past the last call.
+pub fn call_messages(t: &Trace, k: usize) -> Result<(String, u32, Vec<StepMsg>), String> {
+    let c = call_steps(t, k)?;
+    Ok((c.name, c.dim, c.msgs))
+}
+
+/// The last panel's note for a combining call: what the nodes hold at the end, when that
+/// is one set for all (`every node has [0..7]`) or the whole set at one node (`node 0
+/// has [0..7]`).
+fn end_note(known: &BTreeMap<u32, BTreeSet<u32>>) -> Option<String> {
+    let all: BTreeSet<u32> = known.keys().copied().collect();
+    if all.len() < 2 {
+        return None;
+    }
+    if known.values().all(|s| *s == all) {
+        return Some(format!("every node has {}", set_label(&all)));
+    }
+    let full: Vec<u32> = known
+        .iter()
+        .filter(|(_, s)| **s == all)
+        .map(|(n, _)| *n)
+        .collect();
+    match full.as_slice() {
+        [one] => Some(format!("node {one} has {}", set_label(&all))),
+        _ => None,
+    }
 }
 
 /// Where node `rel` of a cube of dimension `d` ≤ 4 goes in a panel (unit coordinates).
@@ -119,7 +275,13 @@ fn place(rel: u32) -> (f64, f64) {
 /// The SVG of call `k`: one panel per step. Errors past the last call, or for a call on
 /// a subcube of more than 4 dimensions.
 pub fn svg(t: &Trace, k: usize) -> Result<String, String> {
-    let (name, dim, msgs) = call_messages(t, k)?;
+    let CallSteps {
+        name,
+        dim,
+        msgs,
+        known,
+    } = call_steps(t, k)?;
+    let note = end_note(&known);
     if dim > 4 {
         return Err(format!(
             "call {k} ({name}) runs on a {dim}-cube; steps draws cubes of up to 4 dimensions"
@@ -197,14 +359,31 @@ pub fn svg(t: &Trace, k: usize) -> Result<String, String> {
             let (ux, uy) = (dx / len, dy / len);
             let (sx, sy, ex, ey) = (x1 + ux * 7.0, y1 + uy * 7.0, x2 - ux * 7.0, y2 - uy * 7.0);
             let (mx, my) = ((sx + ex) / 2.0 - uy * 8.0, (sy + ey) / 2.0 + ux * 8.0);
+            // The label beside the bow, on its outer side: opposite arrows' labels apart.
+            let anchor = match -uy {
+                n if n > 0.5 => "start",
+                n if n < -0.5 => "end",
+                _ => "middle",
+            };
             let _ = writeln!(
                 s,
-                r##"<path class="msg" d="M{sx:.1},{sy:.1} Q{mx:.1},{my:.1} {ex:.1},{ey:.1}" fill="none" stroke="#c33" stroke-width="1.5" marker-end="url(#arrow)"><title>step {step}: {} → {}, {} bytes</title></path><text x="{:.1}" y="{:.1}" fill="#c33" font-size="10">{step}</text>"##,
+                r##"<path class="msg" d="M{sx:.1},{sy:.1} Q{mx:.1},{my:.1} {ex:.1},{ey:.1}" fill="none" stroke="#c33" stroke-width="1.5" marker-end="url(#arrow)"><title>step {step}: {} → {}, {} bytes, {}</title></path><text class="label" x="{:.1}" y="{:.1}" text-anchor="{anchor}" fill="#c33" font-size="9">{step} {}</text>"##,
                 m.from,
                 m.to,
                 m.bytes,
+                esc(&m.data),
                 mx - uy * 4.0,
-                my + ux * 4.0
+                my + ux * 4.0 + 3.0 + ux * 3.0,
+                esc(&m.data)
+            );
+        }
+        if let (true, Some(n)) = (step == steps, &note) {
+            let _ = writeln!(
+                s,
+                r##"<text class="after" x="{}" y="{}" font-size="11">after step {step}: {}</text>"##,
+                ox - 20.0,
+                oy + ph - 28.0,
+                esc(n)
             );
         }
         s.push_str("</g>\n");
@@ -218,4 +397,30 @@ fn esc(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_read_as_runs_and_sums() {
+        let l = |v: &[u32]| set_label(&v.iter().copied().collect());
+        assert_eq!(l(&[0]), "[0]");
+        assert_eq!(l(&[0, 1]), "[0+1]");
+        assert_eq!(l(&[0, 1, 2, 3]), "[0..3]");
+        assert_eq!(l(&[0, 1, 4, 5]), "[0+1+4+5]");
+        assert_eq!(l(&[0, 1, 2, 3, 8, 9, 10, 11]), "[0..3+8..11]");
+        assert_eq!(l(&[2, 4, 5, 6, 9]), "[2+4..6+9]");
+    }
+
+    #[test]
+    fn blocks_from_bytes() {
+        assert_eq!(blocks_label(32, 8), "4 blocks");
+        assert_eq!(blocks_label(8, 8), "1 block");
+        assert_eq!(blocks_label(48, 16), "3 blocks");
+        assert_eq!(blocks_label(80, 12), "4 blocks"); // framed: 8-byte length each
+        assert_eq!(blocks_label(30, 8), "30 B");
+        assert_eq!(blocks_label(30, 0), "30 B");
+    }
 }
