@@ -1022,8 +1022,9 @@ impl Kid {
         })
     }
 
-    /// The next line the process prints, split in words after the expected first word.
-    fn line(&mut self, first: &str) -> anyhow::Result<Vec<u64>> {
+    /// The next line the process prints: the numbers after the expected first word, at
+    /// least `min` of them.
+    fn line(&mut self, first: &str, min: usize) -> anyhow::Result<Vec<u64>> {
         let mut l = String::new();
         self.out.read_line(&mut l)?;
         let mut w = l.split_whitespace();
@@ -1033,11 +1034,19 @@ impl Kid {
                 self.name
             );
         }
-        w.map(|x| {
-            x.parse::<u64>()
-                .with_context(|| format!("bad number in {l:?}"))
-        })
-        .collect()
+        let v = w
+            .map(|x| {
+                x.parse::<u64>()
+                    .with_context(|| format!("bad number in {l:?}"))
+            })
+            .collect::<anyhow::Result<Vec<u64>>>()?;
+        if v.len() < min {
+            bail!(
+                "the {}'s line {l:?} has fewer than {min} numbers",
+                self.name
+            );
+        }
+        Ok(v)
     }
 
     /// Wait for the process; its rusage. A failure exit is an error.
@@ -1151,7 +1160,7 @@ fn load1() -> f64 {
 
 fn one_run(args: &Args, cc: &str, mode: Mode, msg: u64, rep: u32) -> anyhow::Result<Run> {
     let bytes = if args.pingpong > 0 {
-        args.pingpong * msg
+        args.pingpong.saturating_mul(msg)
     } else {
         args.bytes
     };
@@ -1174,31 +1183,28 @@ fn one_run(args: &Args, cc: &str, mode: Mode, msg: u64, rep: u32) -> anyhow::Res
     let load = load1();
     let soft0 = ksoftirqd_cpu();
     let mut sink = Kid::spawn("sink", &base("sink", 0))?;
-    let sink_port = sink.line("port")?[0] as u16;
+    let sink_port = sink.line("port", 1)?[0] as u16;
     let mut fwd = if mode == Mode::Direct {
         None
     } else {
         let mut k = Kid::spawn("forwarder", &base("forward", sink_port))?;
-        let p = k.line("port")?[0] as u16;
+        let p = k.line("port", 1)?[0] as u16;
         Some((k, p))
     };
     let to = fwd.as_ref().map_or(sink_port, |(_, p)| *p);
     let mut sender = Kid::spawn("sender", &base("send", to))?;
-    let sv = sender.line("start")?;
+    let sv = sender.line("start", 1)?;
     let start = sv[0];
     let rtt = if args.pingpong > 0 {
-        let v = sender.line("rtt")?;
+        let v = sender.line("rtt", 3)?;
         Some((v[0] as f64 * 1e-3, v[1] as f64 * 1e-3, v[2] as f64 * 1e-3))
     } else {
         None
     };
-    let end = sink.line("end")?;
+    let end = sink.line("end", 3)?;
     let (fwd_calls, zc_copied, seg_fwd_up, seg_fwd_down) = match &mut fwd {
         Some((k, _)) => {
-            let v = k.line("fwd")?;
-            if v.len() < 11 {
-                bail!("the forwarder's report {v:?} is short");
-            }
+            let v = k.line("fwd", 11)?;
             (
                 v[0],
                 v[2],
@@ -1208,9 +1214,6 @@ fn one_run(args: &Args, cc: &str, mode: Mode, msg: u64, rep: u32) -> anyhow::Res
         }
         None => (0, 0, Segs::default(), Segs::default()),
     };
-    if end.len() < 3 {
-        bail!("the sink's report {end:?} is short");
-    }
     let send = sender.wait()?;
     let fwd_u = match &mut fwd {
         Some((k, _)) => k.wait()?,
@@ -1253,6 +1256,10 @@ fn one_run(args: &Args, cc: &str, mode: Mode, msg: u64, rep: u32) -> anyhow::Res
 
 fn driver(args: &Args) -> anyhow::Result<()> {
     let sys_cc = system_congestion();
+    // Check the names before any process is started, so a refusal is one clear error.
+    for cc in &args.congestion {
+        listen(cc)?;
+    }
     println!(
         "# forward_probe: {} GiB per run, modes {:?}, sizes {:?}, congestion {:?} (system = {sys_cc}), \
          {} reps; CPU in s (user+sys from wait4), per GiB of payload; cs = context switches \
