@@ -217,8 +217,8 @@ pub(crate) enum ReadOutcome {
     Eof(Vec<Item>),
 }
 
-/// Cut-through reads at most this much of a frame in transit before handing it on, so the
-/// next hop starts sending while the rest arrives.
+/// Cut-through reads about this much of a frame in transit (or what the socket has, if
+/// less) before handing it on, so the next hop starts sending while the rest arrives.
 const TRANSIT_READ: usize = 256 << 10;
 
 impl LinkIn {
@@ -242,12 +242,14 @@ impl LinkIn {
         if self.eof {
             return Ok(ReadOutcome::Eof(frames));
         }
+        // Bytes of frames in transit read in this pass.
+        let mut passing = 0;
         for _ in 0..64 {
             // Size the next read: at least 64 KiB, or the rest of a large frame — of a
             // frame in transit, a piece of it.
             let mut want = self.next_need(num_nodes, host)?.max(64 << 10);
             if self.transit_left > 0 {
-                want = want.min(TRANSIT_READ);
+                want = want.min(TRANSIT_READ - passing.min(TRANSIT_READ - 4096));
             }
             self.buf.reserve(want);
             let start = self.buf.len();
@@ -295,9 +297,17 @@ impl LinkIn {
             }
             // SAFETY: recv(2) initialized exactly `n <= cap` bytes after `start`.
             unsafe { self.buf.set_len(start + n) };
+            let before = frames.len();
             self.parse(num_nodes, host, &mut frames)?;
-            if n < cap || matches!(frames.last(), Some(Item::Start(..) | Item::More(..))) {
-                // Drained — or a piece of a frame in transit to hand on first.
+            passing += frames[before..]
+                .iter()
+                .map(|i| match i {
+                    Item::Start(_, b) | Item::More(b, _) => b.len(),
+                    Item::Frame(..) => 0,
+                })
+                .sum::<usize>();
+            if n < cap || passing >= TRANSIT_READ {
+                // Drained — or enough of a frame in transit to hand on first.
                 break;
             }
         }
