@@ -98,6 +98,27 @@ impl JobOutput {
             .collect()
     }
 
+    /// The totals of the `integrity` program's `OK integrity <messages> <bytes>` lines over
+    /// `ranks` ranks; panics (with the output and `what`) if a rank did not print one.
+    pub fn integrity_totals(&self, ranks: u32, what: &str) -> (u64, u64) {
+        let (mut n, mut bytes) = (0, 0);
+        for r in 0..ranks {
+            let line = self
+                .rank_lines(r)
+                .into_iter()
+                .find(|l| l.starts_with("OK integrity"))
+                .unwrap_or_else(|| panic!("{what}: rank {r} did not finish:\n{self:?}"));
+            let f: Vec<u64> = line
+                .split_whitespace()
+                .skip(2)
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            n += f.first().copied().unwrap_or(0);
+            bytes += f.get(1).copied().unwrap_or(0);
+        }
+        (n, bytes)
+    }
+
     /// Panic unless every one of the `ranks` printed `OK <check>` for every check.
     pub fn assert_every_rank_passed(&self, ranks: u32, checks: &[&str]) -> &Self {
         for r in 0..ranks {
@@ -388,4 +409,81 @@ impl SplitMix64 {
     pub fn mix(seed: u64) -> u64 {
         SplitMix64(seed).next_u64()
     }
+}
+
+/// A job started in the background (`hcrun` in a process group of its own, killed with it
+/// when this is dropped), its output arriving line by line: stdout lines as printed, stderr
+/// lines prefixed `stderr: `. For tests that act while the job runs (kill a rank, watch for
+/// a line).
+pub struct LiveJob {
+    /// The launcher's process.
+    pub child: std::process::Child,
+    /// The output lines, as they come.
+    pub lines: std::sync::mpsc::Receiver<String>,
+    _guard: Guard,
+}
+
+impl LiveJob {
+    /// Start `cmd` (stdin closed, output piped, its own process group).
+    pub fn start(mut cmd: Command) -> LiveJob {
+        use std::io::{BufRead, BufReader};
+        use std::os::unix::process::CommandExt;
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {:?}: {e}", cmd.get_program()));
+        let guard = Guard::new(child.id());
+        let out = child.stdout.take().expect("stdout");
+        let err = child.stderr.take().expect("stderr");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let tx2 = tx.clone();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(l);
+            }
+        });
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx2.send(format!("stderr: {l}"));
+            }
+        });
+        LiveJob {
+            child,
+            lines: rx,
+            _guard: guard,
+        }
+    }
+
+    /// Wait (bounded by `limit`) for the job to end; `None` if it is still running then.
+    pub fn wait_for_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let start = Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().expect("waiting for the job") {
+                return Some(st);
+            }
+            if start.elapsed() >= limit {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// The lines that come within `quiet` of each other from now on (the rest of the
+    /// output of a job that has ended).
+    pub fn drain(&self, quiet: Duration) -> Vec<String> {
+        let mut v = Vec::new();
+        while let Ok(l) = self.lines.recv_timeout(quiet) {
+            v.push(l);
+        }
+        v
+    }
+}
+
+/// The rank and pid of a line `[R] PID N` that a test program printed through `hcrun`.
+pub fn rank_pid_line(line: &str) -> Option<(u32, u32)> {
+    let (r, p) = line.strip_prefix('[')?.split_once("] PID ")?;
+    Some((r.parse().ok()?, p.trim().parse().ok()?))
 }

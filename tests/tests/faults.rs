@@ -8,12 +8,10 @@
 //!
 //! `docs/reliability.md` has the table of faults and the figures of a full run.
 
-use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use hypercube_tests::{alive, hcrun, run_hcrun, SplitMix64};
+use hypercube_tests::{alive, hcrun, rank_pid_line, run_hcrun, LiveJob, SplitMix64};
 
 const INTEGRITY: &str = env!("CARGO_BIN_EXE_integrity");
 
@@ -43,22 +41,7 @@ fn random_traffic_arrives_whole_and_in_order() {
             Duration::from_secs(150),
         );
         out.assert_ok();
-        let (mut n, mut bytes) = (0u64, 0u64);
-        for r in 0..1u32 << d {
-            let line = out
-                .rank_lines(r)
-                .into_iter()
-                .find(|l| l.starts_with("OK integrity"))
-                .unwrap_or_else(|| panic!("rank {r} did not finish (seed {seed}):\n{out:?}"))
-                .to_string();
-            let f: Vec<u64> = line
-                .split_whitespace()
-                .skip(2)
-                .filter_map(|x| x.parse().ok())
-                .collect();
-            n += f[0];
-            bytes += f[1];
-        }
+        let (n, bytes) = out.integrity_totals(1 << d, &format!("seed {seed}"));
         assert_eq!(n, u64::from(msgs) << d, "messages received (seed {seed})");
         eprintln!(
             "integrity d={d}: {n} messages, {:.1} MB, {:.2} s",
@@ -68,31 +51,12 @@ fn random_traffic_arrives_whole_and_in_order() {
     }
 }
 
-/// Start hcrun with the integrity program; return the child and a channel of its stdout.
-fn start(d: u32, seed: u64) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+/// Start hcrun with the integrity program.
+fn start(d: u32, seed: u64) -> LiveJob {
     let mut cmd = Command::new(hcrun());
     cmd.args(["--dim", &d.to_string(), "--timeout-s", "60", "--"])
-        .args([INTEGRITY, &seed.to_string(), "40", "20000"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = cmd.spawn().expect("starting hcrun");
-    let out = child.stdout.take().expect("stdout");
-    let err = child.stderr.take().expect("stderr");
-    let (tx, rx) = std::sync::mpsc::channel();
-    let tx2 = tx.clone();
-    std::thread::spawn(move || {
-        for l in BufReader::new(out).lines().map_while(Result::ok) {
-            let _ = tx.send(l);
-        }
-    });
-    std::thread::spawn(move || {
-        for l in BufReader::new(err).lines().map_while(Result::ok) {
-            let _ = tx2.send(format!("stderr: {l}"));
-        }
-    });
-    (child, rx)
+        .args([INTEGRITY, &seed.to_string(), "40", "20000"]);
+    LiveJob::start(cmd)
 }
 
 #[test]
@@ -108,21 +72,14 @@ fn a_rank_killed_at_a_random_moment_stops_the_job() {
         let r = SplitMix64::mix(s.wrapping_add(run));
         let victim = (r % 8) as u32;
         let delay = Duration::from_millis(20 + (r >> 8) % 400);
-        let (mut child, rx) = start(d, r);
-        let _guard = hypercube_tests::Guard::new(child.id());
+        let mut job = start(d, r);
         let start = Instant::now();
         let mut lines = Vec::new();
         let mut pids = std::collections::HashMap::new();
         // Collect the ranks' pids (bounded), then wait for the random moment.
         while pids.len() < 8 && start.elapsed() < Duration::from_secs(20) {
-            if let Ok(l) = rx.recv_timeout(Duration::from_millis(100)) {
-                if let Some((rank, pid)) = l
-                    .strip_prefix('[')
-                    .and_then(|x| x.split_once("] PID "))
-                    .and_then(|(r, p)| {
-                        Some((r.parse::<u32>().ok()?, p.trim().parse::<u32>().ok()?))
-                    })
-                {
+            if let Ok(l) = job.lines.recv_timeout(Duration::from_millis(100)) {
+                if let Some((rank, pid)) = rank_pid_line(&l) {
                     pids.insert(rank, pid);
                 }
                 lines.push(l);
@@ -137,20 +94,13 @@ fn a_rank_killed_at_a_random_moment_stops_the_job() {
         let killed_at = Instant::now();
         // SAFETY: kill(2) of a rank this test started.
         unsafe { libc::kill(pids[&victim] as i32, 9) };
-        let status = loop {
-            if let Some(st) = child.try_wait().expect("waiting for hcrun") {
-                break st;
-            }
-            assert!(
-                killed_at.elapsed() < Duration::from_secs(10),
+        let status = job.wait_for_exit(Duration::from_secs(10)).unwrap_or_else(|| {
+            panic!(
                 "run {run} (seed {r}): the job did not stop within 10 s after rank {victim} was killed"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        };
+            )
+        });
         let stop = killed_at.elapsed();
-        while let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
-            lines.push(l);
-        }
+        lines.extend(job.drain(Duration::from_millis(200)));
         assert!(
             !status.success(),
             "run {run} (seed {r}): the job succeeded: {lines:?}"

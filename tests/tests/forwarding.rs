@@ -3,12 +3,10 @@
 //! bytes arrive (cut-through) or receive them whole first (store-and-forward); the suites
 //! pass in both; a forwarding node killed while a frame passes through stops the job.
 
-use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use hypercube_tests::{alive, hcrun, run_hcrun, KillList, SplitMix64};
+use hypercube_tests::{alive, hcrun, rank_pid_line, run_hcrun, KillList, LiveJob, SplitMix64};
 
 const INTEGRITY: &str = env!("CARGO_BIN_EXE_integrity");
 const RELAY: &str = env!("CARGO_BIN_EXE_relay");
@@ -52,20 +50,7 @@ fn routed_large_messages_arrive_whole_and_in_order_in_both_regimes() {
                 Duration::from_secs(150),
             );
             out.assert_ok();
-            let mut n = 0u64;
-            for r in 0..1u32 << d {
-                let line = out
-                    .rank_lines(r)
-                    .into_iter()
-                    .find(|l| l.starts_with("OK integrity"))
-                    .unwrap_or_else(|| panic!("{name} d={d}: rank {r} did not finish:\n{out:?}"))
-                    .to_string();
-                n += line
-                    .split_whitespace()
-                    .nth(2)
-                    .and_then(|x| x.parse().ok())
-                    .unwrap_or(0);
-            }
+            let (n, _) = out.integrity_totals(1 << d, &format!("{name} d={d}"));
             assert_eq!(n, u64::from(msgs) << d, "{name} d={d}: messages received");
             eprintln!(
                 "{name} d={d}: {n} routed messages in {:.2} s",
@@ -133,41 +118,16 @@ fn a_forwarding_rank_killed_mid_frame_stops_the_job() {
     for name in REGIMES {
         let mut cmd = Command::new(hcrun());
         cmd.args(["--dim", "2", "--timeout-s", "60", "--", RELAY])
-            .envs(regime(name))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        let mut child = cmd.spawn().expect("starting hcrun");
-        let _guard = hypercube_tests::Guard::new(child.id());
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
-        let out = child.stdout.take().expect("stdout");
-        let err = child.stderr.take().expect("stderr");
-        let tx2 = tx.clone();
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                let _ = tx.send(l);
-            }
-        });
-        std::thread::spawn(move || {
-            for l in BufReader::new(err).lines().map_while(Result::ok) {
-                let _ = tx2.send(format!("stderr: {l}"));
-            }
-        });
+            .envs(regime(name));
+        let mut job = LiveJob::start(cmd);
         let start = Instant::now();
         let mut lines = Vec::new();
         let mut pids = std::collections::HashMap::new();
         let mut kills = KillList::default();
         let mut flowing = false;
         while !(flowing && pids.len() == 4) && start.elapsed() < Duration::from_secs(60) {
-            if let Ok(l) = rx.recv_timeout(Duration::from_millis(100)) {
-                if let Some((rank, pid)) = l
-                    .strip_prefix('[')
-                    .and_then(|x| x.split_once("] PID "))
-                    .and_then(|(r, p)| {
-                        Some((r.parse::<u32>().ok()?, p.trim().parse::<u32>().ok()?))
-                    })
-                {
+            if let Ok(l) = job.lines.recv_timeout(Duration::from_millis(100)) {
+                if let Some((rank, pid)) = rank_pid_line(&l) {
                     pids.insert(rank, pid);
                     kills.add([pid]);
                 }
@@ -182,20 +142,15 @@ fn a_forwarding_rank_killed_mid_frame_stops_the_job() {
         let killed_at = Instant::now();
         // SAFETY: kill(2) of a rank this test started.
         unsafe { libc::kill(pids[&1] as i32, 9) };
-        let status = loop {
-            if let Some(st) = child.try_wait().expect("waiting for hcrun") {
-                break st;
-            }
-            assert!(
-                killed_at.elapsed() < Duration::from_secs(15),
-                "{name}: the job did not stop within 15 s after the forwarding rank was killed"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        };
+        let status = job
+            .wait_for_exit(Duration::from_secs(15))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{name}: the job did not stop within 15 s after the forwarding rank was killed"
+                )
+            });
         let stop = killed_at.elapsed();
-        while let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
-            lines.push(l);
-        }
+        lines.extend(job.drain(Duration::from_millis(200)));
         assert!(!status.success(), "{name}: the job succeeded: {lines:?}");
         let verdict = lines
             .iter()
