@@ -144,6 +144,49 @@ pub(crate) fn encode<T: Pod>(xs: &[T]) -> Bytes {
     Bytes::from(b)
 }
 
+/// An owned vector of plain data whose memory is its wire encoding, as message bytes.
+struct PodVec<T: Pod>(std::sync::Arc<Vec<T>>);
+
+impl<T: Pod> AsRef<[u8]> for PodVec<T> {
+    fn as_ref(&self) -> &[u8] {
+        super::pod::as_bytes(&self.0)
+    }
+}
+
+/// An owned vector as message bytes, without copying when its memory is its wire
+/// encoding ([`Pod::MEMORY_IS_WIRE`]: always on little-endian targets); otherwise encoded
+/// (one copy). The vector stays alive, shared with the returned handle, for as long as the
+/// transport or a receiver (over the in-process transport, which hands the bytes over
+/// without copying them) holds the bytes — not only for the call — so no borrowed memory is
+/// ever exposed. [`take_back`] recovers it when nobody else does.
+pub(crate) fn encode_vec<T: Pod>(xs: Vec<T>) -> (Bytes, Option<std::sync::Arc<Vec<T>>>) {
+    if T::MEMORY_IS_WIRE {
+        let shared = std::sync::Arc::new(xs);
+        (
+            Bytes::from_owner(PodVec(shared.clone())),
+            Some(shared),
+        )
+    } else {
+        (encode(&xs), None)
+    }
+}
+
+/// The vector given to [`encode_vec`] back: without a copy when no message bytes refer to
+/// it any more, else a copy (`bytes`, the handle [`encode_vec`] returned, is dropped first;
+/// it is the encoded form that is decoded in the big-endian case).
+pub(crate) fn take_back<T: Pod>(
+    shared: Option<std::sync::Arc<Vec<T>>>,
+    bytes: Bytes,
+) -> Result<Vec<T>> {
+    match shared {
+        Some(a) => {
+            drop(bytes);
+            Ok(std::sync::Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone()))
+        }
+        None => decode(&bytes, None, "take_back"),
+    }
+}
+
 /// Decode little-endian bytes; `expected` elements if given (a clear error otherwise).
 pub(crate) fn decode<T: Pod>(b: &[u8], expected: Option<usize>, what: &str) -> Result<Vec<T>> {
     if b.len().checked_rem(T::WIRE_SIZE) != Some(0)

@@ -67,6 +67,12 @@ pub unsafe trait Pod: Copy + Send + Sync + 'static {
     #[doc(hidden)]
     const WIRE_SIZE: usize = size_of::<Self>();
 
+    /// Whether the memory of a value is its wire encoding (true but for the primitive
+    /// numbers on a big-endian target, which travel little-endian): then an owned vector
+    /// is sent as it is, without a copy (`allgather_vec`, `alltoall_vec`, `bcast_vec`).
+    #[doc(hidden)]
+    const MEMORY_IS_WIRE: bool = true;
+
     /// The built-in reduction `op` applied to `a ⊕ b`, or `None` if the type has none
     /// by that name (the default: only user functions apply).
     #[doc(hidden)]
@@ -117,7 +123,7 @@ pub unsafe trait Pod: Copy + Send + Sync + 'static {
 }
 
 /// The memory of a slice of plain data as bytes.
-fn as_bytes<T: Pod>(xs: &[T]) -> &[u8] {
+pub(crate) fn as_bytes<T: Pod>(xs: &[T]) -> &[u8] {
     // SAFETY: `T: Pod` has no padding, so all `size_of_val(xs)` bytes are initialized.
     unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
 }
@@ -173,6 +179,7 @@ macro_rules! pod_float {
 /// provided (memory-copy) vector methods apply as they are.
 macro_rules! pod_le {
     ($t:ty) => {
+        const MEMORY_IS_WIRE: bool = cfg!(target_endian = "little");
         #[inline(always)]
         fn read_wire(bytes: &[u8]) -> Self {
             let mut b = [0u8; size_of::<$t>()];

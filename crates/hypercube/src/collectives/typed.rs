@@ -1,13 +1,20 @@
 //! Typed forms of the data-moving collectives: slices of plain data ([`Pod`]) in, vectors
-//! out. Each encodes (one copy of the input into the message buffer, the bytes themselves
-//! for primitives on little-endian targets), calls the byte form — so every algorithm of the
-//! byte form applies, chosen the same way — and decodes (one copy out of the received
-//! buffer). Counts are in elements.
+//! out. Each calls the byte form — so every algorithm of the byte form applies, chosen the
+//! same way — and builds its result vector straight from the received message buffers
+//! (one copy out, which the byte form's caller pays too when it turns bytes into numbers).
+//!
+//! On the way in, a `*_slice` form copies the borrowed slice once into a message buffer:
+//! the transport may keep the bytes after the call returns (an eager send still queued on
+//! a socket; over the in-process transport, the receiver's result itself), so a borrowed
+//! slice is never exposed. The `*_vec` forms (`bcast_vec`, `allgather_vec`,
+//! `alltoall_vec`) take an owned vector instead and send its memory as it is (no copy on
+//! little-endian targets), keeping it alive for as long as any message refers to it.
+//! Counts are in elements.
 
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
-use super::element::{decode, decode_blocks, encode};
+use super::element::{decode, decode_blocks, encode, encode_vec, take_back};
 use super::pod::Pod;
 use super::{ShiftOrder, Subcube};
 use crate::error::{Error, Result};
@@ -26,7 +33,31 @@ impl Subcube<'_> {
         }
         let bytes = if at_root { encode(data) } else { Bytes::new() };
         let got = self.bcast(root, bytes, len * T::WIRE_SIZE)?;
+        if at_root {
+            // The root's result is its own data: no decoding of its own message.
+            return Ok(data.to_vec());
+        }
         decode(&got, Some(len), "bcast_slice")
+    }
+
+    /// [`Subcube::bcast_slice`] of an owned vector: the root sends the vector's memory
+    /// without copying it and gets the vector back (without a copy when the transport no
+    /// longer holds its bytes when the call ends); the others pass an empty vector.
+    pub fn bcast_vec<T: Pod>(&self, root: NodeId, data: Vec<T>, len: usize) -> Result<Vec<T>> {
+        let at_root = self.node.mynode() == root;
+        if !at_root {
+            let got = self.bcast(root, Bytes::new(), len * T::WIRE_SIZE)?;
+            return decode(&got, Some(len), "bcast_vec");
+        }
+        if data.len() != len {
+            return Err(Error::InvalidArgument(format!(
+                "bcast_vec: the root passed {} elements but len = {len}",
+                data.len()
+            )));
+        }
+        let (bytes, shared) = encode_vec(data);
+        drop(self.bcast(root, bytes.clone(), len * T::WIRE_SIZE)?);
+        take_back(shared, bytes)
     }
 
     /// [`Subcube::scatter`] of a slice: the root passes `count` elements per member,
@@ -81,6 +112,15 @@ impl Subcube<'_> {
         decode_blocks(&blocks, data.len() * blocks.len(), "allgather_slice")
     }
 
+    /// [`Subcube::allgather_slice`] of an owned vector, sent without copying it (the
+    /// typed form that costs what the byte form does, but for the one copy into the result).
+    pub fn allgather_vec<T: Pod>(&self, data: Vec<T>) -> Result<Vec<T>> {
+        let n = data.len();
+        let (bytes, _shared) = encode_vec(data);
+        let blocks = self.allgather(bytes)?;
+        decode_blocks(&blocks, n * blocks.len(), "allgather_vec")
+    }
+
     /// [`Subcube::allgatherv`] of slices of any lengths: every member returns each
     /// member's slice, by relative rank.
     pub fn allgatherv_slice<T: Pod>(&self, data: &[T]) -> Result<Vec<Vec<T>>> {
@@ -91,18 +131,37 @@ impl Subcube<'_> {
     /// (elements `j·count .. (j+1)·count`) going to relative rank j; returns the blocks
     /// received, joined in relative rank order (as `MPI_Alltoall`).
     pub fn alltoall_slice<T: Pod>(&self, data: &[T]) -> Result<Vec<T>> {
+        self.split_check(data.len(), "alltoall_slice")?;
+        self.alltoall_bytes::<T>(encode(data), data.len(), "alltoall_slice")
+    }
+
+    /// [`Subcube::alltoall_slice`] of an owned vector, sent without copying it.
+    pub fn alltoall_vec<T: Pod>(&self, data: Vec<T>) -> Result<Vec<T>> {
+        self.split_check(data.len(), "alltoall_vec")?;
+        let n = data.len();
+        let (bytes, _shared) = encode_vec(data);
+        self.alltoall_bytes::<T>(bytes, n, "alltoall_vec")
+    }
+
+    /// `n` elements must split into `size()` equal blocks.
+    fn split_check(&self, n: usize, what: &str) -> Result<()> {
         let p = self.size() as usize;
-        if p == 0 || data.len() % p != 0 {
+        if p == 0 || n % p != 0 {
             return Err(Error::InvalidArgument(format!(
-                "alltoall_slice: {} elements do not split into {p} equal blocks",
-                data.len()
+                "{what}: {n} elements do not split into {p} equal blocks"
             )));
         }
-        let all = encode(data);
-        let b = data.len() / p * T::WIRE_SIZE;
+        Ok(())
+    }
+
+    /// The typed all-to-all of `n` elements encoded as `all`: split without copying.
+    fn alltoall_bytes<T: Pod>(&self, all: Bytes, n: usize, what: &str) -> Result<Vec<T>> {
+        let p = self.size() as usize;
+        let b = n / p * T::WIRE_SIZE;
         let blocks: Vec<Bytes> = (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect();
+        drop(all);
         let got = self.alltoall(&blocks)?;
-        decode_blocks(&got, data.len(), "alltoall_slice")
+        decode_blocks(&got, n, what)
     }
 
     /// [`Subcube::alltoallv`] of slices: `blocks[j]` (any length) goes to relative rank
