@@ -133,6 +133,21 @@ pub enum Error {
     #[error("codec error: {0}; both sides must send and receive the same Rust type")]
     Codec(String),
 
+    /// A value of a collective's serde form (`allgather_value`, `bcast_value`, ...) came
+    /// with another type's fingerprint than the type this node decodes: the members passed
+    /// different types (even of the same size, which would otherwise decode silently).
+    #[error(
+        "type mismatch: the value from node {source_node} is {found}, but this node decodes          {expected}; every member must pass the same Rust type"
+    )]
+    TypeMismatch {
+        /// The node that sent the value.
+        source_node: NodeId,
+        /// The type this node decodes (`std::any::type_name`).
+        expected: String,
+        /// The sender's type, when this node knows its name (else its fingerprint).
+        found: String,
+    },
+
     /// The job is being torn down (another rank failed or the launcher stopped it).
     #[error("the job is shutting down: {0}")]
     Shutdown(String),

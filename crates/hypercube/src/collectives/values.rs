@@ -1,7 +1,9 @@
 //! Serde forms of the data-moving collectives: any `Serialize + DeserializeOwned` value,
-//! encoded with [`crate::codec`], carried by the byte form (every algorithm of it applies)
-//! and decoded on arrival. A value that does not decode (another type on the sender) is an
-//! [`Error::Codec`] naming the member it came from and the type expected.
+//! encoded with [`crate::codec`] behind its type's fingerprint (8 bytes), carried by the
+//! byte form (every algorithm of it applies) and decoded on arrival. A value of another type
+//! than the receiver's is an [`Error::TypeMismatch`] naming the node it came from and the
+//! types (also when the two decode from the same bytes, as `u64` and `f64`); a value that
+//! does not decode is an [`Error::Codec`] naming the node and the type expected.
 
 use bytes::Bytes;
 use hypercube_topology::NodeId;
@@ -26,7 +28,7 @@ impl Subcube<'_> {
     ) -> Result<V> {
         let at_root = self.node.mynode() == root;
         let bytes = match (&value, at_root) {
-            (Some(v), true) => Bytes::from(codec::encode(v)?),
+            (Some(v), true) => Bytes::from(codec::encode_typed(v)?),
             _ => Bytes::new(),
         };
         let len = match (&value, at_root) {
@@ -51,7 +53,7 @@ impl Subcube<'_> {
                 return Ok(v);
             }
         }
-        decode_from(&got, root - self.base())
+        decode_from(&got, root)
     }
 
     /// Scatter values of any sizes: the root passes `Some(values)`, one per member by
@@ -71,7 +73,7 @@ impl Subcube<'_> {
             match &values {
                 Some(vs) if vs.len() == p => {
                     for v in vs {
-                        encoded.push(codec::encode(v)?);
+                        encoded.push(codec::encode_typed(v)?);
                     }
                     width = encoded
                         .iter()
@@ -112,7 +114,7 @@ impl Subcube<'_> {
                 "scatter_values: a block from node {root} holds a bad length ({n} bytes)"
             ))
         })?;
-        decode_from(body, root - self.base())
+        decode_from(body, root)
     }
 
     /// Gather values of any sizes: `root` returns them by relative rank (`Some`), the
@@ -122,8 +124,8 @@ impl Subcube<'_> {
         root: NodeId,
         value: &V,
     ) -> Result<Option<Vec<V>>> {
-        match self.gatherv(root, Bytes::from(codec::encode(value)?))? {
-            Some(blocks) => Ok(Some(decode_all(&blocks)?)),
+        match self.gatherv(root, Bytes::from(codec::encode_typed(value)?))? {
+            Some(blocks) => Ok(Some(decode_all(&blocks, self.base())?)),
             None => Ok(None),
         }
     }
@@ -131,7 +133,10 @@ impl Subcube<'_> {
     /// All-gather values of any sizes: every member returns every member's value, by
     /// relative rank ([`Subcube::allgatherv`]). The one-line `comm.allgather(obj)`.
     pub fn allgather_value<V: Serialize + DeserializeOwned>(&self, value: &V) -> Result<Vec<V>> {
-        decode_all(&self.allgatherv(Bytes::from(codec::encode(value)?))?)
+        decode_all(
+            &self.allgatherv(Bytes::from(codec::encode_typed(value)?))?,
+            self.base(),
+        )
     }
 
     /// All-to-all of values of any sizes: `values[j]` goes to relative rank j; returns
@@ -142,9 +147,9 @@ impl Subcube<'_> {
     ) -> Result<Vec<V>> {
         let blocks = values
             .iter()
-            .map(|v| codec::encode(v).map(Bytes::from))
+            .map(|v| codec::encode_typed(v).map(Bytes::from))
             .collect::<Result<Vec<_>>>()?;
-        decode_all(&self.alltoallv(&blocks)?)
+        decode_all(&self.alltoallv(&blocks)?, self.base())
     }
 }
 
@@ -155,22 +160,16 @@ fn read_u64(b: &[u8]) -> u64 {
     u64::from_le_bytes(w)
 }
 
-/// Decode a value that relative rank `from` sent.
-pub(crate) fn decode_from<V: DeserializeOwned>(bytes: &[u8], from: u32) -> Result<V> {
-    codec::decode(bytes).map_err(|e| {
-        Error::Codec(format!(
-            "a value from member {from} does not decode as {}: {e}; every member must pass \
-             the same type",
-            std::any::type_name::<V>()
-        ))
-    })
+/// Decode a value that node `from` sent (with its type's fingerprint).
+pub(crate) fn decode_from<V: DeserializeOwned>(bytes: &[u8], from: NodeId) -> Result<V> {
+    codec::decode_typed(bytes, from)
 }
 
-/// Decode one value per member, by relative rank.
-fn decode_all<V: DeserializeOwned>(blocks: &[Bytes]) -> Result<Vec<V>> {
+/// Decode one value per member, by relative rank (`base` + rank is the sender).
+fn decode_all<V: DeserializeOwned>(blocks: &[Bytes], base: NodeId) -> Result<Vec<V>> {
     blocks
         .iter()
         .enumerate()
-        .map(|(j, b)| decode_from(b, j as u32))
+        .map(|(j, b)| decode_from(b, base + j as u32))
         .collect()
 }
