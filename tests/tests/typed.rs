@@ -7,6 +7,7 @@ use hypercube_tests::run_job;
 fn suite(d: u32) {
     let checks = [
         "sendrecv",
+        "exchange",
         "allgather_slice",
         "bcast_value",
         "serde",

@@ -1,6 +1,9 @@
 //! Node program for the cross-process test of the typed and serde collectives and of
 //! `Node::sendrecv`: over TCP, where a message above the eager limit waits for its
 //! receive. Prints `OK <check>` per check; any mismatch exits non-zero.
+//!
+//! With the argument `send-send`, ranks 0 and 1 instead both `send` 8 MiB to each other
+//! before receiving: a deadlock (a cycle of rendezvous sends) that hcrun must name.
 
 use anyhow::{ensure, Result};
 use hypercube::collectives::{Algorithm, Loc, Op, Pod};
@@ -28,6 +31,25 @@ fn run(node: &Node) -> Result<()> {
         ensure!(m.data().len() == 8 << 20 && m.data().iter().all(|&b| b as u32 == other));
     }
     println!("OK sendrecv");
+
+    // Subcube exchange: 8 MiB both ways across every dimension (above the eager limit),
+    // then a halo of 100 KiB per dimension, all at once.
+    for j in 0..node.cubedim() {
+        let from = me ^ (1 << j);
+        let got = cube.exchange_vec(j, vec![me as u16; 4 << 20])?;
+        ensure!(got.len() == 4 << 20 && got.iter().all(|&x| u32::from(x) == from));
+        let got = cube.exchange(j, bytes::Bytes::from(vec![me as u8; 8 << 20]))?;
+        ensure!(got.len() == 8 << 20 && got.iter().all(|&b| u32::from(b) == from));
+    }
+    let halo: Vec<Vec<f64>> = (0..node.cubedim())
+        .map(|j| vec![f64::from(me * 100 + j); 12_800])
+        .collect();
+    let got = cube.exchange_neighbours_slice(&halo)?;
+    for (j, g) in got.iter().enumerate() {
+        let want = f64::from((me ^ (1 << j)) * 100 + j as u32);
+        ensure!(g.len() == 12_800 && g.iter().all(|&x| x == want), "halo {j}");
+    }
+    println!("OK exchange");
 
     for alg in [Algorithm::Hypercube, Algorithm::Ring, Algorithm::Mesh] {
         let all = cube.with(alg).allgather_slice(&[me as f64, -(me as f64)])?;
@@ -70,9 +92,24 @@ fn run(node: &Node) -> Result<()> {
     Ok(())
 }
 
+/// Ranks 0 and 1 both send 8 MiB to each other, then receive: deadlocked on purpose.
+fn send_send(node: &Node) -> Result<()> {
+    let me = node.mynode();
+    if me < 2 {
+        node.send(me ^ 1, MsgType(5), vec![0u8; 8 << 20])?;
+        node.recv(TypeSel::Is(5))?;
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let node = hypercube::init()?;
-    if let Err(e) = run(&node) {
+    let r = if std::env::args().nth(1).as_deref() == Some("send-send") {
+        send_send(&node)
+    } else {
+        run(&node)
+    };
+    if let Err(e) = r {
         node.abort(&format!("{e:#}"));
     }
     node.finalize()?;

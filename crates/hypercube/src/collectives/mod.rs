@@ -26,7 +26,14 @@
 //! `shift_slice`) and a **serde form** for values of any type and size (`bcast_value`,
 //! `scatter_values`, `gather_values`, `allgather_value`, `alltoall_values`), built on the
 //! byte form with the same algorithms. The reductions take any [`Pod`] element: the
-//! named [`Op`]s for numbers and [`Loc`], user functions for any type.
+//! named [`Op`]s for numbers and [`Loc`], user functions for any type. The typed forms
+//! `bcast_vec`, `allgather_vec` and `alltoall_vec` take an owned vector and send its memory
+//! without copying it.
+//!
+//! [`Subcube::exchange`] swaps blocks with the partner across one dimension (and
+//! [`Subcube::exchange_neighbours`] across every dimension at once: a halo exchange),
+//! without deadlock at any size; typed (`exchange_slice`, `exchange_vec`,
+//! `exchange_neighbours_slice`) and serde (`exchange_value`) forms too.
 //!
 //! Each operation lives in its own folder, each algorithm in its own file citing the
 //! book's algorithm and equation; [`select`] chooses among them (see `docs/collectives.md`).
@@ -42,6 +49,7 @@ mod allreduce;
 mod alltoall;
 mod barrier;
 mod broadcast;
+mod exchange;
 mod gather;
 mod reduce;
 mod reduce_scatter;
