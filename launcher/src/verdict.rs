@@ -217,6 +217,32 @@ impl fmt::Display for JobFailure {
                 f,
                 "{name} exited before joining the cube (did it call hypercube::init?)"
             ),
+            JobFailure::Deadlock { secs, waits } if send_cycle(waits).is_some() => {
+                let cycle = send_cycle(waits).unwrap_or_default();
+                let who = match cycle.as_slice() {
+                    [a, b] => format!("ranks {a} and {b} each wait in a large send to the other"),
+                    c => {
+                        let names: Vec<String> = c.iter().map(u32::to_string).collect();
+                        let (last, first) = names.split_last().unwrap_or((&names[0], &[]));
+                        format!(
+                            "ranks {} and {last} each wait in a large send to the next ({} -> {})",
+                            first.join(", "),
+                            names.join(" -> "),
+                            names[0]
+                        )
+                    }
+                };
+                write!(
+                    f,
+                    "deadlock: {who} (a cycle of rendezvous sends): use sendrecv or isend — a \
+                     send above HYPERCUBE_EAGER_LIMIT waits until its receiver posts a matching \
+                     receive, so every rank of the cycle waits for the next; exchange with \
+                     Node::sendrecv (or Subcube::exchange), or start the sends with isend and \
+                     receive before waiting for them (every running rank has waited for over \
+                     {secs} s with nothing arriving: {})",
+                    waits.join("; ")
+                )
+            }
             JobFailure::Deadlock { secs, waits } => write!(
                 f,
                 "deadlock: every running rank has waited for over {secs} s with nothing \
@@ -250,6 +276,48 @@ impl fmt::Display for JobFailure {
             }
         }
     }
+}
+
+/// A cycle of ranks each blocked in a large (rendezvous) send to the next, found in the
+/// deadlock report's "rank N waits for ..." lines (the ranks word such a wait with
+/// `hypercube::wire::control::large_send_text`); the ranks in cycle order, starting with
+/// the smallest, or `None`.
+pub fn send_cycle(waits: &[String]) -> Option<Vec<u32>> {
+    use std::collections::BTreeMap;
+    let edges: BTreeMap<u32, Vec<u32>> = waits
+        .iter()
+        .filter_map(|w| {
+            let rest = w.strip_prefix("rank ")?;
+            let (rank, what) = rest.split_once(" waits for ")?;
+            let dests = hypercube::wire::control::large_send_dests(what);
+            (!dests.is_empty()).then(|| Some((rank.parse().ok()?, dests)))?
+        })
+        .collect();
+    // Depth-first from each rank in order; a rank met again on the current path closes a
+    // cycle. Bounded: each rank is entered at most once per start.
+    for &start in edges.keys() {
+        let mut path = vec![start];
+        let mut next = vec![0usize];
+        while let (Some(&at), Some(i)) = (path.last(), next.last_mut()) {
+            let Some(&to) = edges.get(&at).and_then(|d| d.get(*i)) else {
+                path.pop();
+                next.pop();
+                continue;
+            };
+            *i += 1;
+            if let Some(k) = path.iter().position(|&r| r == to) {
+                let mut cycle = path[k..].to_vec();
+                let m = (0..cycle.len()).min_by_key(|&j| cycle[j]).unwrap_or(0);
+                cycle.rotate_left(m);
+                return Some(cycle);
+            }
+            if edges.contains_key(&to) && path.len() < edges.len() {
+                path.push(to);
+                next.push(0);
+            }
+        }
+    }
+    None
 }
 
 /// The longest cause text kept (characters).
@@ -524,6 +592,64 @@ mod tests {
         let r = f.report(false);
         assert!(r.starts_with("hcrun: rank 3 failed"), "{r}");
         assert!(r.contains("\nhcrun: also rank 1 failed"), "{r}");
+    }
+
+    #[test]
+    fn a_cycle_of_large_sends_is_named() {
+        use hypercube::wire::control::large_send_text;
+        let w = |r: u32, to: u32| format!("rank {r} waits for {}", large_send_text(to, 8 << 20));
+        let two = JobFailure::Deadlock {
+            secs: 3,
+            waits: vec![w(0, 1), w(1, 0)],
+        };
+        let text = two.to_string();
+        assert!(
+            text.starts_with(
+                "deadlock: ranks 0 and 1 each wait in a large send to the other (a cycle of \
+                 rendezvous sends): use sendrecv or isend"
+            ),
+            "{text}"
+        );
+        let three = vec![
+            w(2, 3),
+            w(3, 1),
+            w(1, 2),
+            "rank 0 waits for a message of type 1 from any node".to_string(),
+        ];
+        assert_eq!(send_cycle(&three), Some(vec![1, 2, 3]));
+        let text = JobFailure::Deadlock {
+            secs: 3,
+            waits: three,
+        }
+        .to_string();
+        assert!(
+            text.contains(
+                "ranks 1, 2 and 3 each wait in a large send to the next (1 -> 2 -> 3 -> 1)"
+            ),
+            "{text}"
+        );
+        // A chain that ends in a receive is no cycle: the general advice.
+        let chain = vec![
+            w(0, 1),
+            "rank 1 waits for a message of type 1 from node 2".to_string(),
+        ];
+        assert_eq!(send_cycle(&chain), None);
+        let text = JobFailure::Deadlock {
+            secs: 3,
+            waits: chain,
+        }
+        .to_string();
+        assert!(text.starts_with("deadlock: every running rank"), "{text}");
+        // Several sends per rank; the cycle is found behind a dead end.
+        let multi = vec![
+            format!(
+                "rank 4 waits for {} and {}",
+                large_send_text(6, 1 << 20),
+                large_send_text(5, 1 << 20)
+            ),
+            w(5, 4),
+        ];
+        assert_eq!(send_cycle(&multi), Some(vec![4, 5]));
     }
 
     #[test]

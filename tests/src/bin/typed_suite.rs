@@ -47,7 +47,10 @@ fn run(node: &Node) -> Result<()> {
     let got = cube.exchange_neighbours_slice(&halo)?;
     for (j, g) in got.iter().enumerate() {
         let want = f64::from((me ^ (1 << j)) * 100 + j as u32);
-        ensure!(g.len() == 12_800 && g.iter().all(|&x| x == want), "halo {j}");
+        ensure!(
+            g.len() == 12_800 && g.iter().all(|&x| x == want),
+            "halo {j}"
+        );
     }
     println!("OK exchange");
 

@@ -162,10 +162,7 @@ impl<T: Pod> AsRef<[u8]> for PodVec<T> {
 pub(crate) fn encode_vec<T: Pod>(xs: Vec<T>) -> (Bytes, Option<std::sync::Arc<Vec<T>>>) {
     if T::MEMORY_IS_WIRE {
         let shared = std::sync::Arc::new(xs);
-        (
-            Bytes::from_owner(PodVec(shared.clone())),
-            Some(shared),
-        )
+        (Bytes::from_owner(PodVec(shared.clone())), Some(shared))
     } else {
         (encode(&xs), None)
     }

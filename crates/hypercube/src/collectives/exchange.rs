@@ -155,7 +155,10 @@ mod tests {
                 // Different lengths on the two sides.
                 let mine = vec![me as f32; me as usize + 1];
                 let got = cube.exchange_slice(j, &mine).unwrap();
-                assert_eq!(got, vec![(me ^ (1 << j)) as f32; (me ^ (1 << j)) as usize + 1]);
+                assert_eq!(
+                    got,
+                    vec![(me ^ (1 << j)) as f32; (me ^ (1 << j)) as usize + 1]
+                );
             }
             let halo: Vec<Vec<u32>> = (0..2).map(|j| vec![me * 10 + j; 3 << 20]).collect();
             let got = cube.exchange_neighbours_slice(&halo).unwrap();
@@ -166,7 +169,10 @@ mod tests {
             let s: String = cube.exchange_value(0, &format!("n{me}")).unwrap();
             assert_eq!(s, format!("n{}", me ^ 1));
             // A subcube: pairs exchange across its only dimension.
-            let pair = node.subcube(1).exchange(0, Bytes::from(vec![me as u8])).unwrap();
+            let pair = node
+                .subcube(1)
+                .exchange(0, Bytes::from(vec![me as u8]))
+                .unwrap();
             assert_eq!(u32::from(pair[0]), me ^ 1);
         });
     }

@@ -150,7 +150,10 @@ mod tests {
         assert!(e.contains("fingerprint 0x0000000000001234"), "{e}");
         assert!(e.contains("node 1"), "{e}");
         // Too short, and garbage after a right fingerprint.
-        assert!(matches!(decode_typed::<u64>(&[1, 2], 0), Err(Error::Codec(_))));
+        assert!(matches!(
+            decode_typed::<u64>(&[1, 2], 0),
+            Err(Error::Codec(_))
+        ));
         let mut g = fingerprint::<u64>().to_le_bytes().to_vec();
         g.extend_from_slice(&[1, 2, 3]);
         let e = decode_typed::<u64>(&g, 2).unwrap_err().to_string();

@@ -36,6 +36,36 @@ pub const ENV_BOOT_TIMEOUT_MS: &str = "HYPERCUBE_BOOT_TIMEOUT_MS";
 /// only hcrun knows whether the lines end up on a terminal.
 pub const ENV_COLOR: &str = "HYPERCUBE_COLOR";
 
+/// How a rank blocked in a send above the eager limit (a rendezvous send: it waits for its
+/// receiver to post a matching receive) words `Blocked::waiting_for`, so that the launcher
+/// can find a cycle of such sends ([`large_send_dests`]): "its large send to node 1 to be
+/// received (8388608 bytes, above the eager limit: ...)".
+pub fn large_send_text(dest: u32, bytes: u64) -> String {
+    format!(
+        "{LARGE_SEND}{dest} to be received ({bytes} bytes, above the eager limit: it waits \
+         until node {dest} posts a matching receive)"
+    )
+}
+
+/// The stable start of [`large_send_text`], before the destination node.
+const LARGE_SEND: &str = "its large send to node ";
+
+/// The nodes a `Blocked::waiting_for` text says its rank is sending a large message to
+/// (empty if it waits for something else); the inverse of [`large_send_text`], also when
+/// several are joined in one text.
+pub fn large_send_dests(waiting_for: &str) -> Vec<u32> {
+    waiting_for
+        .match_indices(LARGE_SEND)
+        .filter_map(|(i, m)| {
+            let rest = &waiting_for[i + m.len()..];
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            rest[..end].parse().ok()
+        })
+        .collect()
+}
+
 /// Largest control message accepted (a table of 2^16 addresses fits easily).
 pub const MAX_CONTROL_LEN: u32 = 4 << 20;
 
@@ -160,6 +190,19 @@ mod tests {
     use super::*;
 
     /// Hex with a sign is not hex (found by `tests/fuzz_decoders.rs`: "+f" read as 0x0f).
+    #[test]
+    fn large_send_texts_parse_back() {
+        let one = large_send_text(1, 8 << 20);
+        assert_eq!(large_send_dests(&one), vec![1]);
+        let two = format!(
+            "{} and {}",
+            large_send_text(3, 70_000),
+            large_send_text(12, 1)
+        );
+        assert_eq!(large_send_dests(&two), vec![3, 12]);
+        assert!(large_send_dests("a message of type 5 from node 3").is_empty());
+    }
+
     #[test]
     fn hex_refuses_signs() {
         assert_eq!(from_hex("0aFf"), Some(vec![0x0a, 0xff]));

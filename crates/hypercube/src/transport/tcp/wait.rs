@@ -174,6 +174,9 @@ impl Engine {
         timeout: Option<Duration>,
         f: impl FnMut(&Engine, &mut State) -> Option<T>,
     ) -> Result<T> {
+        if what == SEND_WAIT {
+            return self.wait_described(what, &describe_sends, timeout, f);
+        }
         self.wait_described(what, &|_| what.to_string(), timeout, f)
     }
 
@@ -393,6 +396,38 @@ impl Engine {
         let what = describe_type(sel);
         Some(Error::PeerFinished { peer, what })
     }
+}
+
+/// What `wait_send` calls its wait: reported with the large sends that wait for their
+/// receivers ([`describe_sends`]).
+const SEND_WAIT: &str = "a send to complete";
+
+/// "its large send to node 1 to be received (8388608 bytes, ...)" for every send still
+/// waiting for its receiver's clear-to-send (`State::pending`), in the words the launcher
+/// reads back (`control::large_send_dests`) to name a cycle of such sends.
+fn describe_sends(st: &State) -> String {
+    let mut sends: Vec<(u32, u64)> = st
+        .pending
+        .values()
+        .map(|p| (p.dest, p.data.len() as u64))
+        .collect();
+    if sends.is_empty() {
+        return SEND_WAIT.to_string();
+    }
+    sends.sort_unstable();
+    let texts: Vec<String> = sends
+        .iter()
+        .take(8)
+        .map(|&(dest, len)| match dest {
+            HOST => format!("its large send to the host to be received ({len} bytes)"),
+            d => crate::wire::control::large_send_text(d, len),
+        })
+        .collect();
+    let mut out = texts.join(" and ");
+    if sends.len() > 8 {
+        out.push_str(&format!(" and {} more large sends", sends.len() - 8));
+    }
+    out
 }
 
 /// "a message of type 5" — what a receive waits for, without its source.
