@@ -52,7 +52,7 @@ struct Args {
     #[arg(long)]
     per_rank: bool,
     /// bcast, allgather, alltoall: call the typed form (`*_slice` over f32, SIZE bytes per
-    /// rank or block) instead of the byte form, to compare the two
+    /// rank or block) instead of the byte form, to compare the two (= `--form slice`)
     #[arg(long)]
     typed: bool,
     /// latency, bw: rank 0's partner (default 1, its neighbour). A partner h links away
@@ -60,6 +60,29 @@ struct Args {
     /// compare HYPERCUBE_FORWARDING=cut-through with store-and-forward
     #[arg(long, value_name = "RANK", default_value_t = 1)]
     peer: u32,
+    /// bcast, allgather, alltoall: which form to call, SIZE bytes per rank or block:
+    /// `bytes` (the default), `slice` (`*_slice(&[f32])`), `vec` (`*_vec(Vec<f32>)`, the
+    /// vector built before the timer starts, as the byte form's buffer is), `bytes-to-vec`
+    /// (the byte form, then the result turned into a `Vec<f32>`, as a caller of the byte form
+    /// who needs numbers does), `serde` (`bcast_value`, `allgather_value`,
+    /// `alltoall_values` of a `Vec<f32>`; also prints the codec's in-process cost per value)
+    #[arg(long, value_enum, default_value = "bytes")]
+    form: Form,
+}
+
+/// How `--form` calls bcast, allgather and alltoall.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// The byte form.
+    Bytes,
+    /// `*_slice` over a borrowed `&[f32]`.
+    Slice,
+    /// `*_vec` over an owned `Vec<f32>`.
+    Vec,
+    /// The byte form, then the result as one `Vec<f32>`.
+    BytesToVec,
+    /// The serde form over a `Vec<f32>` value.
+    Serde,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -200,8 +223,12 @@ struct Buffers {
     floats: Vec<f32>,
     block: Bytes,
     blocks: Vec<Bytes>,
-    /// Call the typed form (`--typed`).
-    typed: bool,
+    /// Which form of bcast, allgather and alltoall to call.
+    form: Form,
+    /// The owned input of the `vec` and `serde` forms, built before the timer starts.
+    owned: Option<Vec<f32>>,
+    /// The owned per-member values of `alltoall` in the `serde` form.
+    owned_values: Option<Vec<Vec<f32>>>,
 }
 
 impl Buffers {
@@ -223,9 +250,111 @@ impl Buffers {
             floats,
             block: a.slice(..s),
             blocks,
-            typed: false,
+            form: Form::Bytes,
+            owned: None,
+            owned_values: None,
         }
     }
+
+    /// Before a timed call: the owned input the `vec` and `serde` forms consume (a copy of
+    /// `floats`, made outside the timed interval as the byte form's buffer is).
+    fn refill(&mut self, bench: Bench, p: usize) {
+        match (self.form, bench) {
+            (Form::Vec, Bench::Bcast | Bench::Allgather | Bench::Alltoall)
+            | (Form::Serde, Bench::Bcast | Bench::Allgather) => {
+                self.owned = Some(self.floats.clone());
+            }
+            (Form::Serde, Bench::Alltoall) => {
+                let n = self.floats.len() / p.max(1);
+                self.owned_values =
+                    Some(self.floats.chunks(n.max(1)).map(<[f32]>::to_vec).collect());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The byte form's blocks as one `Vec<f32>` (what a caller who needs numbers does).
+fn to_floats(blocks: &[Bytes]) -> Vec<f32> {
+    let mut out = Vec::with_capacity(blocks.iter().map(Bytes::len).sum::<usize>() / 4);
+    for b in blocks {
+        out.extend(
+            b.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        );
+    }
+    out
+}
+
+/// One call of the typed, converting or serde form of bcast, allgather or alltoall.
+fn typed_call(
+    c: Subcube<'_>,
+    bench: Bench,
+    s: usize,
+    me: u32,
+    buf: &mut Buffers,
+) -> anyhow::Result<()> {
+    let root = me == 0;
+    let mut owned = || buf.owned.take().context("no owned input was prepared");
+    match (buf.form, bench) {
+        (Form::Slice, Bench::Bcast) => {
+            let data: &[f32] = if root { &buf.floats } else { &[] };
+            c.bcast_slice(0, data, s / 4)?;
+        }
+        (Form::Slice, Bench::Allgather) => drop(c.allgather_slice(&buf.floats)?),
+        (Form::Slice, Bench::Alltoall) => drop(c.alltoall_slice(&buf.floats)?),
+        (Form::Vec, Bench::Bcast) => {
+            let data = if root { owned()? } else { Vec::new() };
+            c.bcast_vec(0, data, s / 4)?;
+        }
+        (Form::Vec, Bench::Allgather) => drop(c.allgather_vec(owned()?)?),
+        (Form::Vec, Bench::Alltoall) => drop(c.alltoall_vec(owned()?)?),
+        (Form::BytesToVec, Bench::Bcast) => {
+            let data = if root {
+                buf.block.clone()
+            } else {
+                Bytes::new()
+            };
+            let got = c.bcast(0, data, s)?;
+            drop(to_floats(&[got]));
+        }
+        (Form::BytesToVec, Bench::Allgather) => drop(to_floats(&c.allgather(buf.block.clone())?)),
+        (Form::BytesToVec, Bench::Alltoall) => drop(to_floats(&c.alltoall(&buf.blocks)?)),
+        (Form::Serde, Bench::Bcast) => {
+            let v: Vec<f32> = c.bcast_value(0, if root { Some(owned()?) } else { None })?;
+            drop(v);
+        }
+        (Form::Serde, Bench::Allgather) => drop(c.allgather_value(&owned()?)?),
+        (Form::Serde, Bench::Alltoall) => {
+            let vs = buf
+                .owned_values
+                .take()
+                .context("no owned values were prepared")?;
+            drop(c.alltoall_values(vs)?);
+        }
+        (form, b) => bail!("--form {form:?} does not apply to {b}"),
+    }
+    Ok(())
+}
+
+/// The codec's in-process cost of one value of the serde form (a `Vec<f32>` of `s` bytes):
+/// the mean µs to encode it and to decode it, over `n` rounds.
+fn codec_cost(s: usize, n: u64) -> anyhow::Result<(f64, f64)> {
+    let v: Vec<f32> = (0..s / 4).map(|k| (k % 7) as f32).collect();
+    let n = n.max(1);
+    let t0 = Instant::now();
+    let mut enc = Vec::new();
+    for _ in 0..n {
+        enc = hypercube::codec::encode(std::hint::black_box(&v))?;
+    }
+    let e = t0.elapsed().as_secs_f64() * 1e6 / n as f64;
+    let t0 = Instant::now();
+    for _ in 0..n {
+        let back: Vec<f32> = hypercube::codec::decode(std::hint::black_box(&enc))?;
+        std::hint::black_box(back);
+    }
+    let d = t0.elapsed().as_secs_f64() * 1e6 / n as f64;
+    Ok((e, d))
 }
 
 /// One call of the collective (or iPSC utility) under test.
@@ -239,17 +368,9 @@ fn call(
 ) -> anyhow::Result<()> {
     let me = node.mynode();
     let d = node.cubedim();
+    let typed = matches!(bench, Bench::Bcast | Bench::Allgather | Bench::Alltoall);
     match bench {
-        Bench::Bcast if buf.typed => {
-            let data: &[f32] = if me == 0 { &buf.floats } else { &[] };
-            c.bcast_slice(0, data, s / 4)?;
-        }
-        Bench::Allgather if buf.typed => {
-            c.allgather_slice(&buf.floats)?;
-        }
-        Bench::Alltoall if buf.typed => {
-            c.alltoall_slice(&buf.floats)?;
-        }
+        _ if typed && buf.form != Form::Bytes => typed_call(c, bench, s, me, buf)?,
         Bench::Bcast => {
             let data = if me == 0 {
                 buf.block.clone()
@@ -350,7 +471,7 @@ fn collective(
         let n = osu::iters_for(s, args.iters, 1000, 100);
         let skip = osu::warmup_for(s, args.warmup, 100, 10);
         let mut buf = Buffers::new(bench, s as usize, p, a, me);
-        buf.typed = args.typed;
+        buf.form = if args.typed { Form::Slice } else { args.form };
         let mut scratch = buf.floats.clone();
         let mut total = 0.0f64;
         // With --per-rank: the sum of this rank's barrier exit times (CLOCK_MONOTONIC, one
@@ -361,6 +482,7 @@ fn collective(
             if bench == Bench::Gop {
                 scratch.copy_from_slice(&buf.floats);
             }
+            buf.refill(bench, p);
             let t0 = Instant::now();
             call(node, c, bench, s as usize, &mut buf, &mut scratch)
                 .with_context(|| format!("size {s}, iteration {i}"))?;
@@ -378,6 +500,16 @@ fn collective(
         let sum = cube.reduce(0, &[mine], Op::Sum)?;
         if let Some(sum) = sum {
             say(node, &osu::row_line(s, sum[0] / p as f64));
+        }
+        if buf.form == Form::Serde && me == 0 {
+            let (e, d) = codec_cost(s as usize, n)?;
+            say(
+                node,
+                &format!(
+                    "# codec, in-process on rank 0: encode {e:.2} us, decode {d:.2} us per value \
+                     of {s} bytes"
+                ),
+            );
         }
         if args.per_rank {
             // Each rank's mean time, and its mean barrier exit relative to rank 0's (how

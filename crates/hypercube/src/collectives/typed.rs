@@ -182,3 +182,39 @@ impl Subcube<'_> {
 fn decode_each<T: Pod>(blocks: &[Bytes], what: &str) -> Result<Vec<Vec<T>>> {
     blocks.iter().map(|b| decode(b, None, what)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::local::run_local;
+
+    /// The owned-vector forms give what the slice forms give, on every algorithm.
+    #[test]
+    fn vec_forms_match_slice_forms() {
+        run_local(2, |node| {
+            let me = node.mynode();
+            let cube = node.cube();
+            let mine: Vec<u32> = (0..1000).map(|k| k * 10 + me).collect();
+            assert_eq!(
+                cube.allgather_vec(mine.clone()).unwrap(),
+                cube.allgather_slice(&mine).unwrap()
+            );
+            assert_eq!(
+                cube.alltoall_vec(mine.clone()).unwrap(),
+                cube.alltoall_slice(&mine).unwrap()
+            );
+            let root = 2;
+            let data = if me == root { mine.clone() } else { Vec::new() };
+            let got = cube.bcast_vec(root, data, 1000).unwrap();
+            assert_eq!(got, (0..1000).map(|k| k * 10 + root).collect::<Vec<u32>>());
+            let got = cube.bcast_slice(root, if me == root { &mine } else { &[] }, 1000);
+            assert_eq!(
+                got.unwrap(),
+                (0..1000).map(|k| k * 10 + root).collect::<Vec<u32>>()
+            );
+            // A root whose vector is not `len` long: an error (on the root).
+            if me == 0 {
+                assert!(cube.bcast_vec(0, vec![1u8], 2).is_err());
+            }
+        });
+    }
+}
