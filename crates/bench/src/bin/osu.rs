@@ -357,6 +357,21 @@ fn codec_cost(s: usize, n: u64) -> anyhow::Result<(f64, f64)> {
     Ok((e, d))
 }
 
+/// What the typed forms pay on top of the byte form's transfer: one copy of a result of
+/// `bytes` bytes (in `p` blocks) from message buffers into a new `Vec<f32>`, in µs (mean
+/// of `n` rounds, in-process).
+fn copy_cost(bytes: usize, p: usize, n: u64) -> f64 {
+    let blocks: Vec<Bytes> = (0..p.max(1))
+        .map(|_| Bytes::from(vec![1u8; bytes / p.max(1)]))
+        .collect();
+    let n = n.max(1);
+    let t0 = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(to_floats(std::hint::black_box(&blocks)));
+    }
+    t0.elapsed().as_secs_f64() * 1e6 / n as f64
+}
+
 /// One call of the collective (or iPSC utility) under test.
 fn call(
     node: &Node,
@@ -500,6 +515,24 @@ fn collective(
         let sum = cube.reduce(0, &[mine], Op::Sum)?;
         if let Some(sum) = sum {
             say(node, &osu::row_line(s, sum[0] / p as f64));
+        }
+        if matches!(buf.form, Form::Slice | Form::Vec | Form::BytesToVec)
+            && matches!(bench, Bench::Bcast | Bench::Allgather | Bench::Alltoall)
+            && me == 0
+        {
+            let out = if bench == Bench::Bcast {
+                s
+            } else {
+                s * p as u64
+            };
+            let us = copy_cost(out as usize, p, n);
+            say(
+                node,
+                &format!(
+                    "# one copy of the {out}-byte result into a Vec<f32>, in-process on rank 0: \
+                     {us:.2} us"
+                ),
+            );
         }
         if buf.form == Form::Serde && me == 0 {
             let (e, d) = codec_cost(s as usize, n)?;
