@@ -342,16 +342,50 @@ fn bcast_value_of_unknown_size_and_bad_input() {
             c.allreduce(&[[0u8; 0]], Op::Fn(&keep)),
             Err(Error::InvalidArgument(_))
         ));
-        // Another type on one sender: a codec error naming the member and the type.
+        // Another type on one sender: a type mismatch naming the sender and both types.
         let r = if node.mynode() == 2 {
             c.allgather_value(&"text".to_string()).map(|_| ())
         } else {
             c.allgather_value(&7u64).map(|_| ())
         };
         match r {
-            Err(Error::Codec(m)) if node.mynode() == 2 => assert!(m.contains("String"), "{m}"),
-            Err(Error::Codec(m)) => assert!(m.contains("member 2") && m.contains("u64"), "{m}"),
-            other => panic!("expected a codec error, got {other:?}"),
+            Err(Error::TypeMismatch {
+                source_node,
+                expected,
+                found,
+            }) if node.mynode() == 2 => {
+                assert_eq!((source_node, expected.as_str()), (0, "alloc::string::String"));
+                assert_eq!(found, "u64");
+            }
+            Err(Error::TypeMismatch {
+                source_node,
+                expected,
+                found,
+            }) => {
+                assert_eq!((source_node, expected.as_str()), (2, "u64"));
+                assert_eq!(found, "alloc::string::String");
+            }
+            other => panic!("expected a type mismatch, got {other:?}"),
+        }
+        // Same size, another type (u64 and f64 decode from the same 8 bytes): still caught.
+        let r = if node.mynode() == 5 {
+            c.bcast_value(5, Some(1.5f64)).map(|_| ())
+        } else {
+            c.bcast_value::<u64>(5, None).map(|_| ())
+        };
+        match r {
+            Ok(()) => assert_eq!(node.mynode(), 5),
+            Err(Error::TypeMismatch {
+                source_node,
+                expected,
+                found,
+            }) => {
+                assert_eq!((source_node, expected.as_str()), (5, "u64"));
+                // Known here only if this process used f64 as a value before; in one
+                // process (threads) it did: the root encoded it.
+                assert!(found == "f64" || found.contains("fingerprint"), "{found}");
+            }
+            other => panic!("expected a type mismatch, got {other:?}"),
         }
     });
 }
