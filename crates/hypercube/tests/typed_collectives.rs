@@ -354,7 +354,10 @@ fn bcast_value_of_unknown_size_and_bad_input() {
                 expected,
                 found,
             }) if node.mynode() == 2 => {
-                assert_eq!((source_node, expected.as_str()), (0, "alloc::string::String"));
+                assert_eq!(
+                    (source_node, expected.as_str()),
+                    (0, "alloc::string::String")
+                );
                 assert_eq!(found, "u64");
             }
             Err(Error::TypeMismatch {
