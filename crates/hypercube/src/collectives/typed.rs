@@ -10,6 +10,13 @@
 //! `alltoall_vec`) take an owned vector instead and send its memory as it is (no copy on
 //! little-endian targets), keeping it alive for as long as any message refers to it.
 //! Counts are in elements.
+//!
+//! What a mismatch between members is caught as: lengths are checked in bytes, so another
+//! number of elements, or elements of another size, is an [`Error::InvalidArgument`]; two
+//! `Pod` types of the **same size** (`u64` here, `f64` there) are not told apart — the
+//! bytes are read as the receiver's type. Carrying a type fingerprint would cost an extra
+//! part per message and a check per block; the serde forms carry one
+//! ([`Error::TypeMismatch`]).
 
 use bytes::Bytes;
 use hypercube_topology::NodeId;
