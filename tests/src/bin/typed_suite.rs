@@ -52,6 +52,19 @@ fn run(node: &Node) -> Result<()> {
             "halo {j}"
         );
     }
+    // A Gray-code ring's neighbours (across a dimension that depends on the position),
+    // 1 MiB each way (above the eager limit).
+    if node.cubedim() >= 2 {
+        let d = node.cubedim();
+        let succ = hypercube::topology::ring_successor(me, d)?;
+        let pred = hypercube::topology::ring_predecessor(me, d)?;
+        let got =
+            cube.exchange_with_slice(&[(succ, vec![me; 1 << 18]), (pred, vec![me; 1 << 18])])?;
+        ensure!(
+            got == vec![vec![succ; 1 << 18], vec![pred; 1 << 18]],
+            "ring halo"
+        );
+    }
     println!("OK exchange");
 
     for alg in [Algorithm::Hypercube, Algorithm::Ring, Algorithm::Mesh] {

@@ -1,7 +1,8 @@
 //! Neighbour exchange on a subcube: every member swaps a block with its partner across one
 //! dimension ([`Subcube::exchange`]), or with its partner across every dimension at once
 //! ([`Subcube::exchange_neighbours`], the halo exchange of a program whose data lives on
-//! the cube's links). Each node posts its receives before it starts its sends, so an
+//! the cube's links), or with any partners — the neighbours of a mesh embedding
+//! ([`Subcube::exchange_with`]). Each node posts its receives before it starts its sends, so an
 //! exchange cannot deadlock at any size — also above the eager limit, where a plain `send`
 //! waits for its receive (two partners that both `send` 8 MiB first wait for each other
 //! forever). Typed forms over [`Pod`] slices and owned vectors, and a serde form.
@@ -11,6 +12,7 @@
 //! blocks may have any lengths (a partner need not know the length it receives).
 
 use bytes::Bytes;
+use hypercube_topology::NodeId;
 use serde::{de::DeserializeOwned, Serialize};
 
 use super::ctx::Ctx;
@@ -70,6 +72,83 @@ impl Subcube<'_> {
             s.wait()?;
         }
         Ok(got)
+    }
+
+    /// Swap blocks with any partners in the subcube — the neighbours of a mesh or ring
+    /// embedding (`hypercube::topology::Mesh::successor` / `predecessor`), which differ from
+    /// this node across a dimension that depends on its position: `partners[i]` is
+    /// `(node, block)`, the block going to that physical node; returns what each partner
+    /// sent to this one, in the same order. The pairing must be symmetric (whoever this
+    /// node lists lists this node) and every member of the subcube makes the call. Every
+    /// receive is posted before any send starts: no deadlock at any size. A partner listed
+    /// twice (a periodic axis of length 2, where successor and predecessor coincide) sends
+    /// two messages, which pair up in list order on both sides.
+    ///
+    /// ```
+    /// use hypercube::topology::{Boundary, Mesh};
+    /// hypercube::transport::local::run_local(3, |node| {
+    ///     // A 2 x 4 mesh, periodic along the rows: halos along axis 1.
+    ///     let mesh = Mesh::new(&[2, 4], &[Boundary::Closed, Boundary::Periodic], 3).unwrap();
+    ///     let me = node.mynode();
+    ///     let succ = mesh.successor(me, 1).unwrap().unwrap();
+    ///     let pred = mesh.predecessor(me, 1).unwrap().unwrap();
+    ///     let got = node
+    ///         .cube()
+    ///         .exchange_with_slice(&[(succ, vec![me]), (pred, vec![me])])
+    ///         .unwrap();
+    ///     assert_eq!(got, vec![vec![succ], vec![pred]]);
+    /// });
+    /// ```
+    pub fn exchange_with(&self, partners: &[(NodeId, Bytes)]) -> Result<Vec<Bytes>> {
+        let (base, size) = (self.base(), self.size());
+        for &(n, _) in partners {
+            if n.wrapping_sub(base) >= size || n == self.node.mynode() {
+                return Err(Error::InvalidNode {
+                    node: i64::from(n),
+                    what: format!(
+                        "exchange partner (another member of the subcube of dimension {} \
+                         containing node {})",
+                        self.dim(),
+                        self.node.mynode()
+                    ),
+                    first: base,
+                    last: base + size - 1,
+                });
+            }
+        }
+        let ctx = self.exchange_ctx(partners.iter().map(|(_, b)| b.len()).sum())?;
+        let recvs = partners
+            .iter()
+            .map(|&(n, _)| ctx.irecv(n - base))
+            .collect::<Result<Vec<_>>>()?;
+        let sends = partners
+            .iter()
+            .map(|(n, b)| ctx.isend(n - base, b.clone()))
+            .collect::<Result<Vec<_>>>()?;
+        let got = recvs
+            .into_iter()
+            .map(|r| r.wait().map(crate::message::Message::into_data))
+            .collect::<Result<Vec<_>>>()?;
+        for s in sends {
+            s.wait()?;
+        }
+        Ok(got)
+    }
+
+    /// [`Subcube::exchange_with`] of slices of plain data: returns each partner's slice,
+    /// in the order of `partners`.
+    pub fn exchange_with_slice<T: Pod, B: AsRef<[T]>>(
+        &self,
+        partners: &[(NodeId, B)],
+    ) -> Result<Vec<Vec<T>>> {
+        let bytes: Vec<(NodeId, Bytes)> = partners
+            .iter()
+            .map(|(n, b)| (*n, encode(b.as_ref())))
+            .collect();
+        self.exchange_with(&bytes)?
+            .iter()
+            .map(|b| decode(b, None, "exchange_with_slice"))
+            .collect()
     }
 
     /// [`Subcube::exchange`] of a slice of plain data (one copy in, one copy out); the
@@ -174,6 +253,38 @@ mod tests {
                 .exchange(0, Bytes::from(vec![me as u8]))
                 .unwrap();
             assert_eq!(u32::from(pair[0]), me ^ 1);
+        });
+    }
+
+    /// A 2-D mesh halo (4 x 2, periodic along axis 0 of length 4) with 8 MiB blocks.
+    #[test]
+    fn exchange_with_mesh_neighbours() {
+        use hypercube_topology::{Boundary, Mesh};
+        run_local(3, |node| {
+            let me = node.mynode();
+            let mesh = Mesh::new(&[4, 2], &[Boundary::Periodic, Boundary::Closed], 3).unwrap();
+            let mut partners = Vec::new();
+            for axis in 0..2 {
+                for n in [mesh.successor(me, axis), mesh.predecessor(me, axis)] {
+                    if let Some(n) = n.unwrap() {
+                        partners.push((n, Bytes::from(vec![me as u8; 8 << 20])));
+                    }
+                }
+            }
+            let got = node.cube().exchange_with(&partners).unwrap();
+            for ((n, _), g) in partners.iter().zip(&got) {
+                assert!(g.len() == 8 << 20 && g.iter().all(|&b| u32::from(b) == *n));
+            }
+            // A partner outside the subcube, or this node itself: refused before any send.
+            let pair = node.subcube(1);
+            assert!(matches!(
+                pair.exchange_with(&[(me ^ 2, Bytes::new())]),
+                Err(Error::InvalidNode { .. })
+            ));
+            assert!(matches!(
+                pair.exchange_with(&[(me, Bytes::new())]),
+                Err(Error::InvalidNode { .. })
+            ));
         });
     }
 
