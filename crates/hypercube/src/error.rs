@@ -137,7 +137,8 @@ pub enum Error {
     /// with another type's fingerprint than the type this node decodes: the members passed
     /// different types (even of the same size, which would otherwise decode silently).
     #[error(
-        "type mismatch: the value from node {source_node} is {found}, but this node decodes          {expected}; every member must pass the same Rust type"
+        "type mismatch: the value from node {source_node} is {found}, but this node decodes \
+         {expected}; every member must pass the same Rust type"
     )]
     TypeMismatch {
         /// The node that sent the value.

@@ -86,7 +86,8 @@ pub(crate) fn decode_typed<V: DeserializeOwned>(bytes: &[u8], source_node: NodeI
     let expected = std::any::type_name::<V>();
     let Some((head, body)) = bytes.split_first_chunk::<FINGERPRINT_LEN>() else {
         return Err(Error::Codec(format!(
-            "a value from node {source_node} is {} bytes long, too short for the type              fingerprint of a collective's value (decoding as {expected})",
+            "a value from node {source_node} is {} bytes long, too short for the type \
+             fingerprint of a collective's value (decoding as {expected})",
             bytes.len()
         )));
     };

@@ -189,7 +189,7 @@ pub fn read_blocking<T: serde::de::DeserializeOwned>(r: &mut impl std::io::Read)
 mod tests {
     use super::*;
 
-    /// Hex with a sign is not hex (found by `tests/fuzz_decoders.rs`: "+f" read as 0x0f).
+    /// The words of a blocked large send parse back to its destinations.
     #[test]
     fn large_send_texts_parse_back() {
         let one = large_send_text(1, 8 << 20);
@@ -203,6 +203,7 @@ mod tests {
         assert!(large_send_dests("a message of type 5 from node 3").is_empty());
     }
 
+    /// Hex with a sign is not hex (found by `tests/fuzz_decoders.rs`: "+f" read as 0x0f).
     #[test]
     fn hex_refuses_signs() {
         assert_eq!(from_hex("0aFf"), Some(vec![0x0a, 0xff]));
