@@ -22,6 +22,34 @@ fn load(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Run `program` on a `dim`-cube under `hcrun --trace DIR/NAME` (extra environment `env`,
+/// hcrun's own timeout `limit_s`, the test's 1.5 times that): the job's output and the
+/// trace's path.
+fn traced(
+    dir: &TempDir,
+    name: &str,
+    dim: u32,
+    limit_s: u64,
+    program: &[&str],
+    env: &[(&str, &str)],
+) -> (JobOutput, std::path::PathBuf) {
+    let json = dir.path().join(name);
+    let out = run_hcrun(
+        &[
+            "--dim",
+            &dim.to_string(),
+            "--timeout-s",
+            &limit_s.to_string(),
+            "--trace",
+            json.to_str().expect("UTF-8"),
+        ],
+        program,
+        env,
+        Duration::from_secs(limit_s * 3 / 2),
+    );
+    (out, json)
+}
+
 fn events<'a>(doc: &'a Value, ph: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
     doc["traceEvents"]
         .as_array()
@@ -36,21 +64,8 @@ fn slices<'a>(doc: &'a Value, cat: &'a str) -> Vec<&'a Value> {
 
 /// Run the antipodal example on a 3-cube with `--trace`; the merged document.
 fn antipodal_trace(dir: &TempDir) -> (Value, std::path::PathBuf) {
-    let out_json = dir.path().join("t.json");
     let prog = example("antipodal");
-    let out = run_hcrun(
-        &[
-            "--dim",
-            "3",
-            "--timeout-s",
-            "60",
-            "--trace",
-            out_json.to_str().expect("UTF-8"),
-        ],
-        &[prog.to_str().expect("UTF-8")],
-        &[],
-        Duration::from_secs(90),
-    );
+    let (out, out_json) = traced(dir, "t.json", 3, 60, &[prog.to_str().expect("UTF-8")], &[]);
     out.assert_ok();
     assert!(
         out.stderr.contains("trace written to"),
@@ -223,19 +238,13 @@ fn per_rank_files_under_hypercube_trace_merge_with_hctrace() {
 #[test]
 fn a_rank_that_dies_leaves_a_trace_of_the_others() {
     let dir = TempDir::new("trace-dies");
-    let json = dir.path().join("t.json");
-    let out = run_hcrun(
-        &[
-            "--dim",
-            "2",
-            "--timeout-s",
-            "60",
-            "--trace",
-            json.to_str().unwrap(),
-        ],
+    let (out, json) = traced(
+        &dir,
+        "t.json",
+        2,
+        60,
         &[env!("CARGO_BIN_EXE_fail"), "1", "abort"],
         &[],
-        Duration::from_secs(90),
     );
     assert!(!out.status.success(), "{out:?}");
     let doc = load(&json);
@@ -388,21 +397,8 @@ fn check_xml(text: &str) {
 #[test]
 fn steps_draws_gops_tree_on_the_3_cube() {
     let dir = TempDir::new("trace-steps");
-    let json = dir.path().join("n.json");
     let prog = example("normalize");
-    let out = run_hcrun(
-        &[
-            "--dim",
-            "3",
-            "--timeout-s",
-            "60",
-            "--trace",
-            json.to_str().unwrap(),
-        ],
-        &[prog.to_str().unwrap()],
-        &[],
-        Duration::from_secs(90),
-    );
+    let (out, json) = traced(&dir, "n.json", 3, 60, &[prog.to_str().unwrap()], &[]);
     out.assert_ok();
     // Call 0 is GOP's first reduction: 7 messages up the tree in 3 steps.
     let svg = dir.path().join("s.svg");
@@ -444,19 +440,13 @@ fn tagged<'a>(doc: &'a Value, cat: &'a str, pid: u64, tag: u64) -> Vec<&'a Value
 #[test]
 fn a_sigkilled_rank_leaves_what_it_recorded_before_the_kill() {
     let dir = TempDir::new("trace-sigkill");
-    let json = dir.path().join("t.json");
-    let out = run_hcrun(
-        &[
-            "--dim",
-            "2",
-            "--timeout-s",
-            "60",
-            "--trace",
-            json.to_str().unwrap(),
-        ],
+    let (out, json) = traced(
+        &dir,
+        "t.json",
+        2,
+        60,
         &[env!("CARGO_BIN_EXE_trace_job"), "kill", "1"],
         &[],
-        Duration::from_secs(90),
     );
     assert!(!out.status.success(), "{out:?}");
     assert!(
@@ -497,20 +487,14 @@ fn a_sigkilled_rank_leaves_what_it_recorded_before_the_kill() {
 #[test]
 fn a_6_cube_job_stays_within_its_trace_memory_bound_and_counts_what_it_dropped() {
     let dir = TempDir::new("trace-bound");
-    let json = dir.path().join("t.json");
     let bound = 4096u64;
-    let out = run_hcrun(
-        &[
-            "--dim",
-            "6",
-            "--timeout-s",
-            "120",
-            "--trace",
-            json.to_str().unwrap(),
-        ],
+    let (out, json) = traced(
+        &dir,
+        "t.json",
+        6,
+        120,
         &[env!("CARGO_BIN_EXE_trace_job"), "burst", "300"],
         &[("HYPERCUBE_TRACE_BUFFER", &bound.to_string())],
-        Duration::from_secs(180),
     );
     out.assert_ok();
     let doc = load(&json);
@@ -556,20 +540,15 @@ fn a_6_cube_job_stays_within_its_trace_memory_bound_and_counts_what_it_dropped()
 #[test]
 fn a_skewed_clock_is_estimated_at_start_up_and_corrected_in_the_merge() {
     let dir = TempDir::new("trace-skew");
-    let json = dir.path().join("t.json");
     let skew: i64 = 250_000_000; // rank 2's clock runs 250 ms ahead
-    let out = run_hcrun(
-        &[
-            "--dim",
-            "2",
-            "--timeout-s",
-            "60",
-            "--trace",
-            json.to_str().unwrap(),
-        ],
-        &[example("antipodal").to_str().unwrap()],
+    let prog = example("antipodal");
+    let (out, json) = traced(
+        &dir,
+        "t.json",
+        2,
+        60,
+        &[prog.to_str().unwrap()],
         &[("HYPERCUBE_TRACE_CLOCK_SKEW_NS", &format!("2={skew}"))],
-        Duration::from_secs(90),
     );
     out.assert_ok();
     let doc = load(&json);
@@ -613,20 +592,8 @@ fn a_skewed_clock_is_estimated_at_start_up_and_corrected_in_the_merge() {
 #[test]
 fn steps_labels_an_allreduce_with_the_contributions_each_message_carries() {
     let dir = TempDir::new("trace-labels");
-    let json = dir.path().join("g.json");
-    let out = run_hcrun(
-        &[
-            "--dim",
-            "3",
-            "--timeout-s",
-            "60",
-            "--trace",
-            json.to_str().unwrap(),
-        ],
-        &[example("grama").to_str().unwrap()],
-        &[],
-        Duration::from_secs(90),
-    );
+    let prog = example("grama");
+    let (out, json) = traced(&dir, "g.json", 3, 60, &[prog.to_str().unwrap()], &[]);
     out.assert_ok();
     let svg = dir.path().join("s.svg");
     let draw = |call: &str| {
