@@ -57,21 +57,8 @@ impl Subcube<'_> {
             )));
         }
         let ctx = self.exchange_ctx(blocks.iter().map(Bytes::len).sum())?;
-        let recvs = (0..d)
-            .map(|j| ctx.irecv(ctx.me ^ (1 << j)))
-            .collect::<Result<Vec<_>>>()?;
-        let sends = (0..d)
-            .zip(blocks)
-            .map(|(j, b)| ctx.isend(ctx.me ^ (1 << j), b.clone()))
-            .collect::<Result<Vec<_>>>()?;
-        let got = recvs
-            .into_iter()
-            .map(|r| r.wait().map(crate::message::Message::into_data))
-            .collect::<Result<Vec<_>>>()?;
-        for s in sends {
-            s.wait()?;
-        }
-        Ok(got)
+        let me = ctx.me;
+        swap(&ctx, (0..d).zip(blocks).map(|(j, b)| (me ^ (1 << j), b)))
     }
 
     /// Swap blocks with any partners in the subcube — the neighbours of a mesh or ring
@@ -117,22 +104,7 @@ impl Subcube<'_> {
             }
         }
         let ctx = self.exchange_ctx(partners.iter().map(|(_, b)| b.len()).sum())?;
-        let recvs = partners
-            .iter()
-            .map(|&(n, _)| ctx.irecv(n - base))
-            .collect::<Result<Vec<_>>>()?;
-        let sends = partners
-            .iter()
-            .map(|(n, b)| ctx.isend(n - base, b.clone()))
-            .collect::<Result<Vec<_>>>()?;
-        let got = recvs
-            .into_iter()
-            .map(|r| r.wait().map(crate::message::Message::into_data))
-            .collect::<Result<Vec<_>>>()?;
-        for s in sends {
-            s.wait()?;
-        }
-        Ok(got)
+        swap(&ctx, partners.iter().map(|(n, b)| (n - base, b)))
     }
 
     /// [`Subcube::exchange_with`] of slices of plain data: returns each partner's slice,
@@ -208,6 +180,30 @@ impl Subcube<'_> {
             ctx
         })
     }
+}
+
+/// Send each block to its partner (a relative rank) and receive one block from each: every
+/// receive is posted before the first send starts, so large blocks cannot deadlock; the
+/// received blocks in the order of `pairs`.
+fn swap<'b>(
+    ctx: &Ctx<'_>,
+    pairs: impl Iterator<Item = (u32, &'b Bytes)> + Clone,
+) -> Result<Vec<Bytes>> {
+    let recvs = pairs
+        .clone()
+        .map(|(n, _)| ctx.irecv(n))
+        .collect::<Result<Vec<_>>>()?;
+    let sends = pairs
+        .map(|(n, b)| ctx.isend(n, b.clone()))
+        .collect::<Result<Vec<_>>>()?;
+    let got = recvs
+        .into_iter()
+        .map(|r| r.wait().map(crate::message::Message::into_data))
+        .collect::<Result<Vec<_>>>()?;
+    for s in sends {
+        s.wait()?;
+    }
+    Ok(got)
 }
 
 #[cfg(test)]
