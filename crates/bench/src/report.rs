@@ -261,134 +261,86 @@ fn targets(v: &View<'_>) -> Vec<Target> {
         format!("{} µs vs {} µs = {}", num(ours8), num(f), xtext(r)),
     );
     // The operations whose gap to Open MPI is the implementation, not the topology.
-    let mut met = 0;
-    let mut total = 0;
-    let mut missed = Vec::new();
-    for b in ["scatter", "gather", "shift", "reduce_scatter"] {
-        for np in [4, 8, 16] {
-            for s in [64u64 << 10, 1 << 20] {
-                if let Some(r) = ratio(v.get(imp::OURS, np, b, s), v.get(imp::OMPI_TCP, np, b, s)) {
-                    total += 1;
-                    if r <= 1.0 {
-                        met += 1;
-                    } else {
-                        missed.push(format!("{b} np={np} {} {r:.2}×", size_text(s)));
-                    }
-                }
-            }
-        }
-    }
+    let big = [64u64 << 10, 1 << 20];
+    let cases = against_ompi(
+        v,
+        ["scatter", "gather", "shift", "reduce_scatter"]
+            .iter()
+            .flat_map(|&b| grid(b, &big)),
+    );
+    let missed: Vec<String> = cases
+        .iter()
+        .filter(|c| c.r > 1.0)
+        .map(|c| format!("{} {:.2}×", c.label(true), c.r))
+        .collect();
     t.push(Target {
         what: "scatter, gather, shift, reduce-scatter at 64 KiB and 1 MiB, np = 4, 8, 16: \
                ≤ 1.0× Open MPI TCP"
             .into(),
-        measured: if total == 0 {
-            "not measured".into()
-        } else if missed.is_empty() {
-            format!("{met} of {total} cases")
-        } else {
-            format!("{met} of {total} cases; missed: {}", missed.join(", "))
-        },
-        met: (total > 0).then_some(met == total),
+        measured: tally(
+            cases.len(),
+            cases.len() - missed.len(),
+            "; missed: ",
+            &missed,
+        ),
+        met: (!cases.is_empty()).then_some(missed.is_empty()),
     });
     // All-to-all personalized: at most the link-volume ratio of the hypercube against a
     // direct mesh, (log p)/2 · p/(p − 1): 1.33×, 1.71×, 2.13× at p = 4, 8, 16.
-    let mut met = 0;
-    let mut total = 0;
-    let mut shown = Vec::new();
-    for np in [4u32, 8, 16] {
+    let limit = |np: u32| {
         let p = f64::from(np);
-        let limit = p.log2() / 2.0 * p / (p - 1.0);
-        for s in [64u64 << 10, 1 << 20] {
-            let r = ratio(
-                v.get(imp::OURS, np, "alltoall", s),
-                v.get(imp::OMPI_TCP, np, "alltoall", s),
-            );
-            if let Some(r) = r {
-                total += 1;
-                if r <= limit {
-                    met += 1;
-                }
-                shown.push(format!("np={np} {} {r:.2}× (≤ {limit:.2})", size_text(s)));
-            }
-        }
-    }
+        p.log2() / 2.0 * p / (p - 1.0)
+    };
+    let cases = against_ompi(v, grid("alltoall", &big));
+    let shown: Vec<String> = cases
+        .iter()
+        .map(|c| format!("{} {:.2}× (≤ {:.2})", c.label(false), c.r, limit(c.np)))
+        .collect();
+    let met = cases.iter().filter(|c| c.r <= limit(c.np)).count();
     t.push(Target {
         what: "all-to-all personalized at 64 KiB and 1 MiB: ≤ the link-volume ratio against \
                a direct mesh (1.33×, 1.71×, 2.13× at np = 4, 8, 16)"
             .into(),
-        measured: if total == 0 {
-            "not measured".into()
-        } else {
-            format!("{met} of {total} cases: {}", shown.join(", "))
-        },
-        met: (total > 0).then_some(met == total),
+        measured: tally(cases.len(), met, ": ", &shown),
+        met: (!cases.is_empty()).then_some(met == cases.len()),
     });
-    // Every collective at np = 4, 8, 16 and the key sizes.
-    let mut met = 0;
-    let mut total = 0;
-    let mut stretch = 0;
-    let mut stretch_total = 0;
-    let mut worst: Vec<(f64, String)> = Vec::new();
-    // The 84 cases of issue 5 (shift, added later, has its own target above).
-    for b in Bench::MPI
-        .iter()
-        .filter(|b| !b.is_p2p() && **b != Bench::Shift)
-    {
-        for np in [4, 8, 16] {
-            let sizes: &[u64] = if *b == Bench::Barrier {
-                &[0]
-            } else {
-                &KEY_SIZES
-            };
-            for &s in sizes {
-                if let Some(r) = ratio(
-                    v.get(imp::OURS, np, b.name(), s),
-                    v.get(imp::OMPI_TCP, np, b.name(), s),
-                ) {
-                    total += 1;
-                    if r <= 1.0 {
-                        met += 1;
-                    } else {
-                        worst.push((r, format!("{} np={np} {}", b.name(), size_text(s))));
-                    }
-                    if np == 16 {
-                        stretch_total += 1;
-                        if r <= 0.5 {
-                            stretch += 1;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    worst.sort_by(|a, b| b.0.total_cmp(&a.0));
+    // Every collective at np = 4, 8, 16 and the key sizes: the 84 cases of issue 5 (shift,
+    // added later, has its own target above).
+    let cases = against_ompi(
+        v,
+        Bench::MPI
+            .iter()
+            .filter(|b| !b.is_p2p() && **b != Bench::Shift)
+            .flat_map(|b| {
+                let sizes: &[u64] = if *b == Bench::Barrier {
+                    &[0]
+                } else {
+                    &KEY_SIZES
+                };
+                grid(b.name(), sizes)
+            }),
+    );
+    let met = cases.iter().filter(|c| c.r <= 1.0).count();
+    let mut worst: Vec<&Case> = cases.iter().filter(|c| c.r > 1.0).collect();
+    worst.sort_by(|a, b| b.r.total_cmp(&a.r));
     let worst_text: Vec<String> = worst
         .iter()
         .take(5)
-        .map(|(r, w)| format!("{w} {r:.2}×"))
+        .map(|c| format!("{} {:.2}×", c.label(true), c.r))
         .collect();
     t.push(Target {
         what: "every collective at np = 4, 8, 16 × 8 B / 64 KiB / 1 MiB: ≤ 1.0× Open MPI TCP \
                (issue 15: in at least 76 of the 84 cases)"
             .into(),
-        measured: if total == 0 {
-            "not measured".into()
-        } else if worst.is_empty() {
-            format!("{met} of {total} cases")
-        } else {
-            format!("{met} of {total} cases; worst: {}", worst_text.join(", "))
-        },
-        met: (total > 0).then_some(met >= 76.min(total)),
+        measured: tally(cases.len(), met, "; worst: ", &worst_text),
+        met: (!cases.is_empty()).then_some(met >= 76.min(cases.len())),
     });
+    let at16: Vec<&Case> = cases.iter().filter(|c| c.np == 16).collect();
+    let stretch = at16.iter().filter(|c| c.r <= 0.5).count();
     t.push(Target {
         what: "stretch: ≤ 0.5× Open MPI TCP at np = 16".into(),
-        measured: if stretch_total == 0 {
-            "not measured".into()
-        } else {
-            format!("{stretch} of {stretch_total} cases")
-        },
-        met: (stretch_total > 0).then_some(stretch == stretch_total),
+        measured: tally(at16.len(), stretch, "", &[]),
+        met: (!at16.is_empty()).then_some(stretch == at16.len()),
     });
     let a = v.get(imp::OURS, 16, "allreduce", 8);
     t.push(Target {
@@ -397,6 +349,63 @@ fn targets(v: &View<'_>) -> Vec<Target> {
         met: a.map(|a| a < 1000.0),
     });
     t
+}
+
+/// One case of ours against Open MPI TCP: ours / theirs at (benchmark, np, size).
+struct Case {
+    bench: String,
+    np: u32,
+    size: u64,
+    r: f64,
+}
+
+impl Case {
+    /// `np=8 1 MiB`, with the benchmark's name first if `bench`.
+    fn label(&self, bench: bool) -> String {
+        let s = size_text(self.size);
+        if bench {
+            format!("{} np={} {s}", self.bench, self.np)
+        } else {
+            format!("np={} {s}", self.np)
+        }
+    }
+}
+
+/// `bench` at np = 4, 8, 16 and each of `sizes`.
+fn grid<'a>(bench: &'a str, sizes: &'a [u64]) -> impl Iterator<Item = (&'a str, u32, u64)> + 'a {
+    [4u32, 8, 16]
+        .into_iter()
+        .flat_map(move |np| sizes.iter().map(move |&s| (bench, np, s)))
+}
+
+/// Ours / Open MPI TCP for every case that both measured, in the order given.
+fn against_ompi<'a>(
+    v: &View<'_>,
+    cases: impl IntoIterator<Item = (&'a str, u32, u64)>,
+) -> Vec<Case> {
+    cases
+        .into_iter()
+        .filter_map(|(b, np, s)| {
+            let r = ratio(v.get(imp::OURS, np, b, s), v.get(imp::OMPI_TCP, np, b, s))?;
+            Some(Case {
+                bench: b.to_string(),
+                np,
+                size: s,
+                r,
+            })
+        })
+        .collect()
+}
+
+/// `M of N cases`, then `sep` and the `details` if any; `not measured` without cases.
+fn tally(total: usize, met: usize, sep: &str, details: &[String]) -> String {
+    if total == 0 {
+        "not measured".into()
+    } else if details.is_empty() {
+        format!("{met} of {total} cases")
+    } else {
+        format!("{met} of {total} cases{sep}{}", details.join(", "))
+    }
 }
 
 /// The MPI operation an iPSC utility is compared with.
