@@ -98,9 +98,10 @@ impl JobOutput {
             .collect()
     }
 
-    /// The totals of the `integrity` program's `OK integrity <messages> <bytes>` lines over
-    /// `ranks` ranks; panics (with the output and `what`) if a rank did not print one.
-    pub fn integrity_totals(&self, ranks: u32, what: &str) -> (u64, u64) {
+    /// Check the `integrity` program's `OK integrity <messages> <bytes>` lines: every one of
+    /// `ranks` ranks printed one, and together they received `messages`; panics (with the
+    /// output and `what`) otherwise. Returns the bytes received.
+    pub fn assert_integrity(&self, ranks: u32, messages: u64, what: &str) -> u64 {
         let (mut n, mut bytes) = (0, 0);
         for r in 0..ranks {
             let line = self
@@ -116,7 +117,8 @@ impl JobOutput {
             n += f.first().copied().unwrap_or(0);
             bytes += f.get(1).copied().unwrap_or(0);
         }
-        (n, bytes)
+        assert_eq!(n, messages, "{what}: messages received");
+        bytes
     }
 
     /// Panic unless every one of the `ranks` printed `OK <check>` for every check.

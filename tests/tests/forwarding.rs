@@ -50,8 +50,8 @@ fn routed_large_messages_arrive_whole_and_in_order_in_both_regimes() {
                 Duration::from_secs(150),
             );
             out.assert_ok();
-            let (n, _) = out.integrity_totals(1 << d, &format!("{name} d={d}"));
-            assert_eq!(n, u64::from(msgs) << d, "{name} d={d}: messages received");
+            let n = u64::from(msgs) << d;
+            out.assert_integrity(1 << d, n, &format!("{name} d={d}"));
             eprintln!(
                 "{name} d={d}: {n} routed messages in {:.2} s",
                 out.elapsed.as_secs_f64()
