@@ -36,17 +36,9 @@ impl Subcube<'_> {
             (None, true) => NONE,
             _ => 0,
         };
-        let head = self.with(Algorithm::Auto).bcast(
-            root,
-            Bytes::copy_from_slice(&len.to_le_bytes()),
-            8,
-        )?;
-        let len = read_u64(&head);
-        if len == NONE {
-            return Err(Error::InvalidArgument(format!(
-                "bcast_value: the root (node {root}) passed None; the root passes Some(value)"
-            )));
-        }
+        let len = self.bcast_head(root, len, || {
+            format!("bcast_value: the root (node {root}) passed None; the root passes Some(value)")
+        })?;
         let got = self.bcast(root, bytes, len as usize)?;
         if at_root {
             if let Some(v) = value {
@@ -84,18 +76,12 @@ impl Subcube<'_> {
                 _ => width = NONE,
             }
         }
-        let head = self.with(Algorithm::Auto).bcast(
-            root,
-            Bytes::copy_from_slice(&width.to_le_bytes()),
-            8,
-        )?;
-        let width = read_u64(&head);
-        if width == NONE {
-            return Err(Error::InvalidArgument(format!(
+        let width = self.bcast_head(root, width, || {
+            format!(
                 "scatter_values: the root (node {root}) did not pass Some(values) with one \
                  value per member ({p})"
-            )));
-        }
+            )
+        })?;
         let w = width as usize;
         let blocks: Vec<Bytes> = encoded
             .iter()
@@ -150,6 +136,28 @@ impl Subcube<'_> {
             .map(|v| codec::encode_typed(v).map(Bytes::from))
             .collect::<Result<Vec<_>>>()?;
         decode_all(&self.alltoallv(&blocks)?, self.base())
+    }
+}
+
+impl Subcube<'_> {
+    /// Broadcast the root's 8-byte header (a length or width; automatic algorithm) and
+    /// return it on every member — or, if it is [`NONE`] (the root had nothing to send),
+    /// the same `InvalidArgument(nothing())` on every member, so that all fail alike.
+    fn bcast_head(
+        &self,
+        root: NodeId,
+        value: u64,
+        nothing: impl FnOnce() -> String,
+    ) -> Result<u64> {
+        let head = self.with(Algorithm::Auto).bcast(
+            root,
+            Bytes::copy_from_slice(&value.to_le_bytes()),
+            8,
+        )?;
+        match read_u64(&head) {
+            NONE => Err(Error::InvalidArgument(nothing())),
+            v => Ok(v),
+        }
     }
 }
 
