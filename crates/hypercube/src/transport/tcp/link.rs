@@ -249,7 +249,7 @@ impl LinkIn {
             // frame in transit, a piece of it.
             let mut want = self.next_need(num_nodes, host)?.max(64 << 10);
             if self.transit_left > 0 {
-                want = want.min(TRANSIT_READ - passing.min(TRANSIT_READ - 4096));
+                want = want.min((TRANSIT_READ - passing).max(4096));
             }
             self.buf.reserve(want);
             let start = self.buf.len();
