@@ -46,9 +46,6 @@ pub(crate) struct State {
     pub(super) link_done: Vec<bool>,
     /// Per node: it has finished and will send nothing more.
     pub(super) finished: Vec<bool>,
-    /// Per input link: the output link of the frame it is passing on (cut-through), while
-    /// that frame's bytes still arrive.
-    pub(super) transit: Vec<Option<usize>>,
 }
 
 /// The engine behind a TCP node.
@@ -153,7 +150,6 @@ impl Engine {
             peer_closed: vec![false; nlinks],
             link_done: vec![false; nlinks],
             finished: vec![false; num_nodes as usize + 1],
-            transit: vec![None; nlinks],
         };
         Ok(Engine {
             me,

@@ -13,6 +13,7 @@ use hypercube_topology::NodeId;
 
 use super::engine::{Engine, PendingSend, State};
 use super::link::{Item, LinkIn, OutFrame, ReadError, ReadOutcome};
+use super::wait::{describe_sends, SEND_WAIT};
 use crate::error::{Error, Result};
 use crate::mailbox::{Body, NeedCts};
 use crate::message::{Message, Select, Status};
@@ -110,7 +111,7 @@ impl Engine {
         }
         let done = !st.pending.contains_key(&token);
         drop(st);
-        self.after_poll(t0, done, || "a send to complete".into());
+        self.after_poll(t0, done, || SEND_WAIT.into());
         Ok(done)
     }
 
@@ -121,7 +122,7 @@ impl Engine {
             return Ok(());
         }
         let mut gone = None;
-        self.wait_for("a send to complete", None, |_, st| {
+        self.wait_described(SEND_WAIT, &describe_sends, None, |_, st| {
             match st.pending.get(&token) {
                 None => Some(()),
                 Some(p) if st.finished[self.slot(p.dest)] => {
@@ -310,26 +311,27 @@ impl Engine {
             self.trace_forward(&h);
         }
         let out = self.route(h.dest);
-        st.transit[link] = Some(out);
         self.push(st, out, OutFrame::open(&h, first, link));
         self.note_forward();
     }
 
-    /// Cut-through: more bytes of the frame input `link` is passing on; `last` completes it.
+    /// Cut-through: more bytes of the frame input `link` is passing on (the open frame fed
+    /// by that link, on whichever output it is queued); `last` completes it.
     fn pass_on_more(&self, st: &mut State, link: usize, more: Bytes, last: bool) {
-        let Some(out) = st.transit[link] else {
-            // The parser starts every piece with a header: a bug, not the peer's doing.
-            tracing::error!(link, "bytes of a frame in transit without its start");
+        let open = st
+            .out
+            .iter_mut()
+            .enumerate()
+            .find_map(|(k, o)| o.open_frame(link).map(|f| (k, f)));
+        let Some((out, frame)) = open else {
+            // Its outgoing link was closed (the job is ending): nothing more goes out on it.
+            tracing::debug!(
+                link,
+                "dropping bytes of a frame in transit: its link is closed"
+            );
             return;
         };
-        if last {
-            st.transit[link] = None;
-        }
-        match st.out[out].open_frame(link) {
-            Some(f) => f.extend(more, last),
-            // The outgoing link was closed (the job is ending): nothing more goes out on it.
-            None => return,
-        }
+        frame.extend(more, last);
         self.flush(st, out);
         self.note_forward();
     }

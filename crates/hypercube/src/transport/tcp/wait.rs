@@ -174,9 +174,6 @@ impl Engine {
         timeout: Option<Duration>,
         f: impl FnMut(&Engine, &mut State) -> Option<T>,
     ) -> Result<T> {
-        if what == SEND_WAIT {
-            return self.wait_described(what, &describe_sends, timeout, f);
-        }
         self.wait_described(what, &|_| what.to_string(), timeout, f)
     }
 
@@ -400,12 +397,12 @@ impl Engine {
 
 /// What `wait_send` calls its wait: reported with the large sends that wait for their
 /// receivers ([`describe_sends`]).
-const SEND_WAIT: &str = "a send to complete";
+pub(super) const SEND_WAIT: &str = "a send to complete";
 
 /// "its large send to node 1 to be received (8388608 bytes, ...)" for every send still
 /// waiting for its receiver's clear-to-send (`State::pending`), in the words the launcher
 /// reads back (`control::large_send_dests`) to name a cycle of such sends.
-fn describe_sends(st: &State) -> String {
+pub(super) fn describe_sends(st: &State) -> String {
     let mut sends: Vec<(u32, u64)> = st
         .pending
         .values()
