@@ -93,6 +93,35 @@ fn point_to_point_benches_print_the_osu_format() {
     );
 }
 
+/// `--peer`: rank 0's partner two links away (its messages forwarded by another rank);
+/// a partner outside the cube is refused with the range.
+#[test]
+fn point_to_point_benches_take_a_distant_peer() {
+    for bench in ["latency", "bw"] {
+        let l = run_osu(
+            2,
+            &[bench, "--peer", "3", "-m", "8:8", "-i", "2", "-x", "0"],
+        );
+        assert!(
+            l.iter().any(|r| r.starts_with("8 ")),
+            "{bench} --peer 3 printed no row: {l:?}"
+        );
+    }
+    let osu = bench_bin("osu");
+    let out = run_hcrun(
+        &["--dim", "2", "--timeout-s", "60"],
+        &[osu.to_str().expect("utf-8 path"), "latency", "--peer", "4"],
+        &[],
+        Duration::from_secs(90),
+    );
+    assert!(!out.status.success(), "{out:?}");
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        all.contains("--peer 4") && all.contains("from 1 to 3"),
+        "{all}"
+    );
+}
+
 #[test]
 fn collectives_and_ipsc_utilities_print_the_osu_format() {
     for bench in [
@@ -106,6 +135,7 @@ fn collectives_and_ipsc_utilities_print_the_osu_format() {
         "gather",
         "scan",
         "barrier",
+        "shift",
         "gsendw",
         "gop",
         "gcat",
@@ -290,6 +320,17 @@ fn the_mpi_peer_prints_the_same_format_when_open_mpi_is_installed() {
     check_table(
         &l,
         "OSU-style MPI allreduce Latency Test (np=4)",
+        "Avg Latency(us)",
+        &[8],
+    );
+    // The shift (MPI_Sendrecv by one) that the comparison puts beside ours.
+    let text = hypercube_bench(&[
+        "mpi", "4", "tcp", "shift", "-m", "8:8", "-i", "2", "-x", "0",
+    ]);
+    let l: Vec<&str> = text.lines().collect();
+    check_table(
+        &l,
+        "OSU-style MPI shift Latency Test (np=4)",
         "Avg Latency(us)",
         &[8],
     );
