@@ -813,6 +813,44 @@ mod tests {
         assert_eq!(size_tick(8.0), "8");
     }
 
+    /// Issue 15's targets: the all-to-all's limit depends on np (1.71× at np = 8: 1.7 is
+    /// met, 1.8 is not); the group lists what it missed; shift counts in its group, not in
+    /// the 84.
+    #[test]
+    fn forwarding_targets() {
+        let both = |bench: &str, np: u32, size: u64, ours: f64| {
+            [
+                rec(imp::OURS, np, bench, size, 1, ours),
+                rec(imp::OMPI_TCP, np, bench, size, 1, 100.0),
+            ]
+        };
+        let mut recs = Vec::new();
+        recs.extend(both("alltoall", 8, 65536, 170.0));
+        recs.extend(both("alltoall", 8, 1 << 20, 180.0));
+        recs.extend(both("scatter", 16, 1 << 20, 90.0));
+        recs.extend(both("shift", 4, 65536, 130.0));
+        let text = readme(&recs, &RunInfo::default());
+        assert!(
+            text.contains(
+                "1 of 2 cases: np=8 64 KiB 1.70× (≤ 1.71), np=8 1 MiB 1.80× (≤ 1.71) | no |"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 of 2 cases; missed: shift np=4 64 KiB 1.30× | no |"),
+            "{text}"
+        );
+        // The 84: alltoall 64 KiB and 1 MiB at np = 8, scatter 1 MiB at np = 16 — not shift.
+        assert!(
+            text.contains("1 of 3 cases; worst: alltoall np=8 1 MiB 1.80×"),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 of 1 cases |"),
+            "stretch at np = 16: {text}"
+        );
+    }
+
     #[test]
     fn run_info_round_trip() {
         let i = RunInfo {
