@@ -846,8 +846,8 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("1 of 1 cases |"),
-            "stretch at np = 16: {text}"
+            text.contains("0 of 1 cases | no |"),
+            "stretch at np = 16 (0.90×): {text}"
         );
     }
 
