@@ -35,6 +35,40 @@ pub fn links_congestion() -> String {
     hypercube::transport::Tuning::default().congestion.join(",")
 }
 
+/// Ask a TCP socket (`fd`, a listener too) for the first congestion control of the
+/// comma-separated `names` the kernel takes; `system` leaves the machine's default. None
+/// taken is an error: a figure measured under another algorithm than asked for would
+/// mislead. (The floor and `forward_probe` use it; the runtime's own is
+/// `transport::tcp::sockopt`, which falls back silently.)
+pub fn set_congestion(fd: std::os::fd::RawFd, names: &str) -> anyhow::Result<()> {
+    if names.trim() == "system" {
+        return Ok(());
+    }
+    let mut last = None;
+    for name in names.split(',').map(str::trim) {
+        // SAFETY: setsockopt on the caller's open socket with a pointer to a live byte
+        // buffer of the length given.
+        let rc = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_CONGESTION,
+                name.as_ptr().cast(),
+                name.len() as libc::socklen_t,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        last = Some(std::io::Error::last_os_error());
+    }
+    anyhow::bail!(
+        "the kernel took none of the congestion controls {names:?}{} (see \
+         /proc/sys/net/ipv4/tcp_available_congestion_control, or use `system`)",
+        last.map(|e| format!(": {e}")).unwrap_or_default()
+    )
+}
+
 /// The floors' standard set (`floor` and `hypercube-bench c-floor` without arguments):
 /// `(mode, size in bytes, iterations)`, ping-pongs spinning and blocking at 8 B, 64 KiB and
 /// 1 MiB, then streams of 64 KiB and 4 MiB writes.

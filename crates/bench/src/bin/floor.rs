@@ -155,7 +155,7 @@ fn parent(
 ) -> anyhow::Result<()> {
     let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
     // Check the names before a peer is started, so a refusal is one clear error.
-    set_congestion_fd(listener.as_raw_fd(), &args.congestion)?;
+    hypercube_bench::set_congestion(listener.as_raw_fd(), &args.congestion)?;
     let addr = listener.local_addr()?;
     let exe = std::env::current_exe().context("finding this program")?;
     let mut child = Command::new(exe)
@@ -200,35 +200,9 @@ fn parent(
     Ok(())
 }
 
-/// Ask for the first congestion control of the comma-separated `names` the kernel takes
-/// (`system`: leave the machine's default). None taken is an error: a floor measured with
-/// another algorithm than asked for would mislead.
+/// [`hypercube_bench::set_congestion`] on a connected socket.
 fn set_congestion(s: &TcpStream, names: &str) -> anyhow::Result<()> {
-    set_congestion_fd(s.as_raw_fd(), names)
-}
-
-/// [`set_congestion`] on any TCP socket (the listener too).
-fn set_congestion_fd(fd: std::os::fd::RawFd, names: &str) -> anyhow::Result<()> {
-    if names.trim() == "system" {
-        return Ok(());
-    }
-    for name in names.split(',').map(str::trim) {
-        // SAFETY: setsockopt on our own open socket with a pointer to a live byte buffer of
-        // the length given.
-        let rc = unsafe {
-            libc::setsockopt(
-                fd,
-                libc::IPPROTO_TCP,
-                libc::TCP_CONGESTION,
-                name.as_ptr().cast(),
-                name.len() as libc::socklen_t,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-    }
-    bail!("the kernel took none of the congestion controls {names:?} (try --congestion system)")
+    hypercube_bench::set_congestion(s.as_raw_fd(), names)
 }
 
 fn prepare(s: &TcpStream, mode: Mode) -> anyhow::Result<()> {

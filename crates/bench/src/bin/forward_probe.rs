@@ -272,7 +272,7 @@ fn now_ns() -> u64 {
 /// A loopback listener on port 0 with the congestion control set (accepted sockets inherit it).
 fn listen(cc: &str) -> anyhow::Result<TcpListener> {
     let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("binding a loopback port")?;
-    set_congestion(l.as_raw_fd(), cc)?;
+    hypercube_bench::set_congestion(l.as_raw_fd(), cc)?;
     Ok(l)
 }
 
@@ -287,33 +287,7 @@ fn connect(port: u16, cc: &str) -> anyhow::Result<TcpStream> {
 /// `TCP_NODELAY` and the congestion control, as the runtime's links.
 fn prepare(s: &TcpStream, cc: &str) -> anyhow::Result<()> {
     s.set_nodelay(true).context("setting TCP_NODELAY")?;
-    set_congestion(s.as_raw_fd(), cc)
-}
-
-/// Set `TCP_CONGESTION` to `name` (`system`: leave the default). A refusal is an error: a
-/// figure measured under another algorithm than named would mislead.
-fn set_congestion(fd: RawFd, name: &str) -> anyhow::Result<()> {
-    if name == "system" {
-        return Ok(());
-    }
-    // SAFETY: setsockopt on our own socket with a live byte buffer of the length given.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr().cast(),
-            name.len() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        bail!(
-            "the kernel refused TCP congestion control {name:?}: {} (see \
-             /proc/sys/net/ipv4/tcp_available_congestion_control, or use `system`)",
-            std::io::Error::last_os_error()
-        );
-    }
-    Ok(())
+    hypercube_bench::set_congestion(s.as_raw_fd(), cc)
 }
 
 /// The system's congestion control (what `system` means), for the report.
