@@ -4,18 +4,20 @@
 //! 0; the cost is the same) so that each partial result covers a contiguous rank range and
 //! a non-commutative ⊕ combines in rank order. Model time (the all-to-all broadcast
 //! expression, eq. 4.4, with m/p per block): `T = t_s log p + t_w (m/p)(p-1)`.
-
 //!
-//! Copies: the first step encodes the outgoing half straight from the caller's vector and
-//! writes `mine ⊕ received` for the kept half into a new, compact accumulator (no copy of
-//! the whole input first); later steps encode from and combine into that accumulator.
+//! Copies: the first step encodes the outgoing half straight from the caller's vector (one
+//! copy: the transport must own what it sends) and writes `mine ⊕ received` for each kept
+//! block into a vector of its own (no copy of the whole input first). Later steps send the
+//! blocks they pass on as those vectors themselves, without encoding them again
+//! ([`encode_vec`]: the vector's memory is the message), and combine into the kept ones.
 
 use crate::collectives::ctx::{bounds, Ctx};
 use bytes::Bytes;
 
-use crate::collectives::element::{check_len, Op};
+use crate::collectives::element::{check_len, encode_vec, Op};
 use crate::collectives::pod::Pod;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::parts::Parts;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
 pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
@@ -24,10 +26,9 @@ pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> 
     if c.k == 0 {
         return Ok(data.to_vec());
     }
-    // The accumulator holds the kept blocks of the first step, in rank order, from
-    // offset `at[j]` for block j (only blocks this node still holds are looked up).
-    let mut acc: Vec<T> = Vec::new();
-    let mut at = vec![0usize; p as usize];
+    // The partial sums of the blocks this node still holds, each in a vector of its own
+    // (filled at the first step), so a block passed on is sent as it is.
+    let mut acc: Vec<Option<Vec<T>>> = (0..p).map(|_| None).collect();
     for i in 0..c.k {
         let bit = 1u32 << i;
         let low = bit - 1;
@@ -39,39 +40,46 @@ pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> 
         let keep_ids: Vec<u32> = (0..p)
             .filter(|j| mine(j) && j & bit == c.me & bit)
             .collect();
-        let send_len: usize = send_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
-        let mut out = Vec::with_capacity(send_len * T::WIRE_SIZE);
-        for &j in &send_ids {
-            let r = bounds(n, p, j);
-            if i == 0 {
-                T::extend_wire(&data[r], &mut out);
-            } else {
-                T::extend_wire(&acc[at[j as usize]..at[j as usize] + r.len()], &mut out);
+        let out: Parts = if i == 0 {
+            let send_len: usize = send_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
+            let mut out = Vec::with_capacity(send_len * T::WIRE_SIZE);
+            for &j in &send_ids {
+                T::extend_wire(&data[bounds(n, p, j)], &mut out);
             }
-        }
+            Bytes::from(out).into()
+        } else {
+            let mut parts = Vec::with_capacity(send_ids.len());
+            for &j in &send_ids {
+                let block = acc[j as usize].take().ok_or_else(|| lost(j))?;
+                parts.push(encode_vec(block).0);
+            }
+            parts.into()
+        };
         let expected: usize = keep_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
-        let got = c.sendrecv(partner, Bytes::from(out), partner)?;
+        let got = c.sendrecv(partner, out, partner)?;
         check_len::<T>(&got, expected, "reduce_scatter")?;
-        if i == 0 {
-            acc.reserve_exact(expected);
-        }
         let mut off = 0;
         for j in keep_ids {
-            let len = bounds(n, p, j).len();
+            let r = bounds(n, p, j);
+            let len = r.len();
             let bytes = &got[off * T::WIRE_SIZE..(off + len) * T::WIRE_SIZE];
             if i == 0 {
-                at[j as usize] = acc.len();
-                op.combine_into(&mut acc, &data[bounds(n, p, j)], bytes, partner > c.me);
+                let mut block = Vec::with_capacity(len);
+                op.combine_into(&mut block, &data[r], bytes, partner > c.me);
+                acc[j as usize] = Some(block);
             } else {
-                let a = at[j as usize];
-                op.combine_bytes(&mut acc[a..a + len], bytes, partner > c.me);
+                let block = acc[j as usize].as_mut().ok_or_else(|| lost(j))?;
+                op.combine_bytes(block, bytes, partner > c.me);
             }
             off += len;
         }
     }
-    // The one block left: move it to the front of the accumulator (no new buffer).
-    let a = at[c.me as usize];
-    acc.truncate(a + bounds(n, p, c.me).len());
-    acc.drain(..a);
-    Ok(acc)
+    acc[c.me as usize].take().ok_or_else(|| lost(c.me))
+}
+
+/// A block the recursive halving should hold but does not (a bug, reported, not a panic).
+fn lost(j: u32) -> Error {
+    Error::InvalidArgument(format!(
+        "reduce_scatter: block {j} is missing from the accumulator (an internal error)"
+    ))
 }
