@@ -10,21 +10,33 @@ use std::time::Duration;
 
 use super::engine::{Engine, State};
 
+/// How long the progress thread stays aside, at most, on a node that forwarded within the
+/// last tick: frames for other nodes then wait at most this long while the program
+/// computes between two waits (instead of a whole tick), at the price of one look every
+/// `FORWARD_GAP` while it keeps waiting.
+pub(super) const FORWARD_GAP: Duration = Duration::from_millis(3);
+
 pub(super) fn run(e: &Engine) {
-    let tick_us = e.tuning.progress_tick.as_micros() as u64;
     let mut woken = false;
     while !e.stop.load(Ordering::SeqCst) {
         // A caller is spinning on (or parked in poll on) the sockets, or left a wait less
         // than a tick ago and will likely wait again: stay out of its way, but look again
         // after (the rest of) a tick — it may go back to computing without telling us (it
-        // does tell us, by the wake-up pipe, if this node forwarded lately or has output
-        // queued), and forwarding is then delayed by at most the tick.
+        // does tell us, by the wake-up pipe, if output is queued on a full socket). On a
+        // node that forwarded lately the look comes after `FORWARD_GAP` instead, so
+        // forwarding is delayed by at most that.
+        let aside = if e.forwarded_lately() {
+            e.tuning.progress_tick.min(FORWARD_GAP)
+        } else {
+            e.tuning.progress_tick
+        };
+        let aside_us = aside.as_micros() as u64;
         let busy = e.spinners.load(Ordering::SeqCst) > 0 || e.parked.load(Ordering::SeqCst) > 0;
         let since_wait = match e.last_wait_end_us.load(Ordering::Relaxed) {
             0 => u64::MAX,
             t => (e.epoch.elapsed().as_micros() as u64 + 1).saturating_sub(t),
         };
-        let recent = !woken && since_wait < tick_us;
+        let recent = !woken && since_wait < aside_us;
         // A rank reported as spinning on iprobe/test is looked at again within the gap
         // that ends its streak, so that the report is taken back once it computes.
         let idle = if e.check_polls() {
@@ -33,9 +45,9 @@ pub(super) fn run(e: &Engine) {
             Duration::from_secs(1)
         };
         let (fds, timeout) = if busy {
-            (Vec::new(), e.tuning.progress_tick)
+            (Vec::new(), aside)
         } else if recent {
-            (Vec::new(), Duration::from_micros(tick_us - since_wait))
+            (Vec::new(), Duration::from_micros(aside_us - since_wait))
         } else {
             (e.poll_set(&e.lock()), idle)
         };

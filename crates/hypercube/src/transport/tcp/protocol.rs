@@ -336,10 +336,18 @@ impl Engine {
         self.note_forward();
     }
 
-    /// Note that this node forwarded just now (see `HandBack` in `wait.rs`).
+    /// Note that this node forwarded just now (see `progress.rs`: a node on an active
+    /// route keeps its progress thread's look-aside short).
     fn note_forward(&self) {
         let now = self.epoch.elapsed().as_millis() as u64 + 1;
         self.last_forward_ms.store(now, Ordering::Relaxed);
+    }
+
+    /// Did this node forward a frame within the last progress tick?
+    pub(super) fn forwarded_lately(&self) -> bool {
+        let last = self.last_forward_ms.load(Ordering::Relaxed);
+        let now = self.epoch.elapsed().as_millis() as u64 + 1;
+        last != 0 && now.saturating_sub(last) <= self.tuning.progress_tick.as_millis() as u64
     }
 
     /// The receiver is ready for a large message: queue its payload as data frames.

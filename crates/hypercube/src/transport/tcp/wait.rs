@@ -66,12 +66,20 @@ impl Drop for BlockedReport<'_> {
     }
 }
 
-/// At the end of a wait, when no other caller drives the sockets: if this node forwarded
-/// frames lately, or output is still queued on a full socket, wake the progress thread so
-/// that it takes the sockets back at once (neither forwarding nor the rest of a large send
-/// may wait a whole progress tick while the program computes); otherwise note the time, and
-/// the progress thread stays aside for a tick. Declared first in a wait, so it runs after
-/// the other guards have left.
+/// At the end of a wait, when no other caller drives the sockets: if output is still
+/// queued on a full socket, wake the progress thread so that it takes the sockets back at
+/// once (the rest of a large send must not wait while the program computes); otherwise
+/// note the time, and the progress thread stays aside for a while (a tick, or
+/// [`FORWARD_GAP`] on a node that forwarded lately: `progress.rs`). Declared first in a
+/// wait, so it runs after the other guards have left.
+///
+/// A node on an active route used to wake the progress thread at every wait's end too.
+/// In a collective, whose waits follow each other within microseconds, that was a context
+/// switch per wait for a thread that found the sockets taken again: the 64 KiB shift in
+/// rank order on 8 ranks took 170–274 µs with it and 117–180 µs without
+/// (`docs/perf/analysis.md`).
+///
+/// [`FORWARD_GAP`]: super::progress::FORWARD_GAP
 struct HandBack<'a>(&'a Engine);
 
 impl Drop for HandBack<'_> {
@@ -80,18 +88,14 @@ impl Drop for HandBack<'_> {
         if e.spinners.load(Ordering::SeqCst) != 0 || e.parked.load(Ordering::SeqCst) != 0 {
             return;
         }
-        let last = e.last_forward_ms.load(Ordering::Relaxed);
-        let now = e.epoch.elapsed().as_millis() as u64 + 1;
-        let forwarding =
-            last != 0 && now.saturating_sub(last) <= e.tuning.progress_tick.as_millis() as u64;
-        if forwarding || e.lock().out.iter().any(|o| !o.queue.is_empty()) {
+        if e.lock().out.iter().any(|o| !o.queue.is_empty()) {
             // Hand back for good: an older wait's end must not send the progress thread
             // aside again after it has taken over.
             e.last_wait_end_us.store(0, Ordering::Relaxed);
             e.wake_progress();
         } else {
             // The program will likely wait again soon (a ping-pong, the next step of a
-            // collective): the progress thread keeps off the sockets for a tick, or it
+            // collective): the progress thread keeps off the sockets for a while, or it
             // would sleep in poll on them between two waits and be woken by every
             // message the caller is about to read itself.
             let now = e.epoch.elapsed().as_micros() as u64 + 1;
