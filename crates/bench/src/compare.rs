@@ -34,6 +34,11 @@ pub mod imp {
     pub const C_FLOOR_BLOCK: &str = "c-floor-block";
     /// C floor, stream.
     pub const C_FLOOR_STREAM: &str = "c-floor-stream";
+
+    /// Is `imp` one of the floors (Rust or C)?
+    pub fn is_floor(imp: &str) -> bool {
+        imp.starts_with("floor-") || imp.starts_with("c-floor-")
+    }
 }
 
 /// One measured value: a row of one run.
