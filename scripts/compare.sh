@@ -4,7 +4,7 @@
 # (Rust, and C as a cross-check), for np = 2, 4, 8, 16, three repetitions; writes
 # docs/perf/{results.csv,README.md,*.svg}.
 #
-#   scripts/compare.sh                      the full run: 444 runs, about 15-20 min on the 2-core VM
+#   scripts/compare.sh                      the full run: 480 runs, about 8-9 min on the 2-core VM
 #                                           (its run time is in docs/perf/README.md)
 #   scripts/compare.sh --quick --out /tmp/perf   a smoke run in about a minute
 #   scripts/compare.sh --np 4,8 --reps 1 --benches latency,allreduce --no-shm
