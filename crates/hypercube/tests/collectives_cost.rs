@@ -473,6 +473,16 @@ fn automatic_choice_follows_the_model() {
         a2(Operation::Alltoall, 3, 1 << 20, true),
         Algorithm::StoreForward
     );
+    // 4 ranks on 2 cores: the measured rule (the path alone would pick pairwise), and a
+    // core per rank: the model's pairwise.
+    assert_eq!(
+        a2(Operation::Alltoall, 2, 1 << 20, true),
+        Algorithm::StoreForward
+    );
+    assert_eq!(
+        a(Operation::Alltoall, 2, 1 << 20, true),
+        Algorithm::Pairwise
+    );
     // The measured rules: the chain scan and the e-cube scatter/gather when ranks
     // outnumber cores, from 64 KiB (the gather at every size).
     assert_eq!(a(Operation::Scan, 4, 1 << 20, true), Algorithm::Hypercube);

@@ -6,7 +6,7 @@ use super::names::{Algorithm, Operation};
 use crate::error::{Error, Result};
 
 /// May the automatic choice pick `a` for `op` (a block or vector of `m_bytes`, on `2^k`
-/// nodes)? Three measured rules, where the model and this machine disagree (commands in
+/// nodes)? Four measured rules, where the model and this machine disagree (commands in
 /// docs/collectives.md and docs/perf/analysis.md). They were measured with the TCP
 /// transport storing and forwarding whole frames at intermediate nodes, and they apply in
 /// both routing regimes until they are measured again under cut-through; the routing
@@ -36,6 +36,12 @@ use crate::error::{Error, Result};
 ///   in the pipeline the ranks are already awake, and it measured faster there too
 ///   (64 KiB: 92–126 µs vs 155–175 at p = 4, 307–319 vs 342–409 at p = 8; 1 MiB at p = 4:
 ///   1.04–1.08 ms vs 1.30–1.51).
+/// - All-to-all with more ranks than cores: store-and-forward, never pairwise. Both move the
+///   same bytes, and at p ≥ 8 the work bound already picks store-and-forward (fewer steps);
+///   at p = 4 the volume bound is below the path and the path prices pairwise lower from
+///   ~100 KB under cut-through, but store-and-forward measured faster there: 256 KiB
+///   835–889 µs against 1020–1034, 1 MiB 3.82–4.02 ms against 4.16–4.40 (three
+///   alternations of `osu alltoall -a store-forward|pairwise` on a 2-cube, 2 cores).
 fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {
     let oversubscribed = machine.cores < (1usize << k.min(30));
     match (op, a) {
@@ -47,6 +53,7 @@ fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: 
         (Operation::Scatter, Algorithm::Ecube) => oversubscribed && m_bytes >= 64 << 10,
         (Operation::Scan, Algorithm::Hypercube) => !oversubscribed || m_bytes < 64 << 10,
         (Operation::Scan, Algorithm::Chain) => oversubscribed && m_bytes >= 64 << 10,
+        (Operation::Alltoall, Algorithm::Pairwise) => !oversubscribed,
         _ => true,
     }
 }
