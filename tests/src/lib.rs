@@ -484,6 +484,17 @@ impl LiveJob {
     }
 }
 
+/// The stderr lines among a [`LiveJob`]'s `lines` (still prefixed `stderr: `), joined by
+/// newlines: what the launcher said, e.g. its verdict on a failed job.
+pub fn stderr_text(lines: &[String]) -> String {
+    lines
+        .iter()
+        .filter(|l| l.starts_with("stderr:"))
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The rank and pid of a line `[R] PID N` that a test program printed through `hcrun`.
 pub fn rank_pid_line(line: &str) -> Option<(u32, u32)> {
     let (r, p) = line.strip_prefix('[')?.split_once("] PID ")?;

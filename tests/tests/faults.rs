@@ -11,7 +11,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use hypercube_tests::{alive, hcrun, rank_pid_line, run_hcrun, LiveJob, SplitMix64};
+use hypercube_tests::{alive, hcrun, rank_pid_line, run_hcrun, stderr_text, LiveJob, SplitMix64};
 
 const INTEGRITY: &str = env!("CARGO_BIN_EXE_integrity");
 
@@ -105,12 +105,7 @@ fn a_rank_killed_at_a_random_moment_stops_the_job() {
             !status.success(),
             "run {run} (seed {r}): the job succeeded: {lines:?}"
         );
-        let verdict = lines
-            .iter()
-            .filter(|l| l.starts_with("stderr:"))
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n");
+        let verdict = stderr_text(&lines);
         assert!(
             verdict.contains(&format!("rank {victim}")),
             "run {run} (seed {r}): hcrun does not name the killed rank {victim}:\n{verdict}"

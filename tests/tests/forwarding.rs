@@ -6,7 +6,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use hypercube_tests::{alive, hcrun, rank_pid_line, run_hcrun, KillList, LiveJob, SplitMix64};
+use hypercube_tests::{
+    alive, hcrun, rank_pid_line, run_hcrun, stderr_text, KillList, LiveJob, SplitMix64,
+};
 
 const INTEGRITY: &str = env!("CARGO_BIN_EXE_integrity");
 const RELAY: &str = env!("CARGO_BIN_EXE_relay");
@@ -152,12 +154,7 @@ fn a_forwarding_rank_killed_mid_frame_stops_the_job() {
         let stop = killed_at.elapsed();
         lines.extend(job.drain(Duration::from_millis(200)));
         assert!(!status.success(), "{name}: the job succeeded: {lines:?}");
-        let verdict = lines
-            .iter()
-            .filter(|l| l.starts_with("stderr:"))
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n");
+        let verdict = stderr_text(&lines);
         assert!(
             verdict.contains("rank 1"),
             "{name}: the verdict does not name rank 1:\n{verdict}"
