@@ -35,6 +35,19 @@ pub fn links_congestion() -> String {
     hypercube::transport::Tuning::default().congestion.join(",")
 }
 
+/// `CLOCK_MONOTONIC` in ns: one clock for every process on the machine, so times taken
+/// in different processes of a run compare (`Instant` is the same clock but does not show
+/// its value).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into a live, exclusively borrowed struct.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Ask a TCP socket (`fd`, a listener too) for the first congestion control of the
 /// comma-separated `names` the kernel takes; `system` leaves the machine's default. None
 /// taken is an error: a figure measured under another algorithm than asked for would

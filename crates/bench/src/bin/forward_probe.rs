@@ -255,17 +255,6 @@ fn say(out: &std::io::Stdout, line: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `CLOCK_MONOTONIC` in ns: comparable across the processes of a run.
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the live timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 // ---------------------------------------------------------------------------------------
 // Sockets
 
@@ -507,7 +496,7 @@ fn send(s: &TcpStream, msg: usize, frames: u64) -> anyhow::Result<u64> {
         .collect();
     buf[..4].copy_from_slice(&MAGIC);
     buf[4..8].copy_from_slice(&(msg as u32).to_le_bytes());
-    let start = now_ns();
+    let start = hypercube_bench::monotonic_ns();
     for seq in 0..frames {
         buf[8..16].copy_from_slice(&seq.to_le_bytes());
         send_all(s.as_raw_fd(), &buf, 0).context("sender: writing")?;
@@ -528,13 +517,13 @@ fn pingpong(s: &TcpStream, msg: usize, frames: u64) -> anyhow::Result<(u64, Vec<
     let mut back = vec![0u8; HEADER + msg];
     let mut f = Framer::new(msg);
     let mut rtt = Vec::with_capacity(frames as usize);
-    let start = now_ns();
+    let start = hypercube_bench::monotonic_ns();
     for seq in 0..frames {
         buf[8..16].copy_from_slice(&seq.to_le_bytes());
-        let t0 = now_ns();
+        let t0 = hypercube_bench::monotonic_ns();
         send_all(s.as_raw_fd(), &buf, 0).context("sender: writing")?;
         read_full(s.as_raw_fd(), &mut back).context("sender: reading the echo")?;
-        rtt.push(now_ns() - t0);
+        rtt.push(hypercube_bench::monotonic_ns() - t0);
         f.feed(&back, true)?;
     }
     s.shutdown(std::net::Shutdown::Write)
@@ -562,7 +551,7 @@ fn read_full(fd: RawFd, buf: &mut [u8]) -> anyhow::Result<()> {
 fn echo(s: &TcpStream, msg: usize) -> anyhow::Result<SinkReport> {
     let mut buf = vec![0u8; HEADER + msg];
     let mut f = Framer::new(msg);
-    let mut end = now_ns();
+    let mut end = hypercube_bench::monotonic_ns();
     loop {
         let n = recv(s.as_raw_fd(), &mut buf, libc::MSG_WAITALL).context("sink: reading")?;
         if n == 0 {
@@ -573,7 +562,7 @@ fn echo(s: &TcpStream, msg: usize) -> anyhow::Result<SinkReport> {
         }
         f.feed(&buf, true)?;
         send_all(s.as_raw_fd(), &buf, 0).context("sink: echoing")?;
-        end = now_ns();
+        end = hypercube_bench::monotonic_ns();
     }
     f.finish()?;
     s.shutdown(std::net::Shutdown::Write)
@@ -596,13 +585,13 @@ struct SinkReport {
 fn sink(s: &TcpStream, msg: usize) -> anyhow::Result<SinkReport> {
     let mut buf = vec![0u8; msg.clamp(64 << 10, 1 << 20)];
     let mut f = Framer::new(msg);
-    let mut end = now_ns();
+    let mut end = hypercube_bench::monotonic_ns();
     loop {
         let n = recv(s.as_raw_fd(), &mut buf, 0).context("sink: reading")?;
         if n == 0 {
             break;
         }
-        end = now_ns();
+        end = hypercube_bench::monotonic_ns();
         f.feed(&buf[..n], true)?;
     }
     f.finish()?;

@@ -513,7 +513,7 @@ fn collective(
             }
             cube.barrier()?;
             if args.per_rank && i >= skip {
-                let t = monotonic_us();
+                let t = hypercube_bench::monotonic_ns() as f64 / 1e3;
                 exits += t - *exit0.get_or_insert(t);
             }
         }
@@ -584,16 +584,4 @@ fn collective(
         }
     }
     Ok(())
-}
-
-/// CLOCK_MONOTONIC in µs: one clock for every process on the machine (`Instant` is the same
-/// clock but does not show its value).
-fn monotonic_us() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec into a live, exclusively borrowed struct.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as f64 * 1e6 + ts.tv_nsec as f64 / 1e3
 }
