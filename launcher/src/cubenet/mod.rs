@@ -1,0 +1,522 @@
+//! The emulated interconnect: a hypercube network built of Linux network namespaces, one per
+//! node, and one veth pair per cube edge, each end shaped by a token bucket (`tbf`), so that
+//! links — not cores — are the bottleneck, as on the iPSC (docs/cubenet.md).
+//!
+//! ```text
+//!   namespace of node a                               namespace of node a^2^k
+//!   ┌─────────────────────────────┐                   ┌─────────────────────────────┐
+//!   │ cube  10.201.x.y/32 (+cubeb)│                   │ cube  ...                   │
+//!   │ dim0 … dim{d-1}  ──tbf──────┼── veth, edge k ───┼──────tbf── dimk              │
+//!   │ mgmt  10.202.x.y/16         │                   │ mgmt                         │
+//!   └──────────┬──────────────────┘                   └──────────┬──────────────────┘
+//!              └────────────── bridge `<name>br` in the hub (10.202.0.1) ────┘
+//! ```
+//!
+//! A node's **cube address** sits on `cube` (one end of a veth pair whose other end,
+//! `cubeb`, stays in the namespace: this kernel has no dummy links). For every neighbour
+//! there is one host route, `neighbour/32 dev dimk`, so a connection to a neighbour's cube
+//! address crosses exactly the edge between them, and (without kernel routes) a
+//! non-neighbour is unreachable: only the ranks' own forwarding carries traffic further.
+//! With [`Spec::kernel_routes`] (the variant for MPI peers) every node also has e-cube
+//! routes (lowest differing bit first) to every other node and forwards (`ip_forward=1`),
+//! so the kernel carries multi-hop traffic over the same shaped links. The management
+//! network (`mgmt`, a bridge in the hub namespace) carries only the control channel; it
+//! is not shaped and never carries cube traffic.
+//!
+//! `hcrun --link-rate` builds the network inside namespaces private to the job
+//! ([`enter_private`]): the kernel removes all of it when the last process of the job
+//! ends, however it ends (also after `kill -9`), so nothing can be left behind.
+//! The `cubenet` command builds the same network under names in the host, where it stays
+//! until `cubenet down` (for running other programs, such as Open MPI, on it).
+
+pub mod rate;
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context, Result};
+
+pub use rate::{parse_burst, parse_rate, Rate};
+
+/// The largest cube `hcrun --link-rate` and `cubenet` build (256 namespaces, 1024 links;
+/// the build takes about a minute).
+pub const MAX_EMULATED_DIM: u32 = 8;
+
+/// The `latency` bound of every link's token bucket: how long a packet may wait in the
+/// bucket's queue before it is dropped (bounds the queue to `rate·latency + burst`).
+pub const TBF_LATENCY: &str = "100ms";
+
+/// The cube addresses: `10.201.0.0/16`, node r at `10.201.0.0 + r + 1`.
+const CUBE_BASE: u32 = 0x0AC9_0000;
+/// The management network: `10.202.0.0/16`; the hub at `.0.1`, node r at `+ r + 2`.
+const MGMT_BASE: u32 = 0x0ACA_0000;
+/// The management network's prefix length.
+const MGMT_PREFIX: u8 = 16;
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// Cube dimension (0..=[`MAX_EMULATED_DIM`]).
+    pub dim: u32,
+    /// The rate of every link, each direction.
+    pub rate: Rate,
+    /// Token-bucket depth in bytes.
+    pub burst: u64,
+    /// Prefix of every name made: namespaces `<name>-<r>`, the bridge `<name>br`, the hub
+    /// ends of the management veths `<name>m<r>`.
+    pub name: String,
+    /// Also route between non-neighbours in the kernel (e-cube order) and forward.
+    pub kernel_routes: bool,
+}
+
+/// The largest name: interface names are at most 15 bytes (`<name>m<r>`, r < 256).
+pub const MAX_NAME: usize = 8;
+
+/// Check a network's name: lowercase letters and digits, starting with a letter.
+pub fn check_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    if !ok {
+        bail!(
+            "the network name {name:?} must be 1 to {MAX_NAME} lowercase letters or digits, \
+             starting with a letter (it prefixes interface names, which are at most 15 bytes)"
+        );
+    }
+    Ok(())
+}
+
+impl Spec {
+    /// Number of nodes.
+    pub fn nodes(&self) -> u32 {
+        1 << self.dim
+    }
+
+    /// Node r's namespace.
+    pub fn ns(&self, r: u32) -> String {
+        format!("{}-{r}", self.name)
+    }
+
+    /// The hub's bridge.
+    pub fn bridge(&self) -> String {
+        format!("{}br", self.name)
+    }
+
+    /// The hub end of node r's management veth.
+    fn hub_end(&self, r: u32) -> String {
+        format!("{}m{r}", self.name)
+    }
+}
+
+/// Node r's cube address (on its `cube` interface; its links are bound to it).
+pub fn cube_addr(r: u32) -> Ipv4Addr {
+    Ipv4Addr::from(CUBE_BASE + r + 1)
+}
+
+/// Node r's management address.
+pub fn mgmt_addr(r: u32) -> Ipv4Addr {
+    Ipv4Addr::from(MGMT_BASE + r + 2)
+}
+
+/// The hub's management address (where `hcrun` listens for the control channel).
+pub fn hub_addr() -> Ipv4Addr {
+    Ipv4Addr::from(MGMT_BASE + 1)
+}
+
+/// The management network, as `A.B.C.D/N` (for Open MPI's `oob_tcp_if_include`).
+pub fn mgmt_net() -> String {
+    format!("{}/{MGMT_PREFIX}", Ipv4Addr::from(MGMT_BASE))
+}
+
+/// The edge interface of dimension k (the same name at both ends).
+pub fn edge_if(k: u32) -> String {
+    format!("dim{k}")
+}
+
+/// The interface that holds a node's cube address.
+pub const CUBE_IF: &str = "cube";
+
+/// Run a tool with `input` as its batch on stdin; fail with what it said.
+fn batch(tool: &str, args: &[&str], input: &str, what: &str) -> Result<()> {
+    let mut child = Command::new(tool)
+        .args(args)
+        .args(["-batch", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| {
+            format!("running `{tool}` ({what}): is iproute2 installed (Debian package iproute2)?")
+        })?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A tool that stops reading early reports why on stderr; keep that, not EPIPE.
+        let _ = stdin.write_all(input.as_bytes());
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!(
+            "{what} failed: `{tool} {} -batch -` said: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// Run one command; fail with what it said.
+fn run(tool: &str, args: &[&str], what: &str) -> Result<()> {
+    let out = Command::new(tool)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("running `{tool}` ({what})"))?;
+    if !out.status.success() {
+        bail!(
+            "{what} failed: `{tool} {}` said: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// Build the network in the current ("hub") network namespace, whose `/run/netns` must be
+/// writable. On error, what was built so far is left for the caller to remove
+/// ([`teardown`] or the end of a private namespace).
+pub fn build(spec: &Spec) -> Result<()> {
+    let n = spec.nodes();
+    let bridge = spec.bridge();
+    // 1. The namespaces (one `ip` for all: `netns add` returns to the caller's namespace).
+    let mut s = String::new();
+    for r in 0..n {
+        writeln!(s, "netns add {}", spec.ns(r))?;
+    }
+    batch("ip", &[], &s, "creating the nodes' network namespaces")?;
+
+    // 2. In the hub: the management bridge, every node's management veth and every edge.
+    let mut s = String::new();
+    writeln!(s, "link set lo up")?;
+    writeln!(s, "link add name {bridge} type bridge")?;
+    writeln!(s, "addr add {}/{MGMT_PREFIX} dev {bridge}", hub_addr())?;
+    writeln!(s, "link set {bridge} up")?;
+    for r in 0..n {
+        let hub = spec.hub_end(r);
+        writeln!(
+            s,
+            "link add name {hub} type veth peer name mgmt netns {}",
+            spec.ns(r)
+        )?;
+        writeln!(s, "link set {hub} master {bridge} up")?;
+    }
+    for a in 0..n {
+        for k in 0..spec.dim {
+            let b = a ^ (1 << k);
+            if a < b {
+                let e = edge_if(k);
+                writeln!(
+                    s,
+                    "link add name {e} netns {} type veth peer name {e} netns {}",
+                    spec.ns(a),
+                    spec.ns(b)
+                )?;
+            }
+        }
+    }
+    batch("ip", &[], &s, "creating the links")?;
+
+    // 3. In every node: addresses, routes, sysctls, and the token buckets.
+    for r in 0..n {
+        let ns = spec.ns(r);
+        let me = cube_addr(r);
+        let mut s = String::new();
+        writeln!(s, "link set lo up")?;
+        writeln!(s, "link add name {CUBE_IF} type veth peer name {CUBE_IF}b")?;
+        writeln!(s, "addr add {me}/32 dev {CUBE_IF}")?;
+        writeln!(s, "link set {CUBE_IF}b up")?;
+        writeln!(s, "link set {CUBE_IF} up")?;
+        writeln!(s, "addr add {}/{MGMT_PREFIX} dev mgmt", mgmt_addr(r))?;
+        writeln!(s, "link set mgmt up")?;
+        for k in 0..spec.dim {
+            writeln!(s, "link set {} up", edge_if(k))?;
+        }
+        for k in 0..spec.dim {
+            let b = r ^ (1 << k);
+            writeln!(
+                s,
+                "route add {}/32 dev {} src {me}",
+                cube_addr(b),
+                edge_if(k)
+            )?;
+        }
+        if spec.kernel_routes {
+            for b in 0..n {
+                let diff = r ^ b;
+                if b == r || diff.is_power_of_two() {
+                    continue;
+                }
+                let k = diff.trailing_zeros();
+                let via = cube_addr(r ^ (1 << k));
+                writeln!(
+                    s,
+                    "route add {}/32 via {via} dev {} src {me}",
+                    cube_addr(b),
+                    edge_if(k)
+                )?;
+            }
+        }
+        batch("ip", &["-n", &ns], &s, &format!("configuring node {r}"))?;
+        let mut sysctl = vec![
+            "netns",
+            "exec",
+            &ns,
+            "sysctl",
+            "-qw",
+            // No IPv6: no link-local addresses, router solicitations or MLD reports on
+            // the shaped links, and nothing for an MPI runtime to wire itself over.
+            "net.ipv6.conf.all.disable_ipv6=1",
+            "net.ipv6.conf.default.disable_ipv6=1",
+        ];
+        if spec.kernel_routes {
+            // e-cube routes are not symmetric (a→b and b→a take different paths), so
+            // reverse-path filtering would drop forwarded packets.
+            sysctl.extend([
+                "net.ipv4.ip_forward=1",
+                "net.ipv4.conf.all.rp_filter=0",
+                "net.ipv4.conf.default.rp_filter=0",
+            ]);
+        }
+        run("ip", &sysctl, &format!("setting node {r}'s sysctls"))?;
+        if spec.dim > 0 {
+            let mut s = String::new();
+            for k in 0..spec.dim {
+                writeln!(
+                    s,
+                    "qdisc add dev {} root tbf rate {} burst {} latency {TBF_LATENCY}",
+                    edge_if(k),
+                    spec.rate.tc(),
+                    spec.burst
+                )?;
+            }
+            batch(
+                "tc",
+                &["-n", &ns],
+                &s,
+                &format!("shaping node {r}'s links (tc qdisc tbf)"),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The namespaces of the network called `name` that exist now (`<name>-<r>` in
+/// `/run/netns`, nothing else), by rank.
+pub fn existing_nodes(name: &str) -> Vec<u32> {
+    let prefix = format!("{name}-");
+    let mut out: Vec<u32> = std::fs::read_dir("/run/netns")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let f = e.file_name().into_string().ok()?;
+            let r = f.strip_prefix(&prefix)?;
+            (r.chars().all(|c| c.is_ascii_digit()) && !r.is_empty()).then(|| r.parse().ok())?
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// Remove the network called `name` built under names ([`build`] in the host's
+/// namespace): its nodes' namespaces (after killing the processes still in them — only
+/// those), which takes their veths along, and its bridge. Only names of that network are
+/// touched. Idempotent; returns how many namespaces it removed.
+pub fn teardown(name: &str) -> Result<usize> {
+    let mut errors = Vec::new();
+    let nodes = existing_nodes(name);
+    for r in &nodes {
+        let ns = format!("{name}-{r}");
+        if let Ok(out) = Command::new("ip").args(["netns", "pids", &ns]).output() {
+            for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                if let Ok(pid) = pid.parse::<i32>() {
+                    // SAFETY: kill(2) on a pid that `ip netns pids` listed in our namespace.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                }
+            }
+        }
+        if let Err(e) = run("ip", &["netns", "delete", &ns], "deleting a namespace") {
+            errors.push(format!("{e:#}"));
+        }
+    }
+    let bridge = format!("{name}br");
+    if std::path::Path::new("/sys/class/net").join(&bridge).exists() {
+        if let Err(e) = run("ip", &["link", "delete", &bridge], "deleting the bridge") {
+            errors.push(format!("{e:#}"));
+        }
+    }
+    if errors.is_empty() {
+        Ok(nodes.len())
+    } else {
+        bail!("{}", errors.join("; "))
+    }
+}
+
+/// Where `ip netns` keeps a named namespace.
+pub fn netns_path(ns: &str) -> PathBuf {
+    PathBuf::from("/run/netns").join(ns)
+}
+
+/// Open node r's namespace, to enter it in a child before `exec` ([`enter_in_child`]).
+pub fn open_ns(spec: &Spec, r: u32) -> Result<std::fs::File> {
+    let p = netns_path(&spec.ns(r));
+    std::fs::File::open(&p).with_context(|| format!("opening node {r}'s namespace {}", p.display()))
+}
+
+/// Make a child enter the network namespace `ns` between `fork` and `exec`.
+pub fn enter_in_child(cmd: &mut tokio::process::Command, ns: std::fs::File) {
+    use std::os::fd::AsRawFd;
+    let fd = ns.as_raw_fd();
+    // SAFETY: the closure runs in the forked child before exec and makes one
+    // async-signal-safe system call (setns); `ns` is kept open by the closure (moved in)
+    // and closed on exec (std opens files with O_CLOEXEC).
+    unsafe {
+        cmd.pre_exec(move || {
+            let _keep = &ns;
+            if libc::setns(fd, libc::CLONE_NEWNET) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// How the job's private namespaces were obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Privilege {
+    /// Running as root: new network and mount namespaces.
+    Root,
+    /// Not root: an unprivileged user namespace in which this process is root.
+    UserNamespace,
+}
+
+/// Move this process into namespaces of its own — a network namespace (the hub, with the
+/// management bridge) and a mount namespace whose `/run/netns` is a fresh `tmpfs` — so
+/// that everything [`build`] makes afterwards is the job's alone and disappears with its
+/// last process. Not root: first a user namespace, where the kernel allows one.
+///
+/// Must be called while the process has one thread (before any runtime starts).
+pub fn enter_private() -> Result<Privilege> {
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let privilege = if uid == 0 {
+        Privilege::Root
+    } else {
+        Privilege::UserNamespace
+    };
+    let mut flags = libc::CLONE_NEWNET | libc::CLONE_NEWNS;
+    if privilege == Privilege::UserNamespace {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    // SAFETY: unshare(2) only changes this process's namespaces.
+    if unsafe { libc::unshare(flags) } == -1 {
+        let e = std::io::Error::last_os_error();
+        if privilege == Privilege::UserNamespace {
+            bail!(
+                "--link-rate builds a network of namespaces: that needs root, or unprivileged \
+                 user namespaces, which this kernel refuses ({e}). Run hcrun as root (sudo), or \
+                 allow them (sysctl kernel.unprivileged_userns_clone=1, or \
+                 user.max_user_namespaces > 0; on Ubuntu also \
+                 kernel.apparmor_restrict_unprivileged_userns=0)"
+            );
+        }
+        bail!("--link-rate: cannot make the job's own network namespace: {e}");
+    }
+    if privilege == Privilege::UserNamespace {
+        let write = |path: &str, text: String| {
+            std::fs::write(path, text).with_context(|| format!("--link-rate: writing {path}"))
+        };
+        write("/proc/self/setgroups", "deny".into())?;
+        write("/proc/self/uid_map", format!("0 {uid} 1"))?;
+        write("/proc/self/gid_map", format!("0 {gid} 1"))?;
+    }
+    let c = |s: &str| std::ffi::CString::new(s).expect("no NUL in a constant path");
+    let (none, root, tmpfs) = (c("none"), c("/"), c("tmpfs"));
+    // SAFETY: mount(2) with valid C strings; changes only this mount namespace.
+    if unsafe {
+        libc::mount(
+            none.as_ptr(),
+            root.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    } == -1
+    {
+        bail!(
+            "--link-rate: cannot make the job's mounts private: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    // /run/netns: a tmpfs of our own. Where the host has no /run/netns and we may not
+    // make one (a user namespace), the whole of /run gets a private tmpfs.
+    let target = if std::path::Path::new("/run/netns").is_dir()
+        || std::fs::create_dir_all("/run/netns").is_ok()
+    {
+        "/run/netns"
+    } else {
+        "/run"
+    };
+    let t = c(target);
+    // SAFETY: as above.
+    if unsafe {
+        libc::mount(
+            tmpfs.as_ptr(),
+            t.as_ptr(),
+            tmpfs.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    } == -1
+    {
+        bail!(
+            "--link-rate: cannot mount a private tmpfs on {target}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    if target == "/run" {
+        std::fs::create_dir_all("/run/netns").context("--link-rate: making /run/netns")?;
+    }
+    Ok(privilege)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_and_names() {
+        assert_eq!(cube_addr(0).to_string(), "10.201.0.1");
+        assert_eq!(cube_addr(255).to_string(), "10.201.1.0");
+        assert_eq!(mgmt_addr(0).to_string(), "10.202.0.2");
+        assert_eq!(hub_addr().to_string(), "10.202.0.1");
+        assert_eq!(mgmt_net(), "10.202.0.0/16");
+        let s = Spec {
+            dim: 8,
+            rate: parse_rate("1gbit").unwrap(),
+            burst: 96 * 1024,
+            name: "abcdefgh".into(),
+            kernel_routes: false,
+        };
+        assert!(s.hub_end(255).len() <= 15);
+        assert!(s.bridge().len() <= 15);
+        check_name("cube").unwrap();
+        for bad in ["", "Cube", "9cube", "cube-1", "abcdefghi"] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+}
