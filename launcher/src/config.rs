@@ -8,12 +8,13 @@ use clap::Parser;
 use serde::Deserialize;
 
 /// hcrun — start an SPMD job: 2^d copies of a node program, wired into a d-dimensional
-/// hypercube over loopback TCP.
+/// hypercube over loopback TCP, or over an emulated network of slow links (--link-rate).
 ///
 /// Examples:
 ///   hcrun --dim 3 --example hello
 ///   hcrun --dim 2 -- target/release/examples/pingpong --rounds 100
 ///   hcrun --config configs/local-d3.toml
+///   hcrun --dim 3 --link-rate 100mbit --example pingpong    (links of 100 Mbit/s each way)
 #[derive(Debug, Parser)]
 #[command(name = "hcrun", version, verbatim_doc_comment)]
 pub struct Cli {
@@ -77,6 +78,19 @@ pub struct Cli {
     /// temporary prefix; the per-rank files are merged when the job ends, also when it fails.
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,
+
+    /// Run the job on an emulated hypercube network whose every link carries RATE each way:
+    /// a network namespace per node, a veth pair per cube edge shaped by a token bucket, the
+    /// ranks' links bound to the edges (docs/cubenet.md). RATE as tc reads it: 100mbit,
+    /// 1gbit, 2.8MBps, 500kbit. Needs --dim (at most 8), and root or unprivileged user
+    /// namespaces. Everything is removed when the job ends, however it ends.
+    #[arg(long, value_name = "RATE", value_parser = launcher::cubenet::parse_rate)]
+    pub link_rate: Option<launcher::cubenet::Rate>,
+
+    /// With --link-rate: the token bucket's depth, as tc reads sizes (96kb, 1mb). Default:
+    /// one millisecond of traffic at the rate, at least 96kb.
+    #[arg(long, value_name = "SIZE", value_parser = launcher::cubenet::parse_burst)]
+    pub link_burst: Option<u64>,
 
     /// The node program and its arguments (after `--`, or as the first argument that does
     /// not start with `-`: everything after it is the program's); with --example, the
@@ -158,6 +172,10 @@ pub struct FileConfig {
     /// Extra environment for every rank (e.g. RUST_LOG, HYPERCUBE_SPIN_US).
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
+    /// `--link-rate`: run on an emulated network with links of this rate ("100mbit").
+    pub link_rate: Option<String>,
+    /// `--link-burst`: the links' token-bucket depth ("96kb").
+    pub link_burst: Option<String>,
 }
 
 /// What to run.
@@ -194,6 +212,17 @@ pub struct Job {
     pub color: bool,
     /// `--trace`: where the merged trace goes.
     pub trace: Option<PathBuf>,
+    /// `--link-rate`: the emulated network to run on, if any.
+    pub net: Option<Net>,
+}
+
+/// The emulated network of `--link-rate`.
+#[derive(Debug, Clone)]
+pub struct Net {
+    /// Every link's rate, each direction.
+    pub rate: launcher::cubenet::Rate,
+    /// The token bucket's depth in bytes.
+    pub burst: u64,
 }
 
 /// The largest cube dimension hcrun starts (2^16 = 65536 ranks).
@@ -224,6 +253,46 @@ impl Job {
                     )
                 })?,
             (None, None) => 2,
+        };
+        let rate = match (cli.link_rate, &file.link_rate) {
+            (Some(r), _) => Some(r),
+            (None, Some(t)) => Some(
+                launcher::cubenet::parse_rate(t)
+                    .map_err(|e| anyhow::anyhow!("link_rate in the config file: {e}"))?,
+            ),
+            (None, None) => None,
+        };
+        let burst = match (cli.link_burst, &file.link_burst) {
+            (Some(b), _) => Some(b),
+            (None, Some(t)) => Some(
+                launcher::cubenet::parse_burst(t)
+                    .map_err(|e| anyhow::anyhow!("link_burst in the config file: {e}"))?,
+            ),
+            (None, None) => None,
+        };
+        let net = match (rate, burst) {
+            (Some(rate), burst) => {
+                if cli.dim.is_none() && file.dim.is_none() {
+                    bail!(
+                        "--link-rate needs --dim (or dim in the config file): the emulated \
+                         network is a d-cube of links, e.g. --dim 3 --link-rate {}",
+                        rate.tc()
+                    );
+                }
+                let max = launcher::cubenet::MAX_EMULATED_DIM;
+                if dim > max {
+                    bail!("--link-rate emulates cubes up to --dim {max}; --dim {dim} is too large");
+                }
+                Some(Net {
+                    burst: burst.unwrap_or_else(|| rate.default_burst()),
+                    rate,
+                })
+            }
+            (None, Some(_)) => bail!(
+                "--link-burst (link_burst) shapes the links of --link-rate (link_rate), which \
+                 is not given"
+            ),
+            (None, None) => None,
         };
         let target = if let Some(e) = cli.example {
             Target::Example(e, cli.program)
@@ -275,6 +344,7 @@ impl Job {
             verbose: cli.verbose,
             color,
             trace: cli.trace,
+            net,
         })
     }
 }

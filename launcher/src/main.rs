@@ -22,6 +22,10 @@ use tokio::process::Command;
 use tokio::sync::mpsc;
 
 use config::{Cli, Job, Target};
+use launcher::cubenet;
+
+/// The address a rank binds its links to and publishes (the runtime's `HYPERCUBE_ADDR`).
+const ENV_ADDR: &str = "HYPERCUBE_ADDR";
 use verdict::{Blame, JobFailure, RankExit};
 
 fn main() -> ExitCode {
@@ -41,6 +45,23 @@ fn main() -> ExitCode {
             eprintln!("hcrun: {e:#}");
             return ExitCode::from(2);
         }
+    };
+    // The programs are built before anything else (cargo may need the host's network,
+    // which the emulated network's private namespace does not have).
+    let programs = match resolve_programs(&job) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("hcrun: {e:#}");
+            return ExitCode::from(1);
+        }
+    };
+    let net = match job.net.clone().map(|n| emulate(&n, job.dim)) {
+        Some(Ok(spec)) => Some(spec),
+        Some(Err(e)) => {
+            eprintln!("hcrun: {e:#}");
+            return ExitCode::from(1);
+        }
+        None => None,
     };
     let trace = match job.trace.clone().map(trace::Recording::start) {
         Some(Ok(r)) => {
@@ -64,7 +85,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = match rt.block_on(run(job)) {
+    let code = match rt.block_on(run(job, programs, net)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("hcrun: {e:#}");
@@ -247,20 +268,55 @@ async fn forward<R: tokio::io::AsyncRead + Unpin>(
     }
 }
 
-async fn run(job: Job) -> Result<ExitCode> {
+/// The node program's and the host program's command lines (examples built first).
+struct Programs {
+    node: Vec<String>,
+    host: Option<Vec<String>>,
+}
+
+fn resolve_programs(job: &Job) -> Result<Programs> {
     let resolve = |t: &Target| -> Result<Vec<String>> {
         Ok(match t {
             Target::Program(p) => p.clone(),
             Target::Example(name, args) => {
-                let exe = tokio::task::block_in_place(|| build::build_example(name, job.release))?;
+                let exe = build::build_example(name, job.release)?;
                 let mut v = vec![exe.to_string_lossy().into_owned()];
                 v.extend(args.iter().cloned());
                 v
             }
         })
     };
-    let program = resolve(&job.target)?;
-    let host_program = job.host.as_ref().map(resolve).transpose()?;
+    Ok(Programs {
+        node: resolve(&job.target)?,
+        host: job.host.as_ref().map(resolve).transpose()?,
+    })
+}
+
+/// `--link-rate`: move hcrun into namespaces of its own and build the emulated network
+/// there (launcher::cubenet). Runs before any thread is started.
+fn emulate(net: &config::Net, dim: u32) -> Result<cubenet::Spec> {
+    let t = Instant::now();
+    let how = cubenet::enter_private()?;
+    let spec = cubenet::Spec {
+        dim,
+        rate: net.rate.clone(),
+        burst: net.burst,
+        name: "hc".into(),
+        kernel_routes: false,
+    };
+    cubenet::build(&spec).context("building the emulated network (--link-rate)")?;
+    tracing::info!(
+        "emulated {dim}-cube up in {:?} ({how:?}): links of {} each way, burst {} B",
+        t.elapsed(),
+        spec.rate,
+        spec.burst
+    );
+    Ok(spec)
+}
+
+async fn run(job: Job, programs: Programs, net: Option<cubenet::Spec>) -> Result<ExitCode> {
+    let program = programs.node;
+    let host_program = programs.host;
     let n = 1u32 << job.dim;
     // Slots 0..n are the ranks; slot n is the host, if any.
     let total = n + u32::from(host_program.is_some());
@@ -271,7 +327,12 @@ async fn run(job: Job) -> Result<ExitCode> {
             format!("rank {slot}")
         }
     };
-    let listener = TcpListener::bind("127.0.0.1:0")
+    // On the emulated network the control channel runs over the management bridge.
+    let control_ip = match &net {
+        Some(_) => std::net::IpAddr::V4(cubenet::hub_addr()),
+        None => std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+    };
+    let listener = TcpListener::bind((control_ip, 0))
         .await
         .context("binding the control listener")?;
     let control_addr = listener.local_addr()?;
@@ -322,6 +383,12 @@ async fn run(job: Job) -> Result<ExitCode> {
             .process_group(0)
             .kill_on_drop(true);
         tie_to_launcher(&mut cmd, launcher_pid);
+        if let Some(spec) = &net {
+            // The host program lives beside node 0 (its link goes to node 0).
+            let node = if slot == n { 0 } else { slot };
+            cmd.env(ENV_ADDR, cubenet::cube_addr(node).to_string());
+            cubenet::enter_in_child(&mut cmd, cubenet::open_ns(spec, node)?);
+        }
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {

@@ -102,7 +102,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             kernel_routes,
         } => {
             if dim > cubenet::MAX_EMULATED_DIM {
-                bail!("--dim {dim}: cubenet builds cubes up to dimension {}", cubenet::MAX_EMULATED_DIM);
+                bail!(
+                    "--dim {dim}: cubenet builds cubes up to dimension {}",
+                    cubenet::MAX_EMULATED_DIM
+                );
             }
             need_root()?;
             if !cubenet::existing_nodes(&name).is_empty() {
@@ -128,7 +131,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 dim * spec.nodes() / 2,
                 spec.rate,
                 spec.burst,
-                if kernel_routes { ", kernel e-cube routes" } else { "" }
+                if kernel_routes {
+                    ", kernel e-cube routes"
+                } else {
+                    ""
+                }
             );
             print_hosts(&name);
             Ok(ExitCode::SUCCESS)
@@ -151,7 +158,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             // Skip ssh's options: flags, and the ones that take a value.
             let mut i = 0;
             while i < args.len() && args[i].starts_with('-') {
-                i += if matches!(args[i].as_str(), "-o" | "-p" | "-l" | "-i" | "-F") { 2 } else { 1 };
+                i += if matches!(args[i].as_str(), "-o" | "-p" | "-l" | "-i" | "-F") {
+                    2
+                } else {
+                    1
+                };
             }
             let host = args.get(i).context("cubenet rsh: no host given")?;
             let cmd = args[i + 1..].join(" ");

@@ -80,7 +80,9 @@ pub fn check_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.len() <= MAX_NAME
         && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
     if !ok {
         bail!(
             "the network name {name:?} must be 1 to {MAX_NAME} lowercase letters or digits, \
@@ -354,7 +356,10 @@ pub fn teardown(name: &str) -> Result<usize> {
         }
     }
     let bridge = format!("{name}br");
-    if std::path::Path::new("/sys/class/net").join(&bridge).exists() {
+    if std::path::Path::new("/sys/class/net")
+        .join(&bridge)
+        .exists()
+    {
         if let Err(e) = run("ip", &["link", "delete", &bridge], "deleting the bridge") {
             errors.push(format!("{e:#}"));
         }

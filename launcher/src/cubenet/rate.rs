@@ -173,7 +173,10 @@ mod tests {
         assert_eq!(parse_rate("2.8MBps").unwrap().bits_per_sec, 22_400_000);
         // tc compares suffixes without case: mbps is megabytes per second there too.
         assert_eq!(parse_rate("1mbps").unwrap().bits_per_sec, 8_000_000);
-        assert_eq!(parse_rate("10Mibit").unwrap().bits_per_sec, 10 * 1024 * 1024);
+        assert_eq!(
+            parse_rate("10Mibit").unwrap().bits_per_sec,
+            10 * 1024 * 1024
+        );
         assert_eq!(parse_rate("64000").unwrap().bits_per_sec, 64_000);
         assert_eq!(parse_rate("100mbit").unwrap().tc(), "100000000bit");
         assert_eq!(parse_rate("100mbit").unwrap().to_string(), "100 Mbit/s");
@@ -181,7 +184,16 @@ mod tests {
 
     #[test]
     fn bad_rates_name_the_accepted_forms() {
-        for bad in ["fast", "0mbit", "", "mbit", "1.2.3mbit", "-5mbit", "100 furlongs", "1e3mbit"] {
+        for bad in [
+            "fast",
+            "0mbit",
+            "",
+            "mbit",
+            "1.2.3mbit",
+            "-5mbit",
+            "100 furlongs",
+            "1e3mbit",
+        ] {
             let e = parse_rate(bad).unwrap_err();
             assert!(e.contains("100mbit") && e.contains("2.8MBps"), "{bad}: {e}");
         }

@@ -1,6 +1,6 @@
-//! Joining a job that `hcrun` set up: bind a link listener on loopback, say hello on the
-//! control channel, get everyone's address, open the links (`super::links`), then the
-//! ready barrier. The control connection stays open for the whole job: it carries the
+//! Joining a job that `hcrun` set up: bind a link listener on loopback (or on the address
+//! hcrun gives, `HYPERCUBE_ADDR`), say hello on the control channel, get everyone's
+//! address, open the links (`super::links`), then the ready barrier. The control connection stays open for the whole job: it carries the
 //! deadlock detector's reports, and an `Abort` or its loss ends the process.
 
 use std::io::Write;
@@ -113,8 +113,23 @@ pub(crate) fn join(cfg: &BootConfig) -> Result<TcpTransport> {
     let d = Deadline::start(cfg.timeout);
     let me = cfg.rank;
     let keys = cfg.keys();
-    let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| Error::io("binding the link listener", e))?;
+    // Loopback, unless hcrun gave this rank an address of its own (on an emulated network,
+    // the node's cube address: its links then cross the emulated edges).
+    let ip = match std::env::var(super::addr::ENV_ADDR) {
+        Ok(a) => a.trim().parse::<std::net::IpAddr>().map_err(|_| {
+            Error::Config(format!(
+                "{}={a:?} is not an IP address (e.g. 10.1.2.3 or fd00::3)",
+                super::addr::ENV_ADDR
+            ))
+        })?,
+        Err(_) => std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+    };
+    let listener = TcpListener::bind((ip, 0)).map_err(|e| {
+        Error::io(
+            format!("binding the link listener on {ip} (HYPERCUBE_ADDR must be an address of this host)"),
+            e,
+        )
+    })?;
     let listen = listener
         .local_addr()
         .map_err(|e| Error::io("reading the listener address", e))?;
