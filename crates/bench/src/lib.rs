@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod compare;
+pub mod linkbound;
 pub mod osu;
 pub mod peers;
 pub mod report;
