@@ -275,8 +275,7 @@ impl Job {
                 if cli.dim.is_none() && file.dim.is_none() {
                     bail!(
                         "--link-rate needs --dim (or dim in the config file): the emulated \
-                         network is a d-cube of links, e.g. --dim 3 --link-rate {}",
-                        rate.tc()
+                         network is a d-cube of links, e.g. --dim 3 --link-rate 100mbit"
                     );
                 }
                 let max = launcher::cubenet::MAX_EMULATED_DIM;

@@ -1,0 +1,364 @@
+//! The emulated interconnect (`hcrun --link-rate`, docs/cubenet.md): jobs on a 3-cube of
+//! network namespaces whose links are shaped to 100 Mbit/s. Both correctness suites pass
+//! there; the shaping is real (a 1 MiB message takes at least 80% of size/rate) and
+//! cut-through forwarding makes 3 hops cost what one does; nothing of a job is left in the
+//! host afterwards, also when `hcrun` is killed with SIGKILL; bad rates are refused.
+//!
+//! Needs root or unprivileged user namespaces; where neither is possible the tests that
+//! build a network are skipped with a loud line (the argument checks always run).
+
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use hypercube_tests::{
+    alive, collective_checks, hcrun, rank_pid_line, run_command, run_hcrun, KillList, LiveJob,
+    IPSC_CHECKS,
+};
+
+/// The jobs of this file share two cores and their timing matters: one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Can this process build namespaces (root, or an unprivileged user namespace)? If not,
+/// say loudly that `test` is skipped.
+fn emulation_possible(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    let userns = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--net", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !userns {
+        eprintln!(
+            "\n!!!!! SKIPPED `{test}`: neither root nor unprivileged user namespaces here, \
+             so no emulated network can be built !!!!!\n"
+        );
+    }
+    userns
+}
+
+/// What the host's network looks like from here: its named namespaces, its links and its
+/// qdiscs. A job on the emulated network must leave all three as it found them.
+fn host_network() -> String {
+    let mut s = String::new();
+    for args in [
+        &["netns", "list"][..],
+        &["-o", "link", "show"][..],
+        &["-o", "addr", "show"][..],
+    ] {
+        let out = Command::new("ip").args(args).output().expect("running ip");
+        s.push_str(&String::from_utf8_lossy(&out.stdout));
+    }
+    let out = Command::new("tc")
+        .args(["qdisc", "show"])
+        .output()
+        .expect("running tc");
+    s.push_str(&String::from_utf8_lossy(&out.stdout));
+    // Link statistics and interface indexes of others' links do not matter; their names do.
+    s.lines()
+        .map(|l| {
+            l.split_whitespace()
+                .filter(|w| !w.chars().all(|c| c.is_ascii_digit() || c == ':'))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The network namespace (`net:[inode]`) of a process, while it lives.
+fn netns_of(pid: u32) -> Option<String> {
+    std::fs::read_link(format!("/proc/{pid}/ns/net"))
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
+/// Every process on the machine whose network namespace is `ns`.
+fn processes_in(ns: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| netns_of(*p).as_deref() == Some(ns))
+        .collect()
+}
+
+const RATE: &str = "100mbit";
+const RATE_BYTES_PER_SEC: f64 = 100e6 / 8.0;
+
+#[test]
+fn both_suites_pass_on_the_emulated_3_cube() {
+    if !emulation_possible("both_suites_pass_on_the_emulated_3_cube") {
+        return;
+    }
+    let _one = serial();
+    let before = host_network();
+    let coll = collective_checks();
+    let coll: Vec<&str> = coll.iter().map(String::as_str).collect();
+    for (prog, checks) in [
+        (env!("CARGO_BIN_EXE_coll_suite"), &coll[..]),
+        (env!("CARGO_BIN_EXE_ipsc_suite"), IPSC_CHECKS),
+    ] {
+        let out = run_hcrun(
+            &["--dim", "3", "--link-rate", RATE, "--timeout-s", "120"],
+            &[prog],
+            &[],
+            Duration::from_secs(150),
+        );
+        out.assert_ok().assert_every_rank_passed(8, checks);
+    }
+    assert_eq!(
+        host_network(),
+        before,
+        "the jobs left something in the host"
+    );
+}
+
+/// One-way time of a 1 MiB message from rank 0 to `peer` (µs), as `osu latency` reports it.
+fn one_mib_latency(peer: u32, env: &[(&str, &str)]) -> f64 {
+    let p = peer.to_string();
+    let osu = hypercube_tests::cargo_bin("hypercube-bench", "osu");
+    let out = run_hcrun(
+        &["--dim", "3", "--link-rate", RATE, "--timeout-s", "120"],
+        &[
+            osu.to_str().expect("a UTF-8 path"),
+            "latency",
+            "-m",
+            "1048576:1048576",
+            "-i",
+            "10",
+            "-x",
+            "2",
+            "--peer",
+            &p,
+        ],
+        env,
+        Duration::from_secs(150),
+    );
+    out.assert_ok();
+    out.rank_lines(0)
+        .iter()
+        .find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next()? == "1048576").then(|| w.next()?.parse::<f64>().ok())?
+        })
+        .unwrap_or_else(|| panic!("no 1 MiB line in\n{}", out.stdout))
+}
+
+#[test]
+fn shaping_is_real_and_cut_through_crosses_three_hops_at_the_cost_of_one() {
+    if !emulation_possible("shaping_is_real_and_cut_through_crosses_three_hops_at_the_cost_of_one")
+    {
+        return;
+    }
+    let _one = serial();
+    let floor_us = 1048576.0 / RATE_BYTES_PER_SEC * 1e6;
+    let one_hop = one_mib_latency(1, &[]);
+    let three_hops = one_mib_latency(7, &[]);
+    assert!(
+        one_hop >= 0.8 * floor_us,
+        "1 MiB over one 100 Mbit/s link took {one_hop:.0} us, less than 80% of size/rate \
+         ({floor_us:.0} us): the links are not shaped"
+    );
+    assert!(
+        three_hops <= 1.1 * one_hop,
+        "1 MiB over 3 hops took {three_hops:.0} us against {one_hop:.0} us over one: \
+         cut-through should pipeline the hops"
+    );
+    // Store-and-forward pays each hop in full: three hops take about three times one.
+    let sf = one_mib_latency(7, &[("HYPERCUBE_FORWARDING", "store-and-forward")]);
+    assert!(
+        sf >= 2.0 * one_hop,
+        "store-and-forward over 3 hops took {sf:.0} us against {one_hop:.0} us for one hop"
+    );
+}
+
+#[test]
+fn nothing_is_left_after_hcrun_is_killed_and_the_next_job_runs() {
+    if !emulation_possible("nothing_is_left_after_hcrun_is_killed_and_the_next_job_runs") {
+        return;
+    }
+    let _one = serial();
+    let before = host_network();
+    // Rank 0 computes for two minutes; the others wait for it.
+    let mut cmd = Command::new(hcrun());
+    cmd.args(["--dim", "2", "--link-rate", RATE, "--"]).args([
+        env!("CARGO_BIN_EXE_fail"),
+        "0",
+        "hang",
+    ]);
+    let mut job = LiveJob::start(cmd);
+    let mut ranks = KillList::default();
+    let mut pids = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pids.len() < 4 && Instant::now() < deadline {
+        if let Ok(l) = job.lines.recv_timeout(Duration::from_millis(200)) {
+            if let Some((_, pid)) = rank_pid_line(&l) {
+                pids.push(pid);
+                ranks.add([pid]);
+            }
+        }
+    }
+    assert_eq!(pids.len(), 4, "the ranks did not all start");
+    // Each rank is in a namespace of its own, none of them the host's.
+    let host_ns = netns_of(std::process::id()).expect("our own namespace");
+    let namespaces: Vec<String> = pids.iter().filter_map(|p| netns_of(*p)).collect();
+    assert_eq!(namespaces.len(), 4);
+    for (i, ns) in namespaces.iter().enumerate() {
+        assert_ne!(ns, &host_ns, "rank {i} runs in the host's namespace");
+        assert!(!namespaces[..i].contains(ns), "two ranks share a namespace");
+    }
+    let hub = netns_of(job.child.id()).expect("hcrun's namespace");
+    assert_ne!(
+        hub, host_ns,
+        "hcrun should run in the job's own hub namespace"
+    );
+
+    job.child.kill().expect("SIGKILL to hcrun");
+    let _ = job.child.wait();
+    // The ranks die with their launcher, and with the last of them every namespace of
+    // the job: nothing holds them any more.
+    let gone = Instant::now() + Duration::from_secs(10);
+    while !ranks.alive().is_empty() && Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(ranks.alive(), Vec::<u32>::new(), "ranks outlived hcrun");
+    for ns in namespaces.iter().chain([&hub]) {
+        assert_eq!(
+            processes_in(ns),
+            Vec::<u32>::new(),
+            "processes are left in the job's namespace {ns}"
+        );
+    }
+    assert_eq!(
+        host_network(),
+        before,
+        "hcrun's SIGKILL left something in the host"
+    );
+
+    // The next job builds its network afresh and runs.
+    let out = run_hcrun(
+        &["--dim", "2", "--link-rate", RATE],
+        &[env!("CARGO_BIN_EXE_coll_suite")],
+        &[],
+        Duration::from_secs(120),
+    );
+    out.assert_ok();
+    assert_eq!(host_network(), before);
+    for p in ranks.pids() {
+        assert!(!alive(p));
+    }
+}
+
+#[test]
+fn a_failing_rank_is_reported_as_without_emulation() {
+    if !emulation_possible("a_failing_rank_is_reported_as_without_emulation") {
+        return;
+    }
+    let _one = serial();
+    let out = run_hcrun(
+        &["--dim", "2", "--link-rate", RATE],
+        &[env!("CARGO_BIN_EXE_fail"), "9", "never"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(!out.status.success());
+    assert!(
+        out.stderr
+            .contains("rank 3 waits for a message of type 1 from any node"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("deadlock"), "{}", out.stderr);
+}
+
+#[test]
+fn without_root_a_user_namespace_builds_the_network() {
+    if !emulation_possible("without_root_a_user_namespace_builds_the_network") {
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        // Not root: every other test of this file already ran that way.
+        return;
+    }
+    // As root, run the job as `nobody`, if this kernel lets that user make namespaces.
+    let ok = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args(["unshare", "--user", "--map-root-user", "--net", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!(
+            "\n!!!!! SKIPPED `without_root_a_user_namespace_builds_the_network`: this kernel \
+             refuses unprivileged user namespaces (hcrun then says so and stops) !!!!!\n"
+        );
+        return;
+    }
+    let _one = serial();
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(hcrun())
+        .args(["--dim", "2", "--link-rate", "1gbit", "--"])
+        .arg(env!("CARGO_BIN_EXE_coll_suite"));
+    let out = run_command(cmd, Duration::from_secs(120));
+    let coll = collective_checks();
+    let coll: Vec<&str> = coll.iter().map(String::as_str).collect();
+    out.assert_ok().assert_every_rank_passed(4, &coll);
+}
+
+#[test]
+fn bad_rates_and_a_rate_without_a_dimension_exit_2_with_the_accepted_forms() {
+    for args in [
+        &["--dim", "3", "--link-rate", "fast"][..],
+        &["--dim", "3", "--link-rate", "0mbit"][..],
+        &[
+            "--dim",
+            "3",
+            "--link-rate",
+            "100mbit",
+            "--link-burst",
+            "lots",
+        ][..],
+    ] {
+        let out = run_hcrun(
+            args,
+            &[env!("CARGO_BIN_EXE_coll_suite")],
+            &[],
+            Duration::from_secs(30),
+        );
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);
+        let forms = if args.contains(&"--link-burst") {
+            "96kb"
+        } else {
+            "100mbit, 1gbit"
+        };
+        assert!(out.stderr.contains(forms), "{args:?}: {}", out.stderr);
+    }
+    let out = run_hcrun(
+        &["--link-rate", "100mbit"],
+        &[env!("CARGO_BIN_EXE_coll_suite")],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--link-rate needs --dim"),
+        "{}",
+        out.stderr
+    );
+    let out = run_hcrun(
+        &["--dim", "9", "--link-rate", "100mbit"],
+        &[env!("CARGO_BIN_EXE_coll_suite")],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("up to --dim 8"), "{}", out.stderr);
+}
