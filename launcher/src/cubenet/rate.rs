@@ -33,6 +33,13 @@ const RATE_UNITS: &[(&str, f64)] = &[
     ("tbps", 8e12),
 ];
 
+/// Link rates of historical machines, by name, each from a published source:
+/// - `ipsc860`: the Intel iPSC/860, "the maximum data transfer rate between adjacent nodes
+///   on the hypercube is 20Mbps" (Oak Ridge National Laboratory, Computational Science
+///   Education Project, *Intel iPSC/860*, §2.2 "The Interconnection Network",
+///   <http://www.phy.ornl.gov/csep/CSEP/IP/NODE4.html>).
+pub const PRESETS: &[(&str, u64)] = &[("ipsc860", 20_000_000)];
+
 /// The slowest link hcrun builds: below it a single 64 KiB segment takes over a minute.
 pub const MIN_RATE_BITS: u64 = 8_000;
 /// The fastest: tbf's rate is a 64-bit byte count, but above this a veth is not shaped,
@@ -42,12 +49,18 @@ pub const MAX_RATE_BITS: u64 = 1_000_000_000_000;
 /// The forms `--link-rate` accepts, for error messages and `--help`.
 pub const RATE_FORMS: &str = "a number with a unit as tc reads it: 100mbit, 1gbit, 10Mibit, \
     500kbit, 2.8MBps (bytes per second: Bps, KBps, MBps, GBps, KiBps, MiBps, GiBps), or a bare \
-    number of bits per second; between 8kbit and 1tbit";
+    number of bits per second; between 8kbit and 1tbit; or a historical machine: ipsc860 \
+    (20mbit)";
 
 /// Parse a rate as `tc` does (`get_rate64`: a decimal number, then an optional suffix,
 /// compared case-insensitively; so `mbps` is mega*bytes* per second, as in `tc`).
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     let t = s.trim();
+    if let Some((_, bits)) = PRESETS.iter().find(|(n, _)| n.eq_ignore_ascii_case(t)) {
+        return Ok(Rate {
+            bits_per_sec: *bits,
+        });
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
@@ -180,6 +193,7 @@ mod tests {
         assert_eq!(parse_rate("64000").unwrap().bits_per_sec, 64_000);
         assert_eq!(parse_rate("100mbit").unwrap().tc(), "100000000bit");
         assert_eq!(parse_rate("100mbit").unwrap().to_string(), "100 Mbit/s");
+        assert_eq!(parse_rate("ipsc860").unwrap().bits_per_sec, 20_000_000);
     }
 
     #[test]
