@@ -362,3 +362,146 @@ fn bad_rates_and_a_rate_without_a_dimension_exit_2_with_the_accepted_forms() {
     assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("up to --dim 8"), "{}", out.stderr);
 }
+
+#[test]
+fn the_config_file_keys_and_a_trace_work_on_the_emulated_network() {
+    if !emulation_possible("the_config_file_keys_and_a_trace_work_on_the_emulated_network") {
+        return;
+    }
+    let _one = serial();
+    let dir = hypercube_tests::TempDir::new("cubenet-config");
+    let config = dir.path().join("job.toml");
+    std::fs::write(
+        &config,
+        "dim = 2\nlink_rate = \"1gbit\"\nlink_burst = \"128kb\"\n",
+    )
+    .expect("writing the config file");
+    let trace = dir.path().join("t.json");
+    let out = run_hcrun(
+        &[
+            "--config",
+            config.to_str().expect("a UTF-8 path"),
+            "--trace",
+            trace.to_str().expect("a UTF-8 path"),
+        ],
+        &[env!("CARGO_BIN_EXE_coll_suite")],
+        &[],
+        Duration::from_secs(120),
+    );
+    let coll = collective_checks();
+    let coll: Vec<&str> = coll.iter().map(String::as_str).collect();
+    out.assert_ok().assert_every_rank_passed(4, &coll);
+    assert!(
+        out.stderr.contains("trace written to") && out.stderr.contains("(4 ranks"),
+        "{}",
+        out.stderr
+    );
+    let text = std::fs::read_to_string(&trace).expect("the merged trace");
+    assert!(text.contains("traceEvents"), "not a trace-event file");
+}
+
+#[test]
+fn a_bad_rate_in_the_config_file_exits_2_with_the_accepted_forms() {
+    let dir = hypercube_tests::TempDir::new("cubenet-bad-config");
+    let config = dir.path().join("job.toml");
+    std::fs::write(&config, "dim = 2\nlink_rate = \"warp 9\"\n").expect("writing");
+    let out = run_hcrun(
+        &["--config", config.to_str().expect("a UTF-8 path")],
+        &[env!("CARGO_BIN_EXE_coll_suite")],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("link_rate in the config file") && out.stderr.contains("100mbit"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// `cubenet exec` a connection attempt from node `from` to node `to`'s cube address
+/// (port 9, where nobody listens): "refused" if a packet reached `to`, "unreachable" if
+/// there is no route.
+fn probe(name: &str, from: u32, to: u32) -> String {
+    let cubenet = hypercube_tests::cargo_bin("launcher", "cubenet");
+    let out = Command::new(cubenet)
+        .args([
+            "--name",
+            name,
+            "exec",
+            &from.to_string(),
+            "--",
+            "bash",
+            "-c",
+        ])
+        .arg(format!("echo > /dev/tcp/10.201.0.{}/9", to + 1))
+        .output()
+        .expect("running cubenet exec");
+    String::from_utf8_lossy(&out.stderr).to_lowercase()
+}
+
+#[test]
+fn cubenet_routes_only_neighbours_unless_asked_for_kernel_routes() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!(
+            "\n!!!!! SKIPPED `cubenet_routes_only_neighbours_unless_asked_for_kernel_routes`: \
+             `cubenet` makes namespaces in the host and needs root !!!!!\n"
+        );
+        return;
+    }
+    let _one = serial();
+    let before = host_network();
+    let cubenet = hypercube_tests::cargo_bin("launcher", "cubenet");
+    // A name of our own (at most 8 characters), removed also when an assertion fails.
+    let name = format!("t{}", std::process::id() % 10_000_000);
+    struct Down(std::path::PathBuf, String);
+    impl Drop for Down {
+        fn drop(&mut self) {
+            let _ = Command::new(&self.0)
+                .args(["--name", &self.1, "down"])
+                .status();
+        }
+    }
+    for kernel_routes in [false, true] {
+        let mut up = Command::new(&cubenet);
+        up.args(["--name", &name, "up", "--dim", "2", "--link-rate", "1gbit"]);
+        if kernel_routes {
+            up.arg("--kernel-routes");
+        }
+        let out = run_command(up, Duration::from_secs(60));
+        let _down = Down(cubenet.clone(), name.clone());
+        out.assert_ok();
+        assert_eq!(out.stdout.lines().count(), 5, "{}", out.stdout);
+        // A neighbour is always reached; the antipode (2 hops) only through the kernel.
+        assert!(
+            probe(&name, 0, 1).contains("refused"),
+            "{}",
+            probe(&name, 0, 1)
+        );
+        let far = probe(&name, 0, 3);
+        if kernel_routes {
+            assert!(
+                far.contains("refused"),
+                "node 3 should be reached in 2 hops: {far}"
+            );
+        } else {
+            assert!(
+                far.contains("unreachable"),
+                "node 3 must have no route: {far}"
+            );
+        }
+        let again = Command::new(&cubenet)
+            .args(["--name", &name, "up", "--dim", "2", "--link-rate", "1gbit"])
+            .output()
+            .expect("running cubenet");
+        assert!(!again.status.success());
+        assert!(
+            String::from_utf8_lossy(&again.stderr).contains("is up already"),
+            "{}",
+            String::from_utf8_lossy(&again.stderr)
+        );
+        drop(_down);
+        assert_eq!(host_network(), before, "cubenet down left something");
+    }
+}

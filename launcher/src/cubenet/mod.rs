@@ -351,6 +351,13 @@ pub fn teardown(name: &str) -> Result<usize> {
                 }
             }
         }
+        // The hub's end of the management veth first: deleting it takes its peer along
+        // at once, where a deleted namespace frees its interfaces only later (the kernel
+        // destroys namespaces asynchronously), and the caller may look right away.
+        let _ = Command::new("ip")
+            .args(["link", "delete", &format!("{name}m{r}")])
+            .stderr(Stdio::null())
+            .status();
         if let Err(e) = run("ip", &["netns", "delete", &ns], "deleting a namespace") {
             errors.push(format!("{e:#}"));
         }
