@@ -505,3 +505,41 @@ fn cubenet_routes_only_neighbours_unless_asked_for_kernel_routes() {
         assert_eq!(host_network(), before, "cubenet down left something");
     }
 }
+
+#[test]
+fn the_ipsc_host_runs_beside_node_0() {
+    if !emulation_possible("the_ipsc_host_runs_beside_node_0") {
+        return;
+    }
+    let _one = serial();
+    let program = env!("CARGO_BIN_EXE_host_ipsc");
+    let out = run_hcrun(
+        &[
+            "--dim",
+            "2",
+            "--link-rate",
+            RATE,
+            "--timeout-s",
+            "60",
+            "--host",
+            program,
+        ],
+        &[program],
+        &[],
+        Duration::from_secs(90),
+    );
+    out.assert_ok();
+    assert!(
+        out.stdout.contains("[host] OK host utilities"),
+        "{}",
+        out.stdout
+    );
+    for r in 0..4 {
+        assert!(
+            out.stdout
+                .contains(&format!("[{r}] OK node {r} host utilities")),
+            "{}",
+            out.stdout
+        );
+    }
+}
