@@ -22,6 +22,7 @@
 
 pub mod compare;
 pub mod linkbound;
+pub mod model_fit;
 pub mod osu;
 pub mod peers;
 pub mod report;

@@ -50,6 +50,9 @@ enum Cmd {
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Fit Grama's t_s, t_w, t_h on the emulated cube (hcrun --link-rate) and compare the
+    /// chapter 4 operations with the model; writes docs/perf/cubenet-model.md
+    CubenetModel(hypercube_bench::model_fit::ModelArgs),
     /// Run the C floor (crates/bench/c/tcp_floor.c): one figure, or the standard set
     CFloor {
         /// pingpong | spin | stream, SIZE, ITERS (omit all three for the standard set)
@@ -397,6 +400,7 @@ fn main() -> anyhow::Result<()> {
         }
         Cmd::CFloor { args } => c_floor_cmd(&args),
         Cmd::Compare(a) => compare_cmd(a),
+        Cmd::CubenetModel(a) => hypercube_bench::model_fit::run(a),
         Cmd::Report { out } => {
             let recs = compare::read_csv(&out.join("results.csv"))?;
             let info = std::fs::read_to_string(out.join("run-info.txt"))
