@@ -6,18 +6,19 @@
 //!    are `tc tbf` token buckets, whose burst `B` lets a message through at core speed
 //!    while the bucket holds tokens; a ping-pong of `m` bytes therefore runs in one of three
 //!    regimes (derivation in [`LinkFit::predict`]):
-//!    - *in the bucket* (small `m`, the whole run's bytes fit in `B` plus what the rate
-//!      refills): `t_s + (l − 1) t_h + k t_core m`, software and copies only;
-//!    - *duty cycle* (mid sizes): each link carries `m` per round trip and the bucket never
-//!      fills up, so the round trip is the rate's: `T = t_w m / 2` (any `l`, either regime);
+//!    - *start-up* (a few bytes): `t_s + (l − 1) t_h`, software only;
+//!    - *duty cycle* (from a few hundred bytes to ~2 B): each link carries `m` per round trip
+//!      and its bucket never fills up, so the round trip is the rate's: `T = t_w m / 2` (any
+//!      `l`, either regime) — a transient: a short run of sizes below ~1 KiB fits in the
+//!      bucket and goes at core speed;
 //!    - *bucket drained* (`m` ≳ 2.5 B): every message starts with a full bucket and
 //!      drains it: `t_s + (l − 1) t_h + k t_w (m − b)`,
 //!
 //!    with `k = 1` under cut-through and `k = l` under store-and-forward (every link of the
 //!    route carries the whole message in turn), and `b` the burst in payload bytes. One
 //!    weighted linear least-squares fit ([`fit_link`]; weights `1/T`, so relative residuals
-//!    count) over the small and the large sizes of all hop counts gives `t_s, t_h, t_core,
-//!    t_w` and `c = t_w b`. The mid sizes are not fitted; the report shows them against the
+//!    count) over the small and the large sizes of all hop counts gives `t_s, t_h, t_w` and
+//!    `c = t_w b`. The mid sizes are not fitted; the report shows them against the
 //!    duty-cycle prediction as a check of the explanation.
 //! 2. **Per operation.** Each chapter 4 operation, forced to the algorithm the formula
 //!    describes, is measured with `osu --per-rank` (mean and slowest rank) and put beside:
@@ -134,7 +135,7 @@ pub struct PingPong {
 /// Which regime of the token bucket a ping-pong size is fitted in (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SizeClass {
-    /// The whole run fits in the bucket: software time and copies only.
+    /// A few bytes: start-up and hops only.
     Small,
     /// Between: the duty-cycle regime (not fitted).
     Mid,
@@ -143,11 +144,12 @@ pub enum SizeClass {
 }
 
 /// The regime a ping-pong of `bytes` is fitted in, for a bucket of `burst` bytes: small up
-/// to `burst / 64` (100 round trips of it fit in the bucket and its refill), large from
-/// `2.5 burst` (above `2 burst` the bucket is full when a message starts), mid between.
+/// to `burst / 512` (128 B at hcrun's 96 KiB: the duty cycle's `t_w m / 2` stays below
+/// the start-up on links of up to ~1 Gbit/s), large from `2.5 burst` (above `2 burst` the
+/// bucket is full when a message starts), mid between.
 pub fn size_class(bytes: u64, burst: u64) -> SizeClass {
     let (m, b) = (bytes as f64, burst as f64);
-    if m <= b / 64.0 {
+    if m <= b / 512.0 {
         SizeClass::Small
     } else if m >= 2.5 * b {
         SizeClass::Large
@@ -180,8 +182,6 @@ pub struct LinkFit {
     pub t_w: f64,
     /// The bucket's effective depth in payload bytes: `c / t_w`.
     pub burst: f64,
-    /// Time per byte of a message that the bucket lets through (copies, loopback).
-    pub t_core: f64,
     /// Whether `t_h` was fitted.
     pub with_hop: bool,
     /// Root mean square of the relative residuals of the fitted points.
@@ -190,35 +190,46 @@ pub struct LinkFit {
     pub max_rel: f64,
     /// Number of fitted points.
     pub points: usize,
-    /// The bucket depth hcrun gave the links (bytes): what [`size_class`] is asked with.
-    pub nominal_burst: u64,
 }
 
 impl LinkFit {
-    /// The model's one-way ping-pong time of `bytes` over `hops` links: the largest of the
-    /// three regimes' times (each is the binding constraint in its range, and they meet
-    /// where the regime changes):
+    /// The model's steady-state one-way ping-pong time of `bytes` over `hops` links: the
+    /// largest of the three regimes' times (each is the binding constraint in its range,
+    /// and they meet where the regime changes):
     ///
-    /// - in the bucket: `t_s + (l − 1) t_h + k t_core m`;
+    /// - start-up: `t_s + (l − 1) t_h`;
     /// - duty cycle: every link of the route carries `m` once per round trip `2T` and, as
     ///   long as its bucket does not fill up in between, passes exactly the tokens the rate
     ///   makes in `2T`: `m = 2T / t_w`, so `T = t_w m / 2` whatever `l` and the regime;
     /// - drained: the bucket is full (`b`) when the message starts and the rest goes at
     ///   the rate, on each of the `k` links in turn: `t_s + (l − 1) t_h + k t_w (m − b)`.
     ///
-    /// The first alone applies while the whole run fits in the bucket ([`SizeClass::Small`]
-    /// sizes: the duty cycle never starts).
+    /// A run shorter than the bucket is faster than this steady state: sizes of a few
+    /// hundred bytes to ~2 KiB, whose whole run fits in the bucket, go at core speed.
     pub fn predict(&self, bytes: u64, hops: u32) -> f64 {
         let m = bytes as f64;
         let k = hop_factor(self.forwarding, hops);
         let base = self.t_s + self.t_h * f64::from(hops.max(1) - 1);
-        let small = base + k * self.t_core * m;
-        if size_class(bytes, self.nominal_burst) == SizeClass::Small {
-            return small;
-        }
         let duty = self.t_w * m / 2.0;
         let drained = base + k * self.t_w * (m - self.burst);
-        small.max(duty).max(drained)
+        base.max(duty).max(drained)
+    }
+
+    /// Which term of [`LinkFit::predict`] decides at `bytes` over `hops` links:
+    /// `start-up`, `duty cycle` or `drained`.
+    pub fn regime(&self, bytes: u64, hops: u32) -> &'static str {
+        let m = bytes as f64;
+        let k = hop_factor(self.forwarding, hops);
+        let base = self.t_s + self.t_h * f64::from(hops.max(1) - 1);
+        let duty = self.t_w * m / 2.0;
+        let drained = base + k * self.t_w * (m - self.burst);
+        if base >= duty && base >= drained {
+            "start-up"
+        } else if duty >= drained {
+            "duty cycle"
+        } else {
+            "drained"
+        }
     }
 
     /// The virtual-clock transport's cost model with these parameters (no bucket).
@@ -229,15 +240,15 @@ impl LinkFit {
     }
 }
 
-/// One row of the fit: the design row (columns `t_s, t_h, t_core, t_w, c`, without `t_h`
-/// when `with_hop` is false) of a sample, `None` for the sizes that are not fitted.
+/// One row of the fit: the design row (columns `t_s, t_h, t_w, c`, without `t_h` when
+/// `with_hop` is false) of a sample, `None` for the sizes that are not fitted.
 fn design_row(s: &PingPong, f: Forwarding, nominal_burst: u64, with_hop: bool) -> Option<Vec<f64>> {
     let m = s.bytes as f64;
     let k = hop_factor(f, s.hops);
     let extra = f64::from(s.hops.max(1) - 1);
     let mut row = match size_class(s.bytes, nominal_burst) {
-        SizeClass::Small => vec![1.0, extra, k * m, 0.0, 0.0],
-        SizeClass::Large => vec![1.0, extra, 0.0, k * m, -k],
+        SizeClass::Small => vec![1.0, extra, 0.0, 0.0],
+        SizeClass::Large => vec![1.0, extra, k * m, -k],
         SizeClass::Mid => return None,
     };
     if !with_hop {
@@ -281,19 +292,17 @@ pub fn fit_link(
     } else {
         (beta[0], 0.0, &beta[1..])
     };
-    let (t_core, t_w, c) = (rest[0], rest[1], rest[2]);
+    let (t_w, c) = (rest[0], rest[1]);
     let mut fit = LinkFit {
         forwarding,
         t_s,
         t_h,
         t_w,
         burst: if t_w != 0.0 { c / t_w } else { 0.0 },
-        t_core,
         with_hop,
         rms_rel: 0.0,
         max_rel: 0.0,
         points: used.len(),
-        nominal_burst,
     };
     let rel: Vec<f64> = used
         .iter()
@@ -395,7 +404,7 @@ pub fn busiest_link_of(bench: Bench, alg: Algorithm, dim: u32, m: f64) -> Option
 /// for the rate (`t_s + (l − 1) t_h + k t_w max(0, x − b)`); and over many calls each
 /// link passes no more than the rate, so a call takes at least its busiest link's bytes
 /// ([`busiest_link_of`]) times `t_w`. The larger of the two. (Bytes within the bucket are
-/// charged nothing: `t_core` is below the noise of a collective.)
+/// charged nothing: their core-speed time is below the noise of a collective.)
 pub fn tbf_time(bench: Bench, alg: Algorithm, dim: u32, m: f64, fit: &LinkFit) -> Option<f64> {
     let steps = critical_path(bench, alg, dim, m)?;
     let path: f64 = steps
@@ -752,7 +761,8 @@ impl Runner {
 }
 
 /// The ping-pongs of the fit on a `dim`-cube: ranks 0 and `2^h − 1` for h = 1 … dim, sizes
-/// `lo..=hi` doubling, `-i iters` (a tenth above 8 KiB).
+/// `lo..=hi` doubling; two runs per hop count: up to 128 B with `-i 10·iters -x 100`
+/// (start-up: many round trips), from 256 B with `-i iters -x 5` (a tenth above 8 KiB).
 pub fn measure_pingpongs(
     runner: &Runner,
     dim: u32,
@@ -761,29 +771,40 @@ pub fn measure_pingpongs(
     iters: u64,
 ) -> anyhow::Result<Vec<Raw>> {
     let mut out = Vec::new();
+    let split = 128u64;
+    let mut runs = Vec::new();
+    if lo <= split {
+        runs.push((lo, hi.min(split), iters * 10, 100));
+    }
+    if hi > split {
+        runs.push((lo.max(2 * split), hi, iters, 5));
+    }
     for h in 1..=dim {
         let peer = (1u32 << h) - 1;
-        let args: Vec<String> = [
-            "latency".to_string(),
-            "-m".into(),
-            format!("{lo}:{hi}"),
-            "-i".into(),
-            iters.to_string(),
-            "-x".into(),
-            "5".into(),
-            "--peer".into(),
-            peer.to_string(),
-        ]
-        .to_vec();
+        let mut rows = Vec::new();
         let t0 = Instant::now();
-        let text = runner.osu(dim, forwarding, &args)?;
-        let t = osu::parse_table(&text);
+        for &(a, b, i, x) in &runs {
+            let args: Vec<String> = [
+                "latency".to_string(),
+                "-m".into(),
+                format!("{a}:{b}"),
+                "-i".into(),
+                i.to_string(),
+                "-x".into(),
+                x.to_string(),
+                "--peer".into(),
+                peer.to_string(),
+            ]
+            .to_vec();
+            let text = runner.osu(dim, forwarding, &args)?;
+            rows.extend(osu::parse_table(&text).rows);
+        }
         eprintln!(
             "cubenet-model: d={dim} {forwarding} ping-pong over {h} link(s): {} sizes in {:.1} s",
-            t.rows.len(),
+            rows.len(),
             t0.elapsed().as_secs_f64()
         );
-        for (size, us) in t.rows {
+        for (size, us) in rows {
             out.push(Raw {
                 dim,
                 rate: runner.rate.clone(),
@@ -1045,11 +1066,11 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
         w,
         "Ping-pongs (`osu latency --peer 2^h−1`, half the round trip) over h = 1 … d links; \
          weighted least squares on the relative error over the sizes where the token bucket \
-         is simple (≤ burst/64: the whole run fits in the bucket; ≥ 2.5·burst: every message \
-         drains a full bucket), all hop counts together. Model, with k = 1 under cut-through and \
-         k = l under store-and-forward:\n\n\
+         is simple (≤ burst/512: start-up only; ≥ 2.5·burst: every message drains a full \
+         bucket), all hop counts together. Model, with k = 1 under cut-through and k = l under \
+         store-and-forward:\n\n\
          ```text\n\
-         small:  T = t_s + (l−1)·t_h + k·t_core·m\n\
+         small:  T = t_s + (l−1)·t_h\n\
          large:  T = t_s + (l−1)·t_h + k·t_w·(m − b)        (c = t_w·b fitted as one coefficient)\n\
          mid:    T = t_w·m/2                               (duty cycle; not fitted, shown below)\n\
          ```\n\n\
@@ -1061,9 +1082,9 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
     );
     let _ = writeln!(
         w,
-        "| rate | d | regime | t_s | t_h | t_w (ns/B) | 1/rate (ns/B) | t_w·rate | b, KiB (tbf's burst) | t_core (ns/B) | rms / max rel. residual (n) | no t_h: t_s, t_w, rms |"
+        "| rate | d | regime | t_s | t_h | t_w (ns/B) | 1/rate (ns/B) | t_w·rate | b, KiB (tbf's burst) | rms / max rel. residual (n) | no t_h: t_s, t_w, rms |"
     );
-    let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|---|---|");
     for fs in all_fits {
         for (d, f, nh) in &fs.fits {
             let no = nh.as_ref().map_or("—".to_string(), |g| {
@@ -1076,7 +1097,7 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
             });
             let _ = writeln!(
                 w,
-                "| {} | {d} | {} | {} | {} | {:.2} | {:.2} | {:.4} | {:.1} ({}) | {:.3} | {:.1}% / {:.1}% ({}) | {no} |",
+                "| {} | {d} | {} | {} | {} | {:.2} | {:.2} | {:.4} | {:.1} ({}) | {:.1}% / {:.1}% ({}) | {no} |",
                 fs.rate,
                 f.forwarding,
                 fmt_time(f.t_s),
@@ -1086,7 +1107,6 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
                 f.t_w * fs.bytes_per_sec,
                 f.burst / 1024.0,
                 fs.nominal_burst / 1024,
-                f.t_core * 1e9,
                 f.rms_rel * 100.0,
                 f.max_rel * 100.0,
                 f.points,
@@ -1118,8 +1138,7 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
             let _ = writeln!(w, " model regime |");
             let _ = writeln!(w, "|---|{}---|", "---|".repeat(hops.len()));
             for size in sizes {
-                let class = size_class(size, fs.nominal_burst);
-                let label = if class == SizeClass::Mid {
+                let label = if size_class(size, fs.nominal_burst) == SizeClass::Mid {
                     size_text(size)
                 } else {
                     format!("**{}**", size_text(size))
@@ -1141,17 +1160,7 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
                         }
                     }
                 }
-                let m = size as f64;
-                let k = hop_factor(f.forwarding, *d);
-                let base = f.t_s + f.t_h * f64::from(d - 1);
-                let regime = if class == SizeClass::Small {
-                    "in the bucket"
-                } else if f.t_w * m / 2.0 >= base + k * f.t_w * (m - f.burst) {
-                    "duty cycle"
-                } else {
-                    "drained"
-                };
-                let _ = writeln!(w, " {regime} |");
+                let _ = writeln!(w, " {} |", f.regime(size, *d));
             }
             let _ = writeln!(w);
         }
@@ -1238,7 +1247,7 @@ pub struct ModelArgs {
     /// Ping-pong size range MIN:MAX (doubling)
     #[arg(long, default_value = "8:1048576", value_parser = osu::parse_range)]
     pub pingpong_range: (u64, u64),
-    /// Ping-pong -i (a tenth above 8 KiB)
+    /// Ping-pong -i from 256 B (a tenth above 8 KiB; ten times as many up to 128 B)
     #[arg(long, default_value_t = 100)]
     pub pingpong_iters: u64,
     /// Only fit (no per-operation runs)
@@ -1357,8 +1366,10 @@ pub fn run(a: ModelArgs) -> anyhow::Result<()> {
             (
                 "iterations".into(),
                 format!(
-                    "ping-pongs `-i {}` (a tenth above 8 KiB) `-x 5`; collectives ≤ 8 KiB `-i 100 \
+                    "ping-pongs up to 128 B `-i {} -x 100`, from 256 B `-i {}` (a tenth above 8 KiB) \
+                 `-x 5`; collectives ≤ 8 KiB `-i 100 \
                      -x 10`, < 512 KiB `-i 200 -x 3` (20 calls), ≥ 512 KiB `-i 50 -x 1` (5 calls)",
+                    a.pingpong_iters * 10,
                     a.pingpong_iters
                 ),
             ),
@@ -1510,12 +1521,10 @@ mod tests {
             t_h: 20e-6,
             t_w: 84e-9,
             burst: 94_000.0,
-            t_core: 0.5e-9,
             with_hop: true,
             rms_rel: 0.0,
             max_rel: 0.0,
             points: 0,
-            nominal_burst: 96 * 1024,
         }
     }
 
@@ -1545,8 +1554,7 @@ mod tests {
             assert!(close(fit.t_h, t.t_h), "{f}: t_h {}", fit.t_h);
             assert!(close(fit.t_w, t.t_w), "{f}: t_w {}", fit.t_w);
             assert!(close(fit.burst, t.burst), "{f}: b {}", fit.burst);
-            assert!(close(fit.t_core, t.t_core), "{f}: t_core {}", fit.t_core);
-            assert!(fit.rms_rel < 1e-6 && fit.points == 3 * 11, "{fit:?}");
+            assert!(fit.rms_rel < 1e-6 && fit.points == 3 * 8, "{fit:?}");
             // Without t_h the hop time has to go somewhere: a worse fit.
             let no = fit_link(&samples(&t, 3), f, 96 * 1024, false).unwrap();
             assert!(no.rms_rel > 0.01 && no.t_h == 0.0, "{no:?}");
@@ -1568,8 +1576,9 @@ mod tests {
         let s = truth(SF);
         assert!((s.predict(1 << 20, 3) - (10e-6 + 40e-6 + 3.0 * drained)).abs() < 1e-12);
         // 8 B: start-up and hops.
-        assert!((t.predict(8, 2) - (30e-6 + 4e-9)).abs() < 1e-15);
-        assert_eq!(size_class(1024, 96 * 1024), SizeClass::Small);
+        assert!((t.predict(8, 2) - 30e-6).abs() < 1e-15);
+        assert_eq!(size_class(128, 96 * 1024), SizeClass::Small);
+        assert_eq!(size_class(256, 96 * 1024), SizeClass::Mid);
         assert_eq!(size_class(65536, 96 * 1024), SizeClass::Mid);
         assert_eq!(size_class(262144, 96 * 1024), SizeClass::Large);
     }
