@@ -12,7 +12,7 @@
 //! | `0x0000_0000..=0x7FFF_FFFF` | — | user message types ([`USER`], [`MAX_USER_TYPE`]) | — |
 //! | `0x8000_0000..=0xC3FF_FFFF` | 0..=16 | utilities and collectives on a subcube of dimension = slot ([`COLLECTIVE`], [`collective`]) | the call counter (wrapping) |
 //! | `0xC400_0000..=0xE7FF_FFFF` | 17..=25 | spare, unassigned ([`SPARE`]) | — |
-//! | `0xE800_0000..=0xEBFF_FFFF` | 26 | spare: reserved for the bootstrap work ([`BOOTSTRAP`]) | — |
+//! | `0xE800_0000..=0xEBFF_FFFF` | 26 | the start-up link probe ([`BOOTSTRAP`], `boot::probe`) | — |
 //! | `0xEC00_0000..=0xEFFF_FFFF` | 27 | the trace's start-up clock exchange ([`TRACE`], `trace::estimate_clock`) | — |
 //! | `0xF000_0000..=0xF3FF_FFFF` | 28 | runtime control ([`CONTROL`]): the finalize barrier, [`FINALIZE`] = `0xF000_0000`; the rest unused | — |
 //! | `0xF400_0000..=0xF7FF_FFFF` | 29 | sparse send, SPGSNW / SPGRCW ([`Keyed::Sparse`]) | the user's type, ≤ [`MAX_RESERVED_USER_TYPE`] |
@@ -73,8 +73,7 @@ pub(crate) const COLLECTIVE: RangeInclusive<u32> = slots(0, MAX_DIM);
 /// Spare, unassigned.
 #[cfg_attr(not(test), allow(dead_code))] // reserved: nothing sends these tags yet
 pub(crate) const SPARE: RangeInclusive<u32> = slots(MAX_DIM + 1, 25);
-/// Spare: reserved for the bootstrap work.
-#[cfg_attr(not(test), allow(dead_code))] // reserved: nothing sends these tags yet
+/// The start-up work: the link probe (`boot::probe`).
 pub(crate) const BOOTSTRAP: RangeInclusive<u32> = slots(26, 26);
 /// The trace's start-up clock exchange (sent only when tracing is on).
 pub(crate) const TRACE: RangeInclusive<u32> = slots(27, 27);

@@ -622,9 +622,11 @@ impl std::fmt::Display for Str<'_> {
 }
 
 /// Is `tag` one the trace leaves out (the runtime's own control messages: the finalize
-/// barrier; the trace's own start-up clock exchange)?
+/// barrier; the start-up link probe; the trace's own start-up clock exchange)?
 pub(crate) fn hidden(tag: u32) -> bool {
-    crate::tags::CONTROL.contains(&tag) || crate::tags::TRACE.contains(&tag)
+    crate::tags::CONTROL.contains(&tag)
+        || crate::tags::TRACE.contains(&tag)
+        || crate::tags::BOOTSTRAP.contains(&tag)
 }
 
 /// A message sent (the `isend` part: eager sends are complete when it returns).

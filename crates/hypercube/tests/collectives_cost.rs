@@ -646,3 +646,63 @@ fn model_time_is_the_virtual_time_in_both_regimes() {
         }
     }
 }
+
+/// The choice on slow links (the emulated cube at 100 Mbit/s: the start-up probe finds
+/// 80 ns per byte) against loopback (a link is a copy): on links, a long all-to-all keeps
+/// every link busy (all-port e-cube), never the store-and-forward rule of shared cores; a
+/// short one still takes the fewest start-ups; on loopback nothing changes.
+#[test]
+fn all_to_all_on_slow_links_is_all_port_and_on_loopback_as_before() {
+    use hypercube::collectives::select::{automatic, machine, Algorithm, Machine, Operation};
+    let loopback = Machine {
+        cores: 2,
+        link_tw: Some(0.4e-9),
+        ..machine()
+    };
+    let mut slow = Machine {
+        cores: 2,
+        link_tw: Some(80e-9),
+        ..machine()
+    };
+    slow.model.t_w = 80e-9;
+    for k in [3, 4] {
+        assert!(slow.links_bound(k) && !loopback.links_bound(k));
+        assert_eq!(
+            automatic(Operation::Alltoall, k, 64 << 10, true, &slow),
+            Algorithm::Ecube,
+            "k = {k}: the store-and-forward rule of shared cores fired on slow links"
+        );
+        assert_eq!(
+            automatic(Operation::Alltoall, k, 8, true, &slow),
+            Algorithm::StoreForward
+        );
+        let nothing = Machine {
+            link_tw: None,
+            ..loopback
+        };
+        for m in [8, 64 << 10, 1 << 20] {
+            assert_eq!(
+                automatic(Operation::Alltoall, k, m, true, &loopback),
+                automatic(Operation::Alltoall, k, m, true, &nothing),
+                "k = {k}, m = {m}: a fast link changed the loopback choice"
+            );
+        }
+    }
+    // 1 Gbit/s (8 ns per byte): still a wire, even where 16 ranks on 2 cores cannot feed
+    // all 64 links (the work bound prices that).
+    let gbit = Machine {
+        link_tw: Some(8e-9),
+        ..slow
+    };
+    assert!(gbit.links_bound(4));
+    assert_eq!(
+        automatic(Operation::Alltoall, 4, 1 << 20, true, &gbit),
+        Algorithm::Ecube
+    );
+    // A loopback link measured slow under load is still no wire.
+    let busy = Machine {
+        link_tw: Some(3e-9),
+        ..loopback
+    };
+    assert!(busy.wire_tw().is_none() && !busy.links_bound(1));
+}

@@ -522,6 +522,7 @@ fn alltoall(s: &Scope<'_>) -> Result<()> {
     for alg in [
         Algorithm::StoreForward,
         Algorithm::Pairwise,
+        Algorithm::Ecube,
         Algorithm::Ring,
         Algorithm::Mesh,
     ] {
@@ -539,6 +540,10 @@ fn alltoallv(s: &Scope<'_>) -> Result<()> {
         .map(|f| a2a_block(s, f, s.me, len(f, s.me)))
         .collect();
     ensure!(s.sc.alltoallv(&mine)? == want, "wrong blocks");
+    ensure!(
+        s.with(Algorithm::Ecube).alltoallv(&mine)? == want,
+        "wrong blocks (Ecube)"
+    );
     Ok(())
 }
 

@@ -16,6 +16,7 @@ mod addr;
 mod hcrun;
 mod links;
 mod pmi;
+pub(crate) mod probe;
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,6 @@
 //! All-to-all personalized communication (`MPI_Alltoall`, `MPI_Alltoallv`, Grama §4.5).
 
+mod ecube;
 mod mesh;
 mod pairwise;
 mod ring;
@@ -16,7 +17,8 @@ impl Subcube<'_> {
     /// All-to-all personalized: `blocks[j]` (one per relative rank, all of one length m,
     /// the same m on every member) goes to relative rank j; returns the block each member
     /// sent to this one, by relative rank. Store-and-forward (eq. 4.9), pairwise Alg. 4.10
-    /// (eq. 4.10), ring (eq. 4.7) or mesh (eq. 4.8).
+    /// (eq. 4.10), e-cube with every block in flight at once (all-port; `alltoall/ecube.rs`),
+    /// ring (eq. 4.7) or mesh (eq. 4.8).
     #[doc(alias = "MPI_Alltoall")]
     pub fn alltoall(&self, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
         self.check_blocks(blocks)?;
@@ -29,6 +31,7 @@ impl Subcube<'_> {
         let out = match alg {
             Algorithm::StoreForward => store_forward::alltoall(&c, blocks)?,
             Algorithm::Pairwise => pairwise::alltoall(&c, blocks)?,
+            Algorithm::Ecube => ecube::alltoall(&c, blocks)?,
             Algorithm::Ring => ring::alltoall(&c, blocks)?,
             Algorithm::Mesh => mesh::alltoall(&c, blocks)?,
             other => return Err(not_implemented(Operation::Alltoall, other)),
@@ -41,19 +44,20 @@ impl Subcube<'_> {
         Ok(out)
     }
 
-    /// All-to-all personalized with blocks of any lengths (pairwise exchange, Alg. 4.10;
-    /// no other algorithm applies).
+    /// All-to-all personalized with blocks of any lengths: pairwise exchange (Alg. 4.10),
+    /// or, when asked for, e-cube with every block in flight at once (`alltoall/ecube.rs`);
+    /// no other algorithm applies.
     #[doc(alias = "MPI_Alltoallv")]
     pub fn alltoallv(&self, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
         self.check_blocks(blocks)?;
-        if !matches!(self.alg, Algorithm::Auto | Algorithm::Pairwise) {
-            return Err(Error::InvalidArgument(format!(
-                "alltoallv: algorithm {:?} does not apply; only Pairwise does",
-                self.alg
-            )));
-        }
         let c = Ctx::new(self.node, self.dim)?;
-        pairwise::alltoall(&c, blocks)
+        match self.alg {
+            Algorithm::Auto | Algorithm::Pairwise => pairwise::alltoall(&c, blocks),
+            Algorithm::Ecube => ecube::alltoall(&c, blocks),
+            other => Err(Error::InvalidArgument(format!(
+                "alltoallv: algorithm {other:?} does not apply; only Pairwise and Ecube do"
+            ))),
+        }
     }
 
     fn check_blocks(&self, blocks: &[Bytes]) -> Result<()> {

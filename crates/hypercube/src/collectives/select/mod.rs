@@ -19,8 +19,8 @@ mod names;
 mod policy;
 
 pub use model::{
-    chain_segments, machine, mesh_shape, model_time, model_traffic, model_work, selection_time,
-    CostModel, Machine, Traffic,
+    all_port_time, chain_segments, machine, mesh_shape, model_time, model_traffic, model_work,
+    selection_time, CostModel, Machine, Traffic,
 };
 pub use names::{Algorithm, Operation};
 pub(crate) use policy::not_implemented;

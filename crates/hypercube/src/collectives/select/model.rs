@@ -180,9 +180,8 @@ pub fn model_time(
         (Operation::ReduceScatter, Hypercube) => ts * lg + tw * (m / p) * (p - 1.0),
         (Operation::ReduceScatter, Ring) => (ts + tw * m / p) * (p - 1.0),
         (Operation::Alltoall, StoreForward) => (ts + tw * m * p / 2.0) * lg,
-        (Operation::Alltoall, Pairwise) | (Operation::Scatter | Operation::Gather, Ecube) => {
-            c.routed(m, p - 1.0, all_hops)
-        }
+        (Operation::Alltoall, Pairwise | Ecube)
+        | (Operation::Scatter | Operation::Gather, Ecube) => c.routed(m, p - 1.0, all_hops),
         (Operation::Alltoall, Ring) => (ts + tw * m * p / 2.0) * (p - 1.0),
         (Operation::Alltoall, Mesh) => (ts + tw * m * p / 2.0) * mesh_steps(),
         (Operation::Shift, Ecube) => c.routed(m, 1.0, lg.max(1.0)),
@@ -253,7 +252,7 @@ pub fn model_traffic(op: Operation, alg: Algorithm, k: u32, m_bytes: usize) -> O
         // Σ over the p nodes of the links to every other node: p · (p/2) log p, all of
         // it first-link bytes of the log p exchanges for StoreForward.
         (Operation::Alltoall, StoreForward) => direct(m * p * all_hops),
-        (Operation::Alltoall, Pairwise) => Traffic {
+        (Operation::Alltoall, Pairwise | Ecube) => Traffic {
             first_hop: m * p * (p - 1.0),
             forwarded: m * p * (all_hops - (p - 1.0)),
         },
@@ -299,6 +298,36 @@ pub struct Machine {
     pub forward_copy: f64,
     /// Cores the ranks of the job share.
     pub cores: usize,
+    /// Seconds per byte of the job's links as measured at start-up (the slowest of node
+    /// 0's; `boot::probe`), or `None` where nothing was measured (the in-process
+    /// transport, a job of one node, `HYPERCUBE_LINK_PROBE=0`).
+    pub link_tw: Option<f64>,
+}
+
+impl Machine {
+    /// How much slower than a copy a link must measure to count as a wire of its own
+    /// rather than a memcpy on the shared cores (loopback measures 1–3 copies' worth).
+    pub const WIRE_FACTOR: f64 = 10.0;
+
+    /// The links' seconds per byte when they are wires — slower than
+    /// [`Machine::WIRE_FACTOR`] copies — else `None` (loopback, or not measured).
+    pub fn wire_tw(&self) -> Option<f64> {
+        self.link_tw
+            .filter(|&tw| tw.is_finite() && tw >= Self::WIRE_FACTOR * self.copy)
+    }
+
+    /// Are the links of a subcube of dimension `k ≥ 1` wires ([`Machine::wire_tw`]), each
+    /// node's an independent resource that can be busy at once with the others (the
+    /// all-port model)? Then [`selection_time`] prices the all-port algorithms by
+    /// [`all_port_time`], and the rules measured where a link is a copy on the shared
+    /// cores do not apply. What the cores can copy still bounds every algorithm (the work
+    /// term of [`selection_time`]): on the emulated 4-cube at 1 Gbit/s, 16 ranks on two
+    /// cores cannot feed all 64 links, and the all-port all-to-all still measured 1.3–2.2×
+    /// faster than store-and-forward there (docs/perf/cubenet.md), moving the same bytes
+    /// in fewer copies.
+    pub fn links_bound(&self, k: u32) -> bool {
+        k > 0 && self.wire_tw().is_some()
+    }
 }
 
 /// The time the automatic choice compares: the larger of Grama's model time (the
@@ -315,12 +344,54 @@ pub fn selection_time(
     m_bytes: usize,
     machine: &Machine,
 ) -> Option<f64> {
-    let t = model_time(op, alg, k, m_bytes, machine.model)?;
+    let mut t = model_time(op, alg, k, m_bytes, machine.model)?;
+    if machine.links_bound(k) {
+        if let Some(all) = all_port_time(op, alg, k, m_bytes, machine.model) {
+            t = all;
+        }
+    }
     let shared = machine.cores.clamp(1, 1 << k.min(30)) as f64;
     let work = model_traffic(op, alg, k, m_bytes).map_or(0.0, |w| {
         w.first_hop * machine.copy + w.forwarded * machine.forward_copy
     }) / shared;
     Some(t.max(work))
+}
+
+/// The time of `alg` for `op` on `2^k` nodes in the **all-port** model — every node drives
+/// its k links at once — for the algorithms built to use it; `None` for the others, whose
+/// steps use one link at a time and cost what [`model_time`] says. All-to-all
+/// [`Algorithm::Ecube`] (every block in flight at once): e-cube routing loads each directed
+/// link with p/2 blocks, so `(p − 1) t_s + t_w m p/2 + t_h ((p/2) log p − p + 1)` under
+/// cut-through; store-and-forward adds `(log p − 1) t_w m` for the last block's later links.
+/// Scatter and gather [`Algorithm::Ecube`] (every block straight from or to the root): the
+/// root's busiest link carries p/2 blocks, the same expression. [`selection_time`] uses it
+/// where [`Machine::links_bound`].
+pub fn all_port_time(
+    op: Operation,
+    alg: Algorithm,
+    k: u32,
+    m_bytes: usize,
+    c: CostModel,
+) -> Option<f64> {
+    let (p, lg, m) = ((1u64 << k) as f64, f64::from(k), m_bytes as f64);
+    match (op, alg) {
+        // All-to-all: e-cube routing loads each directed link with p/2 blocks. Scatter and
+        // gather, every block from (to) the root over its e-cube route: the blocks for the
+        // nodes whose highest differing bit is j leave (reach) the root over its link j,
+        // so the busiest of its links carries p/2 blocks.
+        (Operation::Alltoall | Operation::Scatter | Operation::Gather, Algorithm::Ecube) => {
+            if k == 0 {
+                return Some(0.0);
+            }
+            let hops = p / 2.0 * lg - (p - 1.0);
+            let sf = match c.forwarding {
+                Forwarding::CutThrough => 0.0,
+                Forwarding::StoreAndForward => (lg - 1.0) * c.t_w * m,
+            };
+            Some((p - 1.0) * c.t_s + c.t_w * m * p / 2.0 + c.t_h * hops + sf)
+        }
+        _ => None,
+    }
 }
 
 /// This machine, from the environment (see the module docs), read once per process:
@@ -347,7 +418,7 @@ pub fn machine() -> Machine {
             .filter(|&c| c > 0)
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let copy_ns = get("HYPERCUBE_MODEL_COPY_NS", 0.55);
-        Machine {
+        let mut m = Machine {
             model: CostModel::new(
                 get("HYPERCUBE_MODEL_TS_US", 150.0) * 1e-6,
                 get("HYPERCUBE_MODEL_TW_NS", 1.2) * 1e-9,
@@ -357,7 +428,13 @@ pub fn machine() -> Machine {
             copy: copy_ns * 1e-9,
             forward_copy: get("HYPERCUBE_MODEL_FORWARD_COPY_NS", copy_ns) * 1e-9,
             cores,
+            link_tw: crate::boot::probe::measured(),
+        };
+        // A wire is no faster than the probe measured it.
+        if let Some(tw) = m.wire_tw() {
+            m.model.t_w = m.model.t_w.max(tw);
         }
+        m
     })
 }
 
@@ -474,6 +551,7 @@ mod tests {
             (Operation::Scatter, Algorithm::Ecube),
             (Operation::Gather, Algorithm::Ecube),
             (Operation::Alltoall, Algorithm::Pairwise),
+            (Operation::Alltoall, Algorithm::Ecube),
             (Operation::Shift, Algorithm::Ecube),
             (Operation::Scan, Algorithm::Chain),
         ];

@@ -125,7 +125,7 @@ impl Operation {
             Operation::Scan => &[Hypercube, Chain],
             Operation::Scatter | Operation::Gather => &[Hypercube, Ecube],
             Operation::Barrier => &[Hypercube],
-            Operation::Alltoall => &[StoreForward, Pairwise, Ring, Mesh],
+            Operation::Alltoall => &[StoreForward, Pairwise, Ecube, Ring, Mesh],
             Operation::Shift => &[Ecube, GrayRing],
         }
     }

@@ -42,7 +42,21 @@ use crate::error::{Error, Result};
 ///   ~100 KB under cut-through, but store-and-forward measured faster there: 256 KiB
 ///   835–889 µs against 1020–1034, 1 MiB 3.82–4.02 ms against 4.16–4.40 (three
 ///   alternations of `osu alltoall -a store-forward|pairwise` on a 2-cube, 2 cores).
+///
+/// Where the links, not the cores, limit the operation ([`Machine::links_bound`]: the
+/// probe found them slow), the rules that rest on shared cores do not apply, and the
+/// all-port all-to-all ([`Algorithm::Ecube`], priced by
+/// [`super::model::all_port_time`]) joins the candidates; elsewhere it is by request only,
+/// since Grama's one-port model prices it as Alg. 4.10 and the shared-core rule above
+/// already excludes that.
 fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {
+    if machine.links_bound(k) {
+        return !matches!(
+            (op, a),
+            (Operation::Bcast, Algorithm::ScatterAllgather)
+                | (Operation::Reduce, Algorithm::ReduceScatterGather)
+        );
+    }
     let oversubscribed = machine.cores < (1usize << k.min(30));
     match (op, a) {
         (Operation::Bcast, Algorithm::ScatterAllgather)
@@ -54,6 +68,7 @@ fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: 
         (Operation::Scan, Algorithm::Hypercube) => !oversubscribed || m_bytes < 64 << 10,
         (Operation::Scan, Algorithm::Chain) => oversubscribed && m_bytes >= 64 << 10,
         (Operation::Alltoall, Algorithm::Pairwise) => !oversubscribed,
+        (Operation::Alltoall, Algorithm::Ecube) => false,
         _ => true,
     }
 }

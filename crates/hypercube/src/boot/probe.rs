@@ -1,0 +1,164 @@
+//! The job measures its links at start-up, so that the automatic choice of algorithms
+//! knows the network it runs on (a link that is a memcpy on a shared core, or a slow wire
+//! as on the iPSC and the emulated cube of docs/cubenet.md) without anybody typing a link
+//! speed.
+//!
+//! Inside `init`, after the links are up and before the program runs: node 0 times, one
+//! dimension after the other, a transfer to its neighbour across that dimension — first
+//! [`PRIME`] bytes, which empty any token bucket on the way (a shaped link lets a burst
+//! through at core speed), then, timed twice, [`TIMED`] bytes and the neighbour's 1-byte
+//! answer — and takes the slowest dimension's seconds per byte (the better of the two
+//! timings, less a small message's round trip).
+//! It sends the figure to every node, and every node keeps it ([`measured`]); all members
+//! of any subcube therefore choose alike. The messages carry the reserved
+//! [`crate::tags::BOOTSTRAP`] tags and are left out of traces.
+//!
+//! Cost: on loopback about a millisecond; on 100 Mbit/s links about 45 ms per dimension
+//! (node 0's links only). `HYPERCUBE_LINK_PROBE=0` skips it (the choice then
+//! knows nothing of the links, as before), and `HYPERCUBE_MODEL_LINK_TW_NS` sets the figure
+//! instead (then nothing is measured).
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::ids::HOST;
+use crate::message::Select;
+use crate::parts::Parts;
+use crate::transport::Transport;
+
+/// The bytes sent before the timed transfer (more than `hcrun --link-rate`'s default
+/// token bucket of 96 KiB).
+pub(crate) const PRIME: usize = 128 << 10;
+/// The bytes of the timed transfer.
+pub(crate) const TIMED: usize = 256 << 10;
+
+/// Tags of the probe (the slot [`crate::tags::BOOTSTRAP`]).
+const DATA: u32 = *crate::tags::BOOTSTRAP.start();
+const ACK: u32 = DATA + 1;
+const RESULT: u32 = DATA + 2;
+
+/// How long a probe message may take before the probe gives up (a link slower than
+/// 256 KiB in this long is not one the choice could use anyway).
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The measured seconds per byte of the slowest link, once known.
+static MEASURED: OnceLock<Option<f64>> = OnceLock::new();
+
+/// The links' seconds per byte as the probe (or `HYPERCUBE_MODEL_LINK_TW_NS`) found it;
+/// `None` when nothing was measured (a job of one node, the host, the in-process
+/// transport, `HYPERCUBE_LINK_PROBE=0`).
+pub(crate) fn measured() -> Option<f64> {
+    if let Some(v) = override_ns() {
+        return Some(v * 1e-9);
+    }
+    MEASURED.get().copied().flatten()
+}
+
+fn override_ns() -> Option<f64> {
+    std::env::var("HYPERCUBE_MODEL_LINK_TW_NS")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// Run the probe (every node of the cube calls this in `init`); a failure is an error of
+/// `init`, as any other of start-up.
+pub(crate) fn run(t: &dyn Transport) -> Result<()> {
+    let (me, dim) = (t.rank(), t.dim());
+    let off = std::env::var("HYPERCUBE_LINK_PROBE").is_ok_and(|v| v.trim() == "0");
+    if me == HOST || dim == 0 || off || override_ns().is_some() {
+        let _ = MEASURED.set(None);
+        return Ok(());
+    }
+    let tw = if me == 0 {
+        let mut slowest = 0.0f64;
+        for k in 0..dim {
+            slowest = slowest.max(time_link(t, 1 << k)?);
+        }
+        let bits = slowest.to_bits().to_le_bytes().to_vec();
+        let sends = (1..(1u32 << dim))
+            .map(|r| t.isend(r, RESULT, Parts::from(Bytes::from(bits.clone()))))
+            .collect::<Result<Vec<_>>>()?;
+        for s in sends {
+            t.wait_send(s)?;
+        }
+        slowest
+    } else {
+        if me.is_power_of_two() {
+            answer(t)?;
+        }
+        let m = recv(t, 0, RESULT)?;
+        let b: [u8; 8] = m.data().as_ref().try_into().map_err(|_| {
+            Error::Bootstrap(format!(
+                "the link probe's result from node 0 has {} bytes, not 8",
+                m.data().len()
+            ))
+        })?;
+        f64::from_bits(u64::from_le_bytes(b))
+    };
+    let tw = (tw.is_finite() && tw > 0.0).then_some(tw);
+    tracing::debug!("link probe: {:?} ns per byte", tw.map(|v| v * 1e9));
+    let _ = MEASURED.set(tw);
+    Ok(())
+}
+
+fn send(t: &dyn Transport, dest: u32, tag: u32, len: usize) -> Result<()> {
+    let tok = t.isend(dest, tag, Parts::from(Bytes::from(vec![0u8; len])))?;
+    t.wait_send(tok)
+}
+
+fn recv(t: &dyn Transport, from: u32, tag: u32) -> Result<crate::message::Message> {
+    let tok = t.post_recv(Select::internal(Some(from), tag))?;
+    t.wait_recv(tok, Some(TIMEOUT))
+}
+
+/// Node 0: seconds per byte of its link to `peer` (see the module docs).
+fn time_link(t: &dyn Transport, peer: u32) -> Result<f64> {
+    // A small round trip: the part of the timed one that is not the bytes.
+    let t0 = Instant::now();
+    send(t, peer, DATA, 1)?;
+    recv(t, peer, ACK)?;
+    let small = t0.elapsed().as_secs_f64();
+    send(t, peer, DATA, PRIME)?;
+    recv(t, peer, ACK)?;
+    // The better of two: a core that another process held for a moment slows one.
+    let mut best = f64::INFINITY;
+    for _ in 0..TIMED_RUNS {
+        let t0 = Instant::now();
+        send(t, peer, DATA, TIMED)?;
+        recv(t, peer, ACK)?;
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    Ok(seconds_per_byte(small, best))
+}
+
+/// Timed transfers per link.
+const TIMED_RUNS: usize = 2;
+
+/// Seconds per byte from the round trips of a 1-byte and a [`TIMED`]-byte message.
+fn seconds_per_byte(small: f64, big: f64) -> f64 {
+    ((big - small) / TIMED as f64).max(f64::MIN_POSITIVE)
+}
+
+/// Node 0's neighbour: answer its three transfers.
+fn answer(t: &dyn Transport) -> Result<()> {
+    for _ in 0..2 + TIMED_RUNS {
+        recv(t, 0, DATA)?;
+        send(t, 0, ACK, 1)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_100_mbit_link_is_80_ns_per_byte() {
+        // 256 KiB at 12.5 MB/s plus a 0.1 ms round trip.
+        let big = 262144.0 / 12.5e6 + 1e-4;
+        let tw = super::seconds_per_byte(1e-4, big);
+        assert!((tw * 1e9 - 80.0).abs() < 0.01, "{}", tw * 1e9);
+    }
+}

@@ -1,0 +1,40 @@
+//! All-to-all personalized communication with every block in flight at once along its
+//! e-cube route: each node posts its p − 1 receives, then starts its p − 1 sends in the
+//! order of Grama's Alg. 4.10 (step j to node i XOR j, the congestion-free schedule of
+//! §4.5.3), and the nodes on the way forward the blocks in their progress threads, cut
+//! through as they arrive. Where Alg. 4.10 waits for each exchange before the next, here
+//! no node waits for anything but its own blocks, so on *all-port* hardware — a node that
+//! drives its d links at once, as the iPSC's and the emulated cube's (docs/cubenet.md) do —
+//! every link of the cube carries traffic during the whole operation.
+//!
+//! e-cube routing of the complete exchange loads every directed link with exactly p/2
+//! blocks (Johnsson & Ho, "Optimum broadcasting and personalized communication in
+//! hypercubes", IEEE Trans. Computers 38(9), 1989, cited by the Bhatt seed), so its all-port
+//! time is `(p − 1) t_s + t_w m p/2` plus the hop terms: the link bound (`docs/perf/
+//! cubenet.md`). In Grama's one-port model it costs what Alg. 4.10 does, eq. 4.10:
+//! `(t_s + t_w m)(p − 1)`. Blocks may differ in length, so this is also `alltoallv`.
+
+use bytes::Bytes;
+
+use crate::collectives::ctx::Ctx;
+use crate::error::Result;
+
+/// `blocks[t]` goes to relative rank t; returns the block from each relative rank.
+pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
+    let p = c.p();
+    let mut out = vec![Bytes::new(); p as usize];
+    out[c.me as usize] = blocks[c.me as usize].clone();
+    let recvs = (1..p)
+        .map(|j| c.irecv(c.me ^ j).map(|r| (c.me ^ j, r)))
+        .collect::<Result<Vec<_>>>()?;
+    let sends = (1..p)
+        .map(|j| c.isend(c.me ^ j, blocks[(c.me ^ j) as usize].clone()))
+        .collect::<Result<Vec<_>>>()?;
+    for (from, r) in recvs {
+        out[from as usize] = r.wait()?.into_data();
+    }
+    for s in sends {
+        s.wait()?;
+    }
+    Ok(out)
+}
