@@ -28,7 +28,11 @@
  * 10 columns with the value column's name right-aligned in 20, then one row per size
  * (`%-10zu%20.2f`). crates/bench/src/osu.rs prints and parses the same format.
  *
- * usage: osu_mpi BENCH [-m MIN:MAX] [-i ITERS] [-x WARMUP]
+ * --per-rank (collectives): after each row, also print every rank's own mean time of one
+ * call, `# per rank: T0 T1 ...` (us, two decimals, in rank order), as our `osu --per-rank`
+ * prints its first such line: the average hides a root that finishes last.
+ *
+ * usage: osu_mpi BENCH [-m MIN:MAX] [-i ITERS] [-x WARMUP] [--per-rank]
  * Built and launched by `hypercube-bench` (`hypercube-bench mpi NP tcp|shm BENCH ...`).
  */
 #include <mpi.h>
@@ -44,6 +48,7 @@ struct opts {
     size_t lo, hi; /* -m MIN:MAX */
     long iters;    /* -i; 0 = the defaults above */
     long warmup;   /* -x; -1 = the defaults above */
+    int per_rank;  /* --per-rank: print each rank's mean after each row */
 };
 
 static int me, np;
@@ -68,7 +73,8 @@ static void fail(const char *why)
 {
     if (me == 0)
         fprintf(stderr, "osu_mpi: %s\n"
-                        "usage: osu_mpi BENCH [-m MIN:MAX] [-i ITERS] [-x WARMUP]\n",
+                        "usage: osu_mpi BENCH [-m MIN:MAX] [-i ITERS] [-x WARMUP] "
+                        "[--per-rank]\n",
                 why);
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
@@ -242,8 +248,9 @@ static void collective(const struct opts *o, collective_fn call, float *out, flo
 {
     char title[128];
     int *counts = malloc((size_t)np * sizeof *counts);
+    double *means = malloc((size_t)np * sizeof *means);
     size_t lo = o->lo, hi = o->hi;
-    if (counts == NULL)
+    if (counts == NULL || means == NULL)
         fail("out of memory");
     snprintf(title, sizeof title, "OSU-style MPI %s Latency Test (np=%d)", o->bench, np);
     say_title(title, "Avg Latency(us)");
@@ -267,7 +274,18 @@ static void collective(const struct opts *o, collective_fn call, float *out, flo
         mean = busy * 1e6 / (double)n;
         MPI_Reduce(&mean, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         say_row(s, sum / np);
+        if (o->per_rank) {
+            MPI_Gather(&mean, 1, MPI_DOUBLE, means, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            if (me == 0) {
+                printf("# per rank:");
+                for (int r = 0; r < np; r++)
+                    printf(" %.2f", means[r]);
+                printf("\n");
+                fflush(stdout);
+            }
+        }
     }
+    free(means);
     free(counts);
 }
 
@@ -285,11 +303,16 @@ static long parse_long(const char *flag, const char *text)
 
 static struct opts parse(int argc, char **argv)
 {
-    struct opts o = {NULL, 4, 1 << 20, 0, -1};
+    struct opts o = {NULL, 4, 1 << 20, 0, -1, 0};
     if (argc < 2 || argv[1][0] == '-')
         fail("no benchmark named");
     o.bench = argv[1];
     for (int k = 2; k < argc; k += 2) {
+        if (strcmp(argv[k], "--per-rank") == 0) {
+            o.per_rank = 1;
+            k--; /* a flag: no value to skip */
+            continue;
+        }
         if (k + 1 >= argc)
             fail("an option lacks its value");
         if (strcmp(argv[k], "-m") == 0) {
@@ -306,7 +329,7 @@ static struct opts parse(int argc, char **argv)
         } else if (strcmp(argv[k], "-x") == 0) {
             o.warmup = parse_long("-x", argv[k + 1]);
         } else {
-            fail("unknown option (use -m, -i or -x)");
+            fail("unknown option (use -m, -i, -x or --per-rank)");
         }
     }
     return o;

@@ -12,6 +12,9 @@
 //! - `hypercube-bench compare` (or `scripts/compare.sh`): runs ours, the floors and Open
 //!   MPI (`osu_mpi` under `mpirun.openmpi`, TCP and shared memory) for several cube sizes
 //!   and writes `docs/perf/results.csv`, `docs/perf/README.md` and SVG plots.
+//! - `hypercube-bench cubenet` (or `scripts/cubenet-compare.sh`): ours and Open MPI on the
+//!   same emulated hypercube network of shaped links, beside the link bound ([`cubenet`],
+//!   [`linkbound`]); writes `docs/perf/cubenet.md` and `docs/perf/cubenet/`.
 //! - `hypercube-bench mpi NP tcp|shm BENCH ...` and `hypercube-bench c-floor`: one run of
 //!   the C peers by hand ([`peers`]: built on first use into `target/bench-c/`).
 //!
@@ -21,6 +24,7 @@
 #![deny(missing_docs)]
 
 pub mod compare;
+pub mod cubenet;
 pub mod linkbound;
 pub mod model_fit;
 pub mod osu;

@@ -1,6 +1,7 @@
 //! `hypercube-bench`: the comparison in one command (`compare`), the re-rendering of its
-//! report from `results.csv` (`report`), and one run of a C peer by hand (`mpi`,
-//! `c-floor`). See `hypercube-bench --help`.
+//! report from `results.csv` (`report`), one run of a C peer by hand (`mpi`, `c-floor`),
+//! and ours vs. Open MPI on the emulated hypercube network (`cubenet`). See
+//! `hypercube-bench --help`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -59,6 +60,9 @@ enum Cmd {
         #[arg(num_args = 0..=3)]
         args: Vec<String>,
     },
+    /// Ours vs. Open MPI on the emulated hypercube network (hcrun --link-rate, cubenet),
+    /// beside the link bound: writes docs/perf/cubenet.md and docs/perf/cubenet/ (root only)
+    Cubenet(hypercube_bench::cubenet::Args),
 }
 
 #[derive(Args, Debug)]
@@ -400,6 +404,7 @@ fn main() -> anyhow::Result<()> {
         }
         Cmd::CFloor { args } => c_floor_cmd(&args),
         Cmd::Compare(a) => compare_cmd(a),
+        Cmd::Cubenet(a) => hypercube_bench::cubenet::main(a, machine()),
         Cmd::CubenetModel(a) => hypercube_bench::model_fit::run(a),
         Cmd::Report { out } => {
             let recs = compare::read_csv(&out.join("results.csv"))?;
