@@ -70,7 +70,7 @@ pub fn init() -> Result<Node> {
     }
     keep_freed_memory();
     let t = boot::join(boot::Launch::detect()?)?;
-    boot::probe::run(&t)?;
+    trace::startup_work(|| boot::probe::run(&t))?;
     trace::estimate_clock(&t);
     Ok(Node::with_transport(Arc::new(t)))
 }

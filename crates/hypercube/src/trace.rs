@@ -434,8 +434,18 @@ const CLOCK_REPLY: u32 = CLOCK_PING + 1;
 /// Rank 0's turn to a rank: start pinging.
 const CLOCK_GO: u32 = CLOCK_PING + 2;
 
-/// The start-up clock exchange runs (its waits are not recorded).
-static IN_CLOCK_EXCHANGE: AtomicBool = AtomicBool::new(false);
+/// The runtime's own start-up work runs — the link probe, the clock exchange — whose
+/// waits are not the program's and are not recorded.
+static IN_STARTUP_WORK: AtomicBool = AtomicBool::new(false);
+
+/// Run `f`, the runtime's own start-up work inside `init` (no other thread of the program
+/// runs yet), with its waits left out of the trace.
+pub(crate) fn startup_work<T>(f: impl FnOnce() -> T) -> T {
+    IN_STARTUP_WORK.store(true, Ordering::Relaxed);
+    let out = f();
+    IN_STARTUP_WORK.store(false, Ordering::Relaxed);
+    out
+}
 
 /// Ping-pongs a rank makes with rank 0 when their clocks differ.
 const CLOCK_SAMPLES: u32 = 16;
@@ -477,15 +487,13 @@ pub(crate) fn estimate_clock(t: &Tr) {
         return;
     }
     let id = CLOCK_ID.get().cloned().unwrap_or_default();
-    // Its waits are not the program's: leave them out (no other thread of the program
-    // runs yet: this is inside `init`).
-    IN_CLOCK_EXCHANGE.store(true, Ordering::Relaxed);
-    let res = if me == 0 {
-        clock_serve(t, (1u32 << dim) - 1, &id).map(|()| (0, 0, 0, true))
-    } else {
-        clock_ask(t, &id)
-    };
-    IN_CLOCK_EXCHANGE.store(false, Ordering::Relaxed);
+    let res = startup_work(|| {
+        if me == 0 {
+            clock_serve(t, (1u32 << dim) - 1, &id).map(|()| (0, 0, 0, true))
+        } else {
+            clock_ask(t, &id)
+        }
+    });
     match res {
         Ok((offset, rtt, samples, same)) => emit(format_args!(
             "{{\"ev\":\"clock\",\"ref\":0,\"offset_ns\":{offset},\"rtt_ns\":{rtt},\"samples\":{samples},\"same_clock\":{same}}}"
@@ -665,7 +673,7 @@ pub(crate) fn forward(src: NodeId, dest: NodeId, id: u64, kind: &str, bytes: u64
 
 /// A wait that blocked from `t0` until now, for `what`.
 pub(crate) fn wait(t0: u64, what: &str) {
-    if IN_CLOCK_EXCHANGE.load(Ordering::Relaxed) {
+    if IN_STARTUP_WORK.load(Ordering::Relaxed) {
         return;
     }
     emit(format_args!(
