@@ -615,25 +615,36 @@ struct Tools {
 }
 
 impl Tools {
+    /// The programs beside this one, copied into `target/cubenet-bench/bin/` (and used from
+    /// there): a build in the shared target folder during the run then cannot swap them.
     fn beside_me() -> Result<Tools> {
         let me = std::env::current_exe().context("finding this program")?;
         let dir = me.parent().context("this program has no folder")?;
-        let t = Tools {
-            hcrun: dir.join("hcrun"),
-            osu: dir.join("osu"),
-            cubenet: dir.join("cubenet"),
-            target: dir.parent().unwrap_or(dir).to_path_buf(),
-        };
-        for p in [&t.hcrun, &t.osu, &t.cubenet] {
-            if !p.is_file() {
+        let target = dir.parent().unwrap_or(dir).to_path_buf();
+        let bin = target.join("cubenet-bench/bin");
+        std::fs::create_dir_all(&bin).with_context(|| format!("creating {}", bin.display()))?;
+        let copy = |name: &str| -> Result<PathBuf> {
+            let from = dir.join(name);
+            if !from.is_file() {
                 bail!(
                     "{} is missing; build first: cargo build --release -p launcher -p \
                      hypercube-bench",
-                    p.display()
+                    from.display()
                 );
             }
-        }
-        Ok(t)
+            let to = bin.join(name);
+            let tmp = bin.join(format!(".{name}.{}", std::process::id()));
+            std::fs::copy(&from, &tmp)
+                .with_context(|| format!("copying {} to {}", from.display(), tmp.display()))?;
+            std::fs::rename(&tmp, &to).with_context(|| format!("moving {}", to.display()))?;
+            Ok(to)
+        };
+        Ok(Tools {
+            hcrun: copy("hcrun")?,
+            osu: copy("osu")?,
+            cubenet: copy("cubenet")?,
+            target,
+        })
     }
 }
 
