@@ -67,7 +67,12 @@ fn run(node: &Node) -> Result<()> {
     }
     println!("OK exchange");
 
-    for alg in [Algorithm::Hypercube, Algorithm::Ring, Algorithm::Mesh] {
+    for alg in [
+        Algorithm::Hypercube,
+        Algorithm::Ring,
+        Algorithm::Mesh,
+        Algorithm::AllPort,
+    ] {
         let all = cube.with(alg).allgather_slice(&[me as f64, -(me as f64)])?;
         let want: Vec<f64> = (0..p).flat_map(|r| [r as f64, -(r as f64)]).collect();
         ensure!(all == want, "allgather_slice {alg:?}");

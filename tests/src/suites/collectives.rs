@@ -487,7 +487,12 @@ fn gatherv(s: &Scope<'_>) -> Result<()> {
 }
 
 /// The algorithms of allgather and allgatherv.
-const ALLGATHER_ALGS: [Algorithm; 3] = [Algorithm::Hypercube, Algorithm::Ring, Algorithm::Mesh];
+const ALLGATHER_ALGS: [Algorithm; 4] = [
+    Algorithm::Hypercube,
+    Algorithm::Ring,
+    Algorithm::Mesh,
+    Algorithm::AllPort,
+];
 
 fn allgather(s: &Scope<'_>) -> Result<()> {
     let want: Vec<Bytes> = (0..s.p).map(|j| bytes_of(s.seed(j), M)).collect();

@@ -1,6 +1,7 @@
 //! All-to-all broadcast: allgather and allgatherv (`MPI_Allgather`, `MPI_Allgatherv`,
 //! Grama §4.2).
 
+pub(crate) mod allport;
 pub(crate) mod hypercube;
 pub(crate) mod mesh;
 pub(crate) mod ring;
@@ -21,6 +22,7 @@ impl Subcube<'_> {
         let (alg, c) = self.start(Operation::Allgather, block.len(), true)?;
         let out = match alg {
             Algorithm::Hypercube => hypercube::allgather(&c, block, Layout::Equal)?,
+            Algorithm::AllPort => allport::allgather(&c, block, Layout::Equal)?,
             Algorithm::Ring => ring::allgather(&c, block)?,
             Algorithm::Mesh => mesh::allgather(&c, block, Layout::Equal)?,
             other => return Err(not_implemented(Operation::Allgather, other)),
@@ -40,6 +42,7 @@ impl Subcube<'_> {
         let (alg, c) = self.start(Operation::Allgather, block.len(), true)?;
         match alg {
             Algorithm::Hypercube => hypercube::allgather(&c, block, Layout::Framed),
+            Algorithm::AllPort => allport::allgather(&c, block, Layout::Framed),
             Algorithm::Ring => ring::allgather(&c, block),
             Algorithm::Mesh => mesh::allgather(&c, block, Layout::Framed),
             other => Err(not_implemented(Operation::Allgather, other)),

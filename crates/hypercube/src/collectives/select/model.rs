@@ -176,6 +176,7 @@ pub fn model_time(
             ts * lg + tw * m * (p - 1.0)
         }
         (Operation::Allgather, Ring) => (ts + tw * m) * (p - 1.0),
+        (Operation::Allgather, AllPort) => ts * lg * lg + tw * m * (p - 1.0),
         (Operation::Allgather, Mesh) => ts * mesh_steps() + tw * m * (p - 1.0),
         (Operation::ReduceScatter, Hypercube) => ts * lg + tw * (m / p) * (p - 1.0),
         (Operation::ReduceScatter, Ring) => (ts + tw * m / p) * (p - 1.0),
@@ -241,7 +242,7 @@ pub fn model_traffic(op: Operation, alg: Algorithm, k: u32, m_bytes: usize) -> O
         }
         (Operation::Allreduce | Operation::Scan, Hypercube) => direct(m * p * lg),
         (Operation::Allreduce, ReduceScatterAllgather | Ring) => direct(2.0 * m * (p - 1.0)),
-        (Operation::Allgather, Hypercube | Ring | Mesh) => direct(m * p * (p - 1.0)),
+        (Operation::Allgather, Hypercube | Ring | Mesh | AllPort) => direct(m * p * (p - 1.0)),
         (Operation::ReduceScatter, Hypercube | Ring) => direct(m * (p - 1.0)),
         (Operation::Scatter | Operation::Gather, Hypercube) => direct(m * all_hops),
         // p − 1 blocks from (to) the root, one message each, (p/2) log p links in all.
@@ -364,8 +365,10 @@ pub fn selection_time(
 /// link with p/2 blocks, so `(p − 1) t_s + t_w m p/2 + t_h ((p/2) log p − p + 1)` under
 /// cut-through; store-and-forward adds `(log p − 1) t_w m` for the last block's later links.
 /// Scatter and gather [`Algorithm::Ecube`] (every block straight from or to the root): the
-/// root's busiest link carries p/2 blocks, the same expression. [`selection_time`] uses it
-/// where [`Machine::links_bound`].
+/// root's busiest link carries p/2 blocks, the same expression. All-to-all broadcast
+/// [`Algorithm::AllPort`] (d parts over rotated dimension orders): `t_s (log p)² + t_w m
+/// (p − 1)/log p`, the d start-ups of a step counted as the node's serial work.
+/// [`selection_time`] uses it where [`Machine::links_bound`].
 pub fn all_port_time(
     op: Operation,
     alg: Algorithm,
@@ -389,6 +392,10 @@ pub fn all_port_time(
                 Forwarding::StoreAndForward => (lg - 1.0) * c.t_w * m,
             };
             Some((p - 1.0) * c.t_s + c.t_w * m * p / 2.0 + c.t_h * hops + sf)
+        }
+        // d parts over rotated dimension orders: every link carries 2^j m/d at step j.
+        (Operation::Allgather, Algorithm::AllPort) => {
+            Some(c.t_s * lg * lg + c.t_w * m * (p - 1.0) / lg.max(1.0))
         }
         _ => None,
     }

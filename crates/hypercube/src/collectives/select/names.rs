@@ -28,7 +28,9 @@ pub enum Algorithm {
     StoreForward,
     /// All-to-all personalized by pairwise XOR exchange (Alg. 4.10, eq. 4.10).
     Pairwise,
-    /// Circular shift sent directly along e-cube routes (§4.6.2, eq. 4.12).
+    /// Every message sent straight along its e-cube route, all at once: circular shift
+    /// (§4.6.2, eq. 4.12), scatter and gather (§4.4's operation), all-to-all personalized
+    /// with every block in flight (all-port).
     Ecube,
     /// Circular shift as power-of-two shifts on the Gray-code ring (§4.6.2, eq. 4.11).
     GrayRing,
@@ -36,6 +38,10 @@ pub enum Algorithm {
     /// (the linear array of §4.1.1 with the pipelining of §4.2): fewer bytes than Alg. 4.9
     /// (≈ 2m(p−1) instead of m p log p), more steps.
     Chain,
+    /// For all-port hardware: the message in d parts, each over the log p-step algorithm
+    /// with its dimension order rotated (Johnsson & Ho's rotated spanning binomial trees),
+    /// so that every step drives all d links of every node (all-to-all broadcast).
+    AllPort,
 }
 
 impl FromStr for Algorithm {
@@ -55,11 +61,12 @@ impl FromStr for Algorithm {
                 "ecube" => Algorithm::Ecube,
                 "gray-ring" => Algorithm::GrayRing,
                 "chain" => Algorithm::Chain,
+                "all-port" | "allport" => Algorithm::AllPort,
                 other => {
                     return Err(Error::Config(format!(
                     "unknown collective algorithm {other:?}; use one of auto, hypercube, ring, \
                      mesh, scatter-allgather, reduce-scatter-gather, reduce-scatter-allgather, \
-                     store-forward, pairwise, ecube, gray-ring, chain"
+                     store-forward, pairwise, ecube, gray-ring, chain, all-port"
                 )))
                 }
             },
@@ -119,7 +126,7 @@ impl Operation {
         match self {
             Operation::Bcast => &[Hypercube, ScatterAllgather],
             Operation::Reduce => &[Hypercube, ReduceScatterGather],
-            Operation::Allgather => &[Hypercube, Ring, Mesh],
+            Operation::Allgather => &[Hypercube, Ring, Mesh, AllPort],
             Operation::ReduceScatter => &[Hypercube, Ring],
             Operation::Allreduce => &[Hypercube, ReduceScatterAllgather, Ring],
             Operation::Scan => &[Hypercube, Chain],

@@ -68,7 +68,7 @@ fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: 
         (Operation::Scan, Algorithm::Hypercube) => !oversubscribed || m_bytes < 64 << 10,
         (Operation::Scan, Algorithm::Chain) => oversubscribed && m_bytes >= 64 << 10,
         (Operation::Alltoall, Algorithm::Pairwise) => !oversubscribed,
-        (Operation::Alltoall, Algorithm::Ecube) => false,
+        (Operation::Alltoall, Algorithm::Ecube) | (_, Algorithm::AllPort) => false,
         _ => true,
     }
 }
