@@ -325,6 +325,7 @@ fn allreduce(s: &Scope<'_>) -> Result<()> {
         Algorithm::Hypercube,
         Algorithm::ReduceScatterAllgather,
         Algorithm::Ring,
+        Algorithm::AllPort,
         Algorithm::Auto,
     ] {
         let sa = s.with(alg);
@@ -334,25 +335,26 @@ fn allreduce(s: &Scope<'_>) -> Result<()> {
             "{alg:?} max"
         );
         let got = sa.allreduce(&v.aff[s.me], Op::Fn(AFFINE));
-        if alg != Algorithm::Ring {
+        if !matches!(alg, Algorithm::Ring | Algorithm::AllPort) {
             ensure!(got? == comp, "{alg:?} affine");
         } else if s.p > 1 {
-            // The ring reorders operands: a non-commutative operator is refused.
+            // The ring and the rotated orders reorder operands: a non-commutative
+            // operator is refused.
             ensure!(
                 matches!(got, Err(Error::InvalidArgument(_))),
-                "ring with a non-commutative operator: {got:?}"
+                "{alg:?} with a non-commutative operator: {got:?}"
             );
         }
     }
     // A long vector (rendezvous transfers).
     let big: Vec<f64> = (0..LONG / 8).map(|i| (i % 17) as f64).collect();
-    let got = s
-        .with(Algorithm::ReduceScatterAllgather)
-        .allreduce(&big, Op::Sum)?;
-    ensure!(
-        got.len() == big.len() && got.iter().zip(&big).all(|(g, b)| *g == b * s.p as f64),
-        "long vector"
-    );
+    for alg in [Algorithm::ReduceScatterAllgather, Algorithm::AllPort] {
+        let got = s.with(alg).allreduce(&big, Op::Sum)?;
+        ensure!(
+            got.len() == big.len() && got.iter().zip(&big).all(|(g, b)| *g == b * s.p as f64),
+            "long vector {alg:?}"
+        );
+    }
     Ok(())
 }
 
@@ -360,7 +362,7 @@ fn reduce_scatter(s: &Scope<'_>) -> Result<()> {
     let v = Vectors::of(s);
     let (sum, comp) = (v.sum(), v.comp(s.p).unwrap());
     let mine = part(sum.len(), s.p, s.me);
-    for alg in [Algorithm::Hypercube, Algorithm::Ring] {
+    for alg in [Algorithm::Hypercube, Algorithm::Ring, Algorithm::AllPort] {
         let got = s.with(alg).reduce_scatter(&v.ints[s.me], Op::Sum)?;
         ensure!(got == sum[mine.clone()], "{alg:?} sum");
     }

@@ -15,8 +15,8 @@ use bytes::{Bytes, BytesMut};
 use crate::collectives::ctx::{bounds, pack, unpack_or_note, Ctx, Layout};
 use crate::error::Result;
 
-/// Every node's `mine` → all blocks by relative rank (`layout`: [`Layout::Equal`] or
-/// [`Layout::Framed`]; each part's slices travel in that layout).
+/// Every node's `mine` → all blocks by relative rank. Each part's slices travel in
+/// `layout` ([`Layout::Given`]: part i of block j has `bounds(sizes[j], d, i)` bytes).
 pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<Vec<Bytes>> {
     let d = c.k;
     if d == 0 {
@@ -24,6 +24,16 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
     }
     let own = mine.len();
     let mut bad = None;
+    let given: Vec<Vec<usize>> = match layout {
+        Layout::Given(sizes) => (0..d)
+            .map(|i| sizes.iter().map(|&z| bounds(z, d, i).len()).collect())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let part_layout = |i: u32| match layout {
+        Layout::Given(_) => Layout::Given(&given[i as usize]),
+        other => other,
+    };
     // held[i]: part i of the blocks of the nodes held so far, by relative rank (sorted).
     let mut held: Vec<Vec<(u32, Bytes)>> = (0..d)
         .map(|i| vec![(c.me, mine.slice(bounds(own, d, i)))])
@@ -36,7 +46,7 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
         let sends = (0..d)
             .map(|i| {
                 let slices: Vec<Bytes> = held[i as usize].iter().map(|(_, b)| b.clone()).collect();
-                c.isend(partner(i), pack(&slices, layout))
+                c.isend(partner(i), pack(&slices, part_layout(i)))
             })
             .collect::<Result<Vec<_>>>()?;
         for (i, r) in (0..d).zip(recvs) {
@@ -45,7 +55,14 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
             ids.sort_unstable();
             let got = r.wait()?.into_data();
             let part = bounds(own, d, i).len();
-            let got = unpack_or_note(got, &ids, layout, "allgather", (partner(i), part), &mut bad);
+            let got = unpack_or_note(
+                got,
+                &ids,
+                part_layout(i),
+                "allgather",
+                (partner(i), part),
+                &mut bad,
+            );
             let h = &mut held[i as usize];
             h.extend(ids.into_iter().zip(got));
             h.sort_unstable_by_key(|(n, _)| *n);

@@ -22,6 +22,7 @@ impl Subcube<'_> {
         match alg {
             Algorithm::Hypercube => hypercube::allreduce(&c, data.to_vec(), op),
             Algorithm::ReduceScatterAllgather => reduce_scatter_allgather::allreduce(&c, data, op),
+            Algorithm::AllPort => reduce_scatter_allgather::allreduce_all_port(&c, data, op),
             Algorithm::Ring => ring::allreduce(&c, data.to_vec(), op),
             other => Err(not_implemented(Operation::Allreduce, other)),
         }

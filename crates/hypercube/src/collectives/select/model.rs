@@ -180,6 +180,8 @@ pub fn model_time(
         (Operation::Allgather, Mesh) => ts * mesh_steps() + tw * m * (p - 1.0),
         (Operation::ReduceScatter, Hypercube) => ts * lg + tw * (m / p) * (p - 1.0),
         (Operation::ReduceScatter, Ring) => (ts + tw * m / p) * (p - 1.0),
+        (Operation::ReduceScatter, AllPort) => ts * lg * lg + tw * (m / p) * (p - 1.0),
+        (Operation::Allreduce, AllPort) => 2.0 * (ts * lg * lg + tw * (m / p) * (p - 1.0)),
         (Operation::Alltoall, StoreForward) => (ts + tw * m * p / 2.0) * lg,
         (Operation::Alltoall, Pairwise | Ecube)
         | (Operation::Scatter | Operation::Gather, Ecube) => c.routed(m, p - 1.0, all_hops),
@@ -241,9 +243,11 @@ pub fn model_traffic(op: Operation, alg: Algorithm, k: u32, m_bytes: usize) -> O
             direct(m / p * p / 2.0 * lg + m * (p - 1.0))
         }
         (Operation::Allreduce | Operation::Scan, Hypercube) => direct(m * p * lg),
-        (Operation::Allreduce, ReduceScatterAllgather | Ring) => direct(2.0 * m * (p - 1.0)),
+        (Operation::Allreduce, ReduceScatterAllgather | Ring | AllPort) => {
+            direct(2.0 * m * (p - 1.0))
+        }
         (Operation::Allgather, Hypercube | Ring | Mesh | AllPort) => direct(m * p * (p - 1.0)),
-        (Operation::ReduceScatter, Hypercube | Ring) => direct(m * (p - 1.0)),
+        (Operation::ReduceScatter, Hypercube | Ring | AllPort) => direct(m * (p - 1.0)),
         (Operation::Scatter | Operation::Gather, Hypercube) => direct(m * all_hops),
         // p − 1 blocks from (to) the root, one message each, (p/2) log p links in all.
         (Operation::Scatter | Operation::Gather, Ecube) => Traffic {
@@ -367,7 +371,9 @@ pub fn selection_time(
 /// Scatter and gather [`Algorithm::Ecube`] (every block straight from or to the root): the
 /// root's busiest link carries p/2 blocks, the same expression. All-to-all broadcast
 /// [`Algorithm::AllPort`] (d parts over rotated dimension orders): `t_s (log p)² + t_w m
-/// (p − 1)/log p`, the d start-ups of a step counted as the node's serial work.
+/// (p − 1)/log p`, the d start-ups of a step counted as the node's serial work; all-to-all
+/// reduction and all-reduce [`Algorithm::AllPort`] the same with m/p blocks (twice for
+/// all-reduce).
 /// [`selection_time`] uses it where [`Machine::links_bound`].
 pub fn all_port_time(
     op: Operation,
@@ -396,6 +402,13 @@ pub fn all_port_time(
         // d parts over rotated dimension orders: every link carries 2^j m/d at step j.
         (Operation::Allgather, Algorithm::AllPort) => {
             Some(c.t_s * lg * lg + c.t_w * m * (p - 1.0) / lg.max(1.0))
+        }
+        // The same per phase with m/p blocks.
+        (Operation::ReduceScatter, Algorithm::AllPort) => {
+            Some(c.t_s * lg * lg + c.t_w * (m / p) * (p - 1.0) / lg.max(1.0))
+        }
+        (Operation::Allreduce, Algorithm::AllPort) => {
+            Some(2.0 * (c.t_s * lg * lg + c.t_w * (m / p) * (p - 1.0) / lg.max(1.0)))
         }
         _ => None,
     }

@@ -40,7 +40,8 @@ pub enum Algorithm {
     Chain,
     /// For all-port hardware: the message in d parts, each over the log p-step algorithm
     /// with its dimension order rotated (Johnsson & Ho's rotated spanning binomial trees),
-    /// so that every step drives all d links of every node (all-to-all broadcast).
+    /// so that every step drives all d links of every node: all-to-all broadcast,
+    /// all-to-all reduction, and all-reduce as the two (a commutative ⊕ for the last two).
     AllPort,
 }
 
@@ -127,8 +128,8 @@ impl Operation {
             Operation::Bcast => &[Hypercube, ScatterAllgather],
             Operation::Reduce => &[Hypercube, ReduceScatterGather],
             Operation::Allgather => &[Hypercube, Ring, Mesh, AllPort],
-            Operation::ReduceScatter => &[Hypercube, Ring],
-            Operation::Allreduce => &[Hypercube, ReduceScatterAllgather, Ring],
+            Operation::ReduceScatter => &[Hypercube, Ring, AllPort],
+            Operation::Allreduce => &[Hypercube, ReduceScatterAllgather, Ring, AllPort],
             Operation::Scan => &[Hypercube, Chain],
             Operation::Scatter | Operation::Gather => &[Hypercube, Ecube],
             Operation::Barrier => &[Hypercube],
