@@ -246,6 +246,7 @@ fn bcast(s: &Scope<'_>) -> Result<()> {
     for alg in [
         Algorithm::Hypercube,
         Algorithm::ScatterAllgather,
+        Algorithm::AllPort,
         Algorithm::Auto,
     ] {
         for len in [0, 13, 101, LONG] {

@@ -1,5 +1,6 @@
 //! One-to-all broadcast (`MPI_Bcast`, Grama §4.1 and §4.7.1).
 
+mod allport;
 pub(crate) mod hypercube;
 mod scatter_allgather;
 
@@ -28,6 +29,7 @@ impl Subcube<'_> {
         let (alg, c) = self.start(Operation::Bcast, len_bytes, true)?;
         match alg {
             Algorithm::Hypercube => hypercube::bcast(&c, r, data, len_bytes),
+            Algorithm::AllPort => allport::bcast(&c, r, data, len_bytes),
             Algorithm::ScatterAllgather => scatter_allgather::bcast(&c, r, data, len_bytes),
             other => Err(not_implemented(Operation::Bcast, other)),
         }

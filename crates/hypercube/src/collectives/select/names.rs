@@ -40,8 +40,9 @@ pub enum Algorithm {
     Chain,
     /// For all-port hardware: the message in d parts, each over the log p-step algorithm
     /// with its dimension order rotated (Johnsson & Ho's rotated spanning binomial trees),
-    /// so that every step drives all d links of every node: all-to-all broadcast,
-    /// all-to-all reduction, and all-reduce as the two (a commutative ⊕ for the last two).
+    /// so that every step drives all d links of every node: one-to-all broadcast,
+    /// all-to-all broadcast, all-to-all reduction, and all-reduce as the last two (a
+    /// commutative ⊕ for the reductions).
     AllPort,
 }
 
@@ -125,7 +126,7 @@ impl Operation {
     pub fn algorithms(self) -> &'static [Algorithm] {
         use Algorithm::*;
         match self {
-            Operation::Bcast => &[Hypercube, ScatterAllgather],
+            Operation::Bcast => &[Hypercube, ScatterAllgather, AllPort],
             Operation::Reduce => &[Hypercube, ReduceScatterGather],
             Operation::Allgather => &[Hypercube, Ring, Mesh, AllPort],
             Operation::ReduceScatter => &[Hypercube, Ring, AllPort],
