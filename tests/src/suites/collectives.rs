@@ -315,6 +315,23 @@ fn reduce(s: &Scope<'_>) -> Result<()> {
             );
         }
     }
+    // The all-port reduction combines out of rank order: commutative operators only.
+    for &root in &s.roots {
+        let got = s
+            .with(Algorithm::AllPort)
+            .reduce(s.node_of(root), &v.ints[s.me], Op::Sum)?;
+        ensure!(
+            got == s.at_root(root, || sum.clone()),
+            "AllPort sum root {root}"
+        );
+        let refused =
+            s.with(Algorithm::AllPort)
+                .reduce(s.node_of(root), &v.aff[s.me], Op::Fn(AFFINE));
+        ensure!(
+            s.p == 1 || matches!(refused, Err(Error::InvalidArgument(_))),
+            "AllPort with a non-commutative operator: {refused:?}"
+        );
+    }
     Ok(())
 }
 

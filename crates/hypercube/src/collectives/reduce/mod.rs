@@ -1,5 +1,6 @@
 //! All-to-one reduction (`MPI_Reduce`, Grama §4.1 and §4.7.2).
 
+mod allport;
 mod hypercube;
 mod reduce_scatter_gather;
 
@@ -29,6 +30,7 @@ impl Subcube<'_> {
         let (alg, c) = self.start(Operation::Reduce, m, op.is_commutative())?;
         match alg {
             Algorithm::Hypercube => hypercube::reduce(&c, r, data.to_vec(), op),
+            Algorithm::AllPort => allport::reduce(&c, r, data, op),
             Algorithm::ReduceScatterGather => reduce_scatter_gather::reduce(&c, r, data, op),
             other => Err(not_implemented(Operation::Reduce, other)),
         }

@@ -181,7 +181,7 @@ pub fn model_time(
         (Operation::ReduceScatter, Hypercube) => ts * lg + tw * (m / p) * (p - 1.0),
         (Operation::ReduceScatter, Ring) => (ts + tw * m / p) * (p - 1.0),
         (Operation::ReduceScatter, AllPort) => ts * lg * lg + tw * (m / p) * (p - 1.0),
-        (Operation::Bcast, AllPort) => lg * (lg * ts + tw * m),
+        (Operation::Bcast | Operation::Reduce, AllPort) => lg * (lg * ts + tw * m),
         (Operation::Allreduce, AllPort) => 2.0 * (ts * lg * lg + tw * (m / p) * (p - 1.0)),
         (Operation::Alltoall, StoreForward) => (ts + tw * m * p / 2.0) * lg,
         (Operation::Alltoall, Pairwise | Ecube)
@@ -239,9 +239,7 @@ pub fn model_traffic(op: Operation, alg: Algorithm, k: u32, m_bytes: usize) -> O
         forwarded: 0.0,
     };
     Some(match (op, alg) {
-        (Operation::Bcast | Operation::Reduce, Hypercube) | (Operation::Bcast, AllPort) => {
-            direct(m * (p - 1.0))
-        }
+        (Operation::Bcast | Operation::Reduce, Hypercube | AllPort) => direct(m * (p - 1.0)),
         (Operation::Bcast, ScatterAllgather) | (Operation::Reduce, ReduceScatterGather) => {
             direct(m / p * p / 2.0 * lg + m * (p - 1.0))
         }
@@ -407,7 +405,9 @@ pub fn all_port_time(
             Some(c.t_s * lg * lg + c.t_w * m * (p - 1.0) / lg.max(1.0))
         }
         // log p steps of d parts of m/d, each over its own link.
-        (Operation::Bcast, Algorithm::AllPort) => Some(lg * (lg * c.t_s + c.t_w * m / lg.max(1.0))),
+        (Operation::Bcast | Operation::Reduce, Algorithm::AllPort) => {
+            Some(lg * (lg * c.t_s + c.t_w * m / lg.max(1.0)))
+        }
         // The same per phase with m/p blocks.
         (Operation::ReduceScatter, Algorithm::AllPort) => {
             Some(c.t_s * lg * lg + c.t_w * (m / p) * (p - 1.0) / lg.max(1.0))

@@ -40,8 +40,8 @@ pub enum Algorithm {
     Chain,
     /// For all-port hardware: the message in d parts, each over the log p-step algorithm
     /// with its dimension order rotated (Johnsson & Ho's rotated spanning binomial trees),
-    /// so that every step drives all d links of every node: one-to-all broadcast,
-    /// all-to-all broadcast, all-to-all reduction, and all-reduce as the last two (a
+    /// so that every step drives all d links of every node: one-to-all broadcast and
+    /// reduction, all-to-all broadcast and reduction, and all-reduce as the last two (a
     /// commutative ⊕ for the reductions).
     AllPort,
 }
@@ -127,7 +127,7 @@ impl Operation {
         use Algorithm::*;
         match self {
             Operation::Bcast => &[Hypercube, ScatterAllgather, AllPort],
-            Operation::Reduce => &[Hypercube, ReduceScatterGather],
+            Operation::Reduce => &[Hypercube, ReduceScatterGather, AllPort],
             Operation::Allgather => &[Hypercube, Ring, Mesh, AllPort],
             Operation::ReduceScatter => &[Hypercube, Ring, AllPort],
             Operation::Allreduce => &[Hypercube, ReduceScatterAllgather, Ring, AllPort],

@@ -90,8 +90,9 @@ fn job_setting(op: Operation) -> Option<String> {
 
 /// Does `a` combine the terms of `op` out of rank order (a commutative ⊕ only)?
 fn reorders(op: Operation, a: Algorithm) -> bool {
-    matches!(op, Operation::ReduceScatter | Operation::Allreduce)
-        && matches!(a, Algorithm::Ring | Algorithm::Mesh | Algorithm::AllPort)
+    (matches!(op, Operation::ReduceScatter | Operation::Allreduce)
+        && matches!(a, Algorithm::Ring | Algorithm::Mesh | Algorithm::AllPort))
+        || (op == Operation::Reduce && a == Algorithm::AllPort)
 }
 
 /// The algorithm that runs: `requested` unless `Auto`, else the job setting, else
