@@ -40,8 +40,9 @@ const RATE_UNITS: &[(&str, f64)] = &[
 ///   <http://www.phy.ornl.gov/csep/CSEP/IP/NODE4.html>).
 pub const PRESETS: &[(&str, u64)] = &[("ipsc860", 20_000_000)];
 
-/// The slowest link hcrun builds: below it a single 64 KiB segment takes over a minute.
-pub const MIN_RATE_BITS: u64 = 8_000;
+/// The slowest link hcrun builds: 100 kbit/s (a 64 KiB segment takes 5 s; the start-up
+/// link probe's priming transfer, 3 s per dimension).
+pub const MIN_RATE_BITS: u64 = 100_000;
 /// The fastest: tbf's rate is a 64-bit byte count, but above this a veth is not shaped,
 /// it is only as fast as the cores.
 pub const MAX_RATE_BITS: u64 = 1_000_000_000_000;
@@ -49,7 +50,7 @@ pub const MAX_RATE_BITS: u64 = 1_000_000_000_000;
 /// The forms `--link-rate` accepts, for error messages and `--help`.
 pub const RATE_FORMS: &str = "a number with a unit as tc reads it: 100mbit, 1gbit, 10Mibit, \
     500kbit, 2.8MBps (bytes per second: Bps, KBps, MBps, GBps, KiBps, MiBps, GiBps), or a bare \
-    number of bits per second; between 8kbit and 1tbit; or a historical machine: ipsc860 \
+    number of bits per second; between 100kbit and 1tbit; or a historical machine: ipsc860 \
     (20mbit)";
 
 /// Parse a rate as `tc` does (`get_rate64`: a decimal number, then an optional suffix,
@@ -190,7 +191,7 @@ mod tests {
             parse_rate("10Mibit").unwrap().bits_per_sec,
             10 * 1024 * 1024
         );
-        assert_eq!(parse_rate("64000").unwrap().bits_per_sec, 64_000);
+        assert_eq!(parse_rate("640000").unwrap().bits_per_sec, 640_000);
         assert_eq!(parse_rate("100mbit").unwrap().tc(), "100000000bit");
         assert_eq!(parse_rate("100mbit").unwrap().to_string(), "100 Mbit/s");
         assert_eq!(parse_rate("ipsc860").unwrap().bits_per_sec, 20_000_000);
@@ -212,7 +213,7 @@ mod tests {
             assert!(e.contains("100mbit") && e.contains("2.8MBps"), "{bad}: {e}");
         }
         assert!(parse_rate("2tbit").unwrap_err().contains("out of range"));
-        assert!(parse_rate("1kbit").unwrap_err().contains("out of range"));
+        assert!(parse_rate("50kbit").unwrap_err().contains("out of range"));
     }
 
     #[test]

@@ -6,15 +6,16 @@
 //! Inside `init`, after the links are up and before the program runs: node 0 times, one
 //! dimension after the other, a transfer to its neighbour across that dimension — first
 //! [`PRIME`] bytes, which empty any token bucket on the way (a shaped link lets a burst
-//! through at core speed), then, timed twice, [`TIMED`] bytes and the neighbour's 1-byte
-//! answer — and takes the slowest dimension's seconds per byte (the better of the two
+//! through at core speed), then, timed twice, up to [`TIMED`] bytes and the neighbour's
+//! 1-byte answer — and takes the slowest dimension's seconds per byte (the better of the two
 //! timings, less a small message's round trip).
 //! It sends the figure to every node, and every node keeps it ([`measured`]); all members
 //! of any subcube therefore choose alike. The messages carry the reserved
 //! [`crate::tags::BOOTSTRAP`] tags and are left out of traces.
 //!
 //! Cost: on loopback about a millisecond; on 100 Mbit/s links about 45 ms per dimension
-//! (node 0's links only). `HYPERCUBE_LINK_PROBE=0` skips it (the choice then
+//! (node 0's links only); on slower links the timed transfers shrink (to 16 KiB at
+//! least), so that a dimension costs about the priming transfer and 0.1–0.3 s. `HYPERCUBE_LINK_PROBE=0` skips it (the choice then
 //! knows nothing of the links, as before), and `HYPERCUBE_MODEL_LINK_TW_NS` sets the figure
 //! instead (then nothing is measured).
 
@@ -40,9 +41,9 @@ const DATA: u32 = *crate::tags::BOOTSTRAP.start();
 const ACK: u32 = DATA + 1;
 const RESULT: u32 = DATA + 2;
 
-/// How long a probe message may take before the probe gives up (a link slower than
-/// 256 KiB in this long is not one the choice could use anyway).
-const TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a probe message may take before the probe gives up, and `init` with it (the
+/// priming transfer at `hcrun --link-rate`'s slowest rate, 100 kbit/s, takes 3 s).
+const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The measured seconds per byte of the slowest link, once known.
 static MEASURED: OnceLock<Option<f64>> = OnceLock::new();
@@ -122,25 +123,39 @@ fn time_link(t: &dyn Transport, peer: u32) -> Result<f64> {
     send(t, peer, DATA, 1)?;
     recv(t, peer, ACK)?;
     let small = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
     send(t, peer, DATA, PRIME)?;
     recv(t, peer, ACK)?;
+    let prime = t0.elapsed().as_secs_f64();
+    // The timed transfers take about [`TIMED_SECS`] at the rate the priming one suggests
+    // (an overestimate of the rate, by the burst), between [`TIMED_MIN`] and [`TIMED`]
+    // bytes: start-up stays short on slow links (the bucket is empty after the priming
+    // transfer either way).
+    let rate = PRIME as f64 / prime.max(1e-9);
+    let size = ((rate * TIMED_SECS) as usize).clamp(TIMED_MIN, TIMED);
     // The better of two: a core that another process held for a moment slows one.
     let mut best = f64::INFINITY;
     for _ in 0..TIMED_RUNS {
         let t0 = Instant::now();
-        send(t, peer, DATA, TIMED)?;
+        send(t, peer, DATA, size)?;
         recv(t, peer, ACK)?;
         best = best.min(t0.elapsed().as_secs_f64());
     }
-    Ok(seconds_per_byte(small, best))
+    Ok(seconds_per_byte(small, best, size))
 }
+
+/// The smallest timed transfer.
+const TIMED_MIN: usize = 16 << 10;
+
+/// About how long a timed transfer should take.
+const TIMED_SECS: f64 = 0.02;
 
 /// Timed transfers per link.
 const TIMED_RUNS: usize = 2;
 
-/// Seconds per byte from the round trips of a 1-byte and a [`TIMED`]-byte message.
-fn seconds_per_byte(small: f64, big: f64) -> f64 {
-    ((big - small) / TIMED as f64).max(f64::MIN_POSITIVE)
+/// Seconds per byte from the round trips of a 1-byte and a `bytes`-byte message.
+fn seconds_per_byte(small: f64, big: f64, bytes: usize) -> f64 {
+    ((big - small) / bytes as f64).max(f64::MIN_POSITIVE)
 }
 
 /// Node 0's neighbour: answer its three transfers.
@@ -158,7 +173,7 @@ mod tests {
     fn a_100_mbit_link_is_80_ns_per_byte() {
         // 256 KiB at 12.5 MB/s plus a 0.1 ms round trip.
         let big = 262144.0 / 12.5e6 + 1e-4;
-        let tw = super::seconds_per_byte(1e-4, big);
+        let tw = super::seconds_per_byte(1e-4, big, super::TIMED);
         assert!((tw * 1e9 - 80.0).abs() < 0.01, "{}", tw * 1e9);
     }
 }
