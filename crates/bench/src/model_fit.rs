@@ -505,12 +505,37 @@ pub struct Case {
     pub alg: &'static str,
     /// `HYPERCUBE_FORWARDING` of the run.
     pub forwarding: Forwarding,
+    /// Run with every message eager ([`EAGER_ENV`]): no rendezvous handshake, whose
+    /// clear-to-send waits behind the node's own outgoing data on a shaped link.
+    pub eager: bool,
+}
+
+/// The environment of an eager run: an eager limit above every message of the runs
+/// (16 MiB) and an eager window (bytes in flight per receiver) to match.
+pub const EAGER_ENV: [(&str, &str); 2] = [
+    ("HYPERCUBE_EAGER_LIMIT", "16777216"),
+    ("HYPERCUBE_EAGER_WINDOW", "67108864"),
+];
+
+/// The transport's default eager limit (`Tuning::default().eager_limit`): messages up to
+/// it are eager anyway, so an eager run of a SIZE whose messages all fit measures nothing
+/// new.
+pub fn default_eager_limit() -> usize {
+    hypercube::transport::Tuning::default().eager_limit
 }
 
 impl Case {
     /// The algorithm.
     pub fn algorithm(&self) -> Algorithm {
         self.alg.parse().unwrap_or(Algorithm::Auto)
+    }
+
+    /// Whether a run at SIZE `s` on a `dim`-cube adds anything: an eager case only when
+    /// some message of its critical path is above the default eager limit.
+    pub fn worth_measuring(&self, dim: u32, s: u64) -> bool {
+        !self.eager
+            || critical_path(self.bench, self.algorithm(), dim, s as f64)
+                .is_some_and(|p| p.iter().any(|x| x.bytes > default_eager_limit() as f64))
     }
 
     /// The chapter 4 name of the operation.
@@ -548,7 +573,8 @@ impl Case {
 }
 
 /// The operations of chapter 4 with their hypercube algorithms; the two that route over
-/// several links (pairwise all-to-all, e-cube shift) in both regimes.
+/// several links (pairwise all-to-all, e-cube shift) in both regimes; and again, eager
+/// ([`Case::eager`]), those whose links carry data both ways at once.
 pub fn cases() -> Vec<Case> {
     let ct = Forwarding::CutThrough;
     let sf = Forwarding::StoreAndForward;
@@ -556,6 +582,13 @@ pub fn cases() -> Vec<Case> {
         bench,
         alg,
         forwarding,
+        eager: false,
+    };
+    let e = |bench, alg, forwarding| Case {
+        bench,
+        alg,
+        forwarding,
+        eager: true,
     };
     vec![
         c(Bench::Bcast, "hypercube", ct),
@@ -571,6 +604,16 @@ pub fn cases() -> Vec<Case> {
         c(Bench::Scan, "hypercube", ct),
         c(Bench::Shift, "ecube", ct),
         c(Bench::Shift, "ecube", sf),
+        // The algorithms whose links carry data both ways at once, without the rendezvous.
+        e(Bench::Allreduce, "hypercube", ct),
+        e(Bench::Allgather, "hypercube", ct),
+        e(Bench::ReduceScatter, "hypercube", ct),
+        e(Bench::Alltoall, "store-forward", ct),
+        e(Bench::Alltoall, "pairwise", ct),
+        e(Bench::Alltoall, "pairwise", sf),
+        e(Bench::Scan, "hypercube", ct),
+        e(Bench::Shift, "ecube", ct),
+        e(Bench::Shift, "ecube", sf),
     ]
 }
 
@@ -596,16 +639,18 @@ pub struct Raw {
     pub avg_us: f64,
     /// Slowest rank's mean time in µs (ping-pong: the same as `avg_us`).
     pub max_us: f64,
+    /// Every message eager ([`Case::eager`]).
+    pub eager: bool,
 }
 
 /// The header of the raw CSV.
-pub const RAW_HEADER: &str = "dim,rate,forwarding,bench,alg,hops,size,avg_us,max_us";
+pub const RAW_HEADER: &str = "dim,rate,forwarding,bench,alg,hops,size,avg_us,max_us,eager";
 
 impl Raw {
     /// One CSV line.
     pub fn to_csv(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{},{:.3},{:.3}",
+            "{},{},{},{},{},{},{},{:.3},{:.3},{}",
             self.dim,
             self.rate,
             self.forwarding,
@@ -614,15 +659,16 @@ impl Raw {
             self.hops,
             self.size,
             self.avg_us,
-            self.max_us
+            self.max_us,
+            u8::from(self.eager)
         )
     }
 
-    /// Parse a line of [`Raw::to_csv`].
+    /// Parse a line of [`Raw::to_csv`] (without the last field: not eager).
     pub fn from_csv(line: &str) -> anyhow::Result<Raw> {
         let f: Vec<&str> = line.trim().split(',').collect();
-        if f.len() != 9 {
-            bail!("expected 9 fields in {line:?}");
+        if f.len() != 9 && f.len() != 10 {
+            bail!("expected 10 fields in {line:?}");
         }
         Ok(Raw {
             dim: f[0].parse()?,
@@ -634,6 +680,7 @@ impl Raw {
             size: f[6].parse()?,
             avg_us: f[7].parse()?,
             max_us: f[8].parse()?,
+            eager: f.get(9).is_some_and(|x| x.trim() == "1"),
         })
     }
 }
@@ -726,8 +773,15 @@ impl Drop for Lock {
 }
 
 impl Runner {
-    /// `osu ARGS` on a `dim`-cube in the regime `forwarding`: its standard output.
-    pub fn osu(&self, dim: u32, forwarding: Forwarding, args: &[String]) -> anyhow::Result<String> {
+    /// `osu ARGS` on a `dim`-cube in the regime `forwarding` with the environment `env`:
+    /// its standard output.
+    pub fn osu(
+        &self,
+        dim: u32,
+        forwarding: Forwarding,
+        env: &[(&str, &str)],
+        args: &[String],
+    ) -> anyhow::Result<String> {
         let mut cmd = Command::new(&self.hcrun);
         cmd.args([
             "--dim",
@@ -739,7 +793,8 @@ impl Runner {
         .arg("--")
         .arg(&self.osu)
         .args(args)
-        .env(Forwarding::ENV, forwarding.name());
+        .env(Forwarding::ENV, forwarding.name())
+        .envs(env.iter().copied());
         let _lock = Lock::take(Path::new(BENCH_LOCK))?;
         let r = run_cmd(&mut cmd, self.timeout)?;
         if !r.ok {
@@ -796,7 +851,7 @@ pub fn measure_pingpongs(
                 peer.to_string(),
             ]
             .to_vec();
-            let text = runner.osu(dim, forwarding, &args)?;
+            let text = runner.osu(dim, forwarding, &[], &args)?;
             rows.extend(osu::parse_table(&text).rows);
         }
         eprintln!(
@@ -815,6 +870,7 @@ pub fn measure_pingpongs(
                 size,
                 avg_us: us,
                 max_us: us,
+                eager: false,
             });
         }
     }
@@ -829,7 +885,7 @@ fn collective_iters(s: u64) -> (u64, u64) {
     } else if s < 512 * 1024 {
         (200, 3)
     } else {
-        (50, 1)
+        (30, 1)
     }
 }
 
@@ -849,7 +905,8 @@ pub fn measure_case(runner: &Runner, dim: u32, case: &Case, s: u64) -> anyhow::R
         "--per-rank".into(),
     ]
     .to_vec();
-    let text = runner.osu(dim, case.forwarding, &args)?;
+    let env: &[(&str, &str)] = if case.eager { &EAGER_ENV } else { &[] };
+    let text = runner.osu(dim, case.forwarding, env, &args)?;
     let t = osu::parse_table(&text);
     let (size, avg) = *t.rows.first().context("osu printed no row")?;
     let max = slowest_rank(&text).context("osu printed no per-rank line")?;
@@ -863,6 +920,7 @@ pub fn measure_case(runner: &Runner, dim: u32, case: &Case, s: u64) -> anyhow::R
         size,
         avg_us: avg,
         max_us: max,
+        eager: case.eager,
     })
 }
 
@@ -1012,10 +1070,12 @@ pub fn op_rows(raw: &[Raw], fits: &Fits, notes: &mut Vec<String>) -> Vec<OpRow> 
         .iter()
         .filter(|r| r.rate == fits.rate && r.bench != Bench::Latency)
     {
-        let Some(case) = cases()
-            .into_iter()
-            .find(|c| c.bench == r.bench && c.alg == r.alg && c.forwarding == r.forwarding)
-        else {
+        let Some(case) = cases().into_iter().find(|c| {
+            c.bench == r.bench
+                && c.alg == r.alg
+                && c.forwarding == r.forwarding
+                && c.eager == r.eager
+        }) else {
             continue;
         };
         let Some(fit) = fits.get(r.dim, r.forwarding) else {
@@ -1192,9 +1252,11 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
         let vc = r.virtual_clock.map_or("—".into(), |(mean, max)| {
             format!("{} ({})", fmt_time(max), fmt_time(mean))
         });
-        let regime = match r.case.forwarding {
-            Forwarding::CutThrough => "CT",
-            Forwarding::StoreAndForward => "SF",
+        let regime = match (r.case.forwarding, r.case.eager) {
+            (Forwarding::CutThrough, false) => "CT",
+            (Forwarding::StoreAndForward, false) => "SF",
+            (Forwarding::CutThrough, true) => "CT, eager",
+            (Forwarding::StoreAndForward, true) => "SF, eager",
         };
         let _ = writeln!(
             w,
@@ -1259,6 +1321,10 @@ pub struct ModelArgs {
     /// Do not measure: re-render the report from --raw
     #[arg(long)]
     pub replay: bool,
+    /// Keep the measurements already in --raw and take only the missing ones (an
+    /// interrupted run, or new cases)
+    #[arg(long)]
+    pub resume: bool,
     /// The report
     #[arg(long, default_value_os_t = crate_root().join("../../docs/perf/cubenet-model.md"))]
     pub out: PathBuf,
@@ -1291,13 +1357,7 @@ pub fn run(a: ModelArgs) -> anyhow::Result<()> {
     let start = Instant::now();
     let mut notes = Vec::new();
     let raw = if a.replay {
-        let text = std::fs::read_to_string(&a.raw)
-            .with_context(|| format!("reading {}", a.raw.display()))?;
-        text.lines()
-            .skip(1)
-            .filter(|l| !l.trim().is_empty())
-            .map(Raw::from_csv)
-            .collect::<anyhow::Result<Vec<Raw>>>()?
+        read_raw(&a.raw)?
     } else {
         measure_all(&a, &mut notes)?
     };
@@ -1368,7 +1428,7 @@ pub fn run(a: ModelArgs) -> anyhow::Result<()> {
                 format!(
                     "ping-pongs up to 128 B `-i {} -x 100`, from 256 B `-i {}` (a tenth above 8 KiB) \
                  `-x 5`; collectives ≤ 8 KiB `-i 100 \
-                     -x 10`, < 512 KiB `-i 200 -x 3` (20 calls), ≥ 512 KiB `-i 50 -x 1` (5 calls)",
+                     -x 10`, < 512 KiB `-i 200 -x 3` (20 calls), ≥ 512 KiB `-i 30 -x 1` (3 calls)",
                     a.pingpong_iters * 10,
                     a.pingpong_iters
                 ),
@@ -1405,6 +1465,17 @@ pub fn run(a: ModelArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The raw measurements written by an earlier run.
+pub fn read_raw(path: &Path) -> anyhow::Result<Vec<Raw>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(Raw::from_csv)
+        .collect()
+}
+
 /// Every measurement of the command; writes the raw CSV as it goes.
 fn measure_all(a: &ModelArgs, notes: &mut Vec<String>) -> anyhow::Result<Vec<Raw>> {
     let me = std::env::current_exe().context("finding this program")?;
@@ -1418,7 +1489,11 @@ fn measure_all(a: &ModelArgs, notes: &mut Vec<String>) -> anyhow::Result<Vec<Raw
             );
         }
     }
-    let mut raw = Vec::new();
+    let mut raw = if a.resume && a.raw.is_file() {
+        read_raw(&a.raw)?
+    } else {
+        Vec::new()
+    };
     let save = |raw: &[Raw]| -> anyhow::Result<()> {
         if let Some(d) = a.raw.parent() {
             std::fs::create_dir_all(d)?;
@@ -1441,6 +1516,9 @@ fn measure_all(a: &ModelArgs, notes: &mut Vec<String>) -> anyhow::Result<Vec<Raw
         };
         for &d in &a.dims {
             for f in [Forwarding::CutThrough, Forwarding::StoreAndForward] {
+                if !pingpongs(&raw, rate, d, f).is_empty() {
+                    continue;
+                }
                 match measure_pingpongs(&runner, d, f, a.pingpong_range, a.pingpong_iters) {
                     Ok(v) => raw.extend(v),
                     Err(e) => notes.push(format!("ping-pongs d = {d}, {f}, {rate}: {e:#}")),
@@ -1461,14 +1539,28 @@ fn measure_all(a: &ModelArgs, notes: &mut Vec<String>) -> anyhow::Result<Vec<Raw
     for &d in &a.dims {
         for case in cases() {
             for &s in &a.sizes {
+                if !case.worth_measuring(d, s)
+                    || raw.iter().any(|r| {
+                        r.rate == a.rate
+                            && r.dim == d
+                            && r.size == s
+                            && r.bench == case.bench
+                            && r.alg == case.alg
+                            && r.forwarding == case.forwarding
+                            && r.eager == case.eager
+                    })
+                {
+                    continue;
+                }
                 let t0 = Instant::now();
                 match measure_case(&runner, d, &case, s) {
                     Ok(r) => {
                         eprintln!(
-                            "cubenet-model: d={d} {} {} ({}) {}: mean {:.0} µs, slowest {:.0} µs ({:.1} s)",
+                            "cubenet-model: d={d} {} {} ({}{}) {}: mean {:.0} µs, slowest {:.0} µs ({:.1} s)",
                             case.bench,
                             case.alg,
                             case.forwarding,
+                            if case.eager { ", eager" } else { "" },
                             size_text(s),
                             r.avg_us,
                             r.max_us,
@@ -1710,6 +1802,7 @@ mod tests {
             size: 1024,
             avg_us: 1.5,
             max_us: 2.25,
+            eager: true,
         };
         assert_eq!(Raw::from_csv(&r.to_csv()).unwrap(), r);
     }
