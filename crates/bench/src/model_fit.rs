@@ -1106,7 +1106,93 @@ pub fn op_rows(raw: &[Raw], fits: &Fits, notes: &mut Vec<String>) -> Vec<OpRow> 
             link_bound: link_bound_secs(r.bench, r.dim, m, 1.0 / fit.t_w),
         });
     }
+    // An eager row right after its default-protocol twin.
+    let order = |c: &Case| {
+        cases()
+            .iter()
+            .position(|x| (x.bench, x.alg, x.forwarding) == (c.bench, c.alg, c.forwarding))
+            .unwrap_or(usize::MAX)
+    };
+    rows.sort_by_key(|r| (r.dim, order(&r.case), r.size, r.case.eager));
     rows
+}
+
+/// `(min, median, max)` of some ratios (`None` when there are none).
+pub fn spread(mut v: Vec<f64>) -> Option<(f64, f64, f64)> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let med = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    Some((v[0], med, v[n - 1]))
+}
+
+/// The summary of the per-operation table: for each dimension and size, the spread of
+/// measured slowest / virtual clock and / (Grama + tbf) over the cases, as run (default
+/// protocol) and with the eager runs in place of their twins.
+fn render_summary(w: &mut String, rows: &[OpRow]) {
+    let mut keys: Vec<(u32, u64)> = rows.iter().map(|r| (r.dim, r.size)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let _ = writeln!(
+        w,
+        "| d | size | protocol | cases | slowest / virtual clock: min, median, max | slowest / (Grama + tbf): min, median, max |"
+    );
+    let _ = writeln!(w, "|---|---|---|---|---|---|");
+    let fmt = |x: Option<(f64, f64, f64)>| {
+        x.map_or("—".to_string(), |(a, b, c)| {
+            format!("{a:.2}, {b:.2}, {c:.2}")
+        })
+    };
+    for (d, size) in keys {
+        let here: Vec<&OpRow> = rows
+            .iter()
+            .filter(|r| r.dim == d && r.size == size)
+            .collect();
+        let default: Vec<&OpRow> = here.iter().copied().filter(|r| !r.case.eager).collect();
+        let eager: Vec<&OpRow> = default
+            .iter()
+            .map(|r| {
+                here.iter()
+                    .copied()
+                    .find(|e| {
+                        e.case.eager
+                            && (e.case.bench, e.case.alg, e.case.forwarding)
+                                == (r.case.bench, r.case.alg, r.case.forwarding)
+                    })
+                    .unwrap_or(r)
+            })
+            .collect();
+        let has_eager = here.iter().any(|r| r.case.eager);
+        for (label, set) in [("default", &default), ("eager where measured", &eager)] {
+            if label != "default" && !has_eager {
+                continue;
+            }
+            let vc = set
+                .iter()
+                .map(|r| r.measured.1 / r.virtual_clock.map_or(f64::NAN, |v| v.1))
+                .collect();
+            let tbf = set
+                .iter()
+                .map(|r| r.measured.1 / r.tbf.unwrap_or(f64::NAN))
+                .collect();
+            let _ = writeln!(
+                w,
+                "| {d} | {} | {label} | {} | {} | {} |",
+                size_text(size),
+                set.len(),
+                fmt(spread(vc)),
+                fmt(spread(tbf))
+            );
+        }
+    }
+    let _ = writeln!(w);
 }
 
 /// The whole generated part of `docs/perf/cubenet-model.md`.
@@ -1227,6 +1313,14 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
     }
 
     // Per operation.
+    let _ = writeln!(w, "## Per operation: summary\n");
+    let _ = writeln!(
+        w,
+        "Measured slowest rank over the virtual clock's slowest node, and over Grama + tbf, \
+         across the operations of the table below; *eager where measured*: the eager run in \
+         place of its default-protocol twin where there is one.\n"
+    );
+    render_summary(w, rows);
     let _ = writeln!(w, "## Per operation\n");
     let _ = writeln!(
         w,
