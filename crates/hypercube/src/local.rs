@@ -44,7 +44,12 @@ impl Drop for PanicGuard<'_> {
     }
 }
 
-fn run<T: Send>(dim: u32, model: Option<CostModel>, f: impl Fn(Node) -> T + Sync) -> Vec<(T, f64)> {
+fn run<T: Send>(
+    dim: u32,
+    model: Option<CostModel>,
+    all_port: bool,
+    f: impl Fn(Node) -> T + Sync,
+) -> Vec<(T, f64)> {
     assert!(
         dim <= 16,
         "run_local: dimension {dim} is too large for one process (max 16)"
@@ -52,7 +57,7 @@ fn run<T: Send>(dim: u32, model: Option<CostModel>, f: impl Fn(Node) -> T + Sync
     let p = 1usize << dim;
     let cost =
         model.map(|m| -> MessageCost { Box::new(move |len, links| m.message_over(len, links)) });
-    let cube = Cube::new(dim, cost);
+    let cube = Cube::new(dim, cost, model.filter(|_| all_port).map(|m| m.t_s));
     let f = &f;
     let results: Vec<std::thread::Result<(T, f64)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..p as NodeId)
@@ -100,7 +105,10 @@ fn run<T: Send>(dim: u32, model: Option<CostModel>, f: impl Fn(Node) -> T + Sync
 /// each node's result in rank order. A panic on any node is re-raised here (the first one),
 /// after every other node has stopped.
 pub fn run_local<T: Send>(dim: u32, f: impl Fn(Node) -> T + Sync) -> Vec<T> {
-    run(dim, None, f).into_iter().map(|(v, _)| v).collect()
+    run(dim, None, false, f)
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect()
 }
 
 /// Like [`run_local`] with a virtual clock per node under `model` (see the module docs);
@@ -110,5 +118,18 @@ pub fn run_local_timed<T: Send>(
     model: CostModel,
     f: impl Fn(Node) -> T + Sync,
 ) -> Vec<(T, f64)> {
-    run(dim, Some(model), f)
+    run(dim, Some(model), false, f)
+}
+
+/// Like [`run_local_timed`] with **all-port** nodes: one port per dimension, a send
+/// occupying the port of its route's first link while the node only pays its start-up
+/// (see the module docs of `transport::local`). The all-port algorithms
+/// (`Algorithm::AllPort`, `Algorithm::Ecube` all-to-all) meet their
+/// `collectives::select::all_port_time` here.
+pub fn run_local_timed_all_port<T: Send>(
+    dim: u32,
+    model: CostModel,
+    f: impl Fn(Node) -> T + Sync,
+) -> Vec<(T, f64)> {
+    run(dim, Some(model), true, f)
 }

@@ -706,3 +706,107 @@ fn all_to_all_on_slow_links_is_all_port_and_on_loopback_as_before() {
     };
     assert!(busy.wire_tw().is_none() && !busy.links_bound(1));
 }
+
+/// The all-port virtual clock (`run_local_timed_all_port`: a port per dimension, the
+/// start-up the node's own serial work) gives each all-port algorithm its
+/// `select::all_port_time`: the bytes term alone when t_s = 0, the start-ups alone when
+/// t_w = 0. (Gather is left out: the clock does not charge a receiving port, where the
+/// root's busiest link is.)
+#[test]
+fn all_port_clock_meets_the_all_port_formulas() {
+    use hypercube::collectives::select::{all_port_time, Operation};
+    use hypercube::transport::local::run_local_timed_all_port;
+    // Divisible by every d and p·d used: the parts are equal.
+    let m: usize = 960 * 64;
+    for k in 1..=4u32 {
+        let p = 1usize << k;
+        for model in [CostModel::new(0.0, 1.0), CostModel::new(1.0, 0.0)] {
+            let slowest = |f: &(dyn Fn(&Node) + Sync)| {
+                run_local_timed_all_port(k, model, |node| f(&node))
+                    .into_iter()
+                    .map(|((), t)| t)
+                    .fold(0.0, f64::max)
+            };
+            let want = |op, alg| all_port_time(op, alg, k, m, model).unwrap();
+            let close = |got: f64, want: f64, what: &str| {
+                assert!(
+                    (got - want).abs() <= 1e-6 * want.max(1.0),
+                    "{what}, k = {k}, {model:?}: clock {got}, formula {want}"
+                )
+            };
+            let t = slowest(&|n: &Node| {
+                let blocks = vec![Bytes::from(vec![1u8; m]); p];
+                n.cube().with(Algorithm::Ecube).alltoall(&blocks).unwrap();
+            });
+            close(
+                t,
+                want(Operation::Alltoall, Algorithm::Ecube),
+                "alltoall e-cube",
+            );
+            let t = slowest(&|n: &Node| {
+                n.cube()
+                    .with(Algorithm::AllPort)
+                    .allgather(Bytes::from(vec![2u8; m]))
+                    .unwrap();
+            });
+            close(
+                t,
+                want(Operation::Allgather, Algorithm::AllPort),
+                "allgather all-port",
+            );
+            let t = slowest(&|n: &Node| {
+                let x = vec![1u8; m];
+                n.cube()
+                    .with(Algorithm::AllPort)
+                    .reduce_scatter(&x, Op::Sum)
+                    .unwrap();
+            });
+            close(
+                t,
+                want(Operation::ReduceScatter, Algorithm::AllPort),
+                "reduce-scatter all-port",
+            );
+            let t = slowest(&|n: &Node| {
+                let x = vec![1u8; m];
+                n.cube()
+                    .with(Algorithm::AllPort)
+                    .allreduce(&x, Op::Sum)
+                    .unwrap();
+            });
+            close(
+                t,
+                want(Operation::Allreduce, Algorithm::AllPort),
+                "allreduce all-port",
+            );
+            let t = slowest(&|n: &Node| {
+                let data = if n.mynode() == 0 {
+                    Bytes::from(vec![3u8; m])
+                } else {
+                    Bytes::new()
+                };
+                n.cube().with(Algorithm::AllPort).bcast(0, data, m).unwrap();
+            });
+            close(
+                t,
+                want(Operation::Bcast, Algorithm::AllPort),
+                "bcast all-port",
+            );
+            let t = slowest(&|n: &Node| {
+                let blocks = if n.mynode() == 0 {
+                    vec![Bytes::from(vec![4u8; m]); p]
+                } else {
+                    Vec::new()
+                };
+                n.cube()
+                    .with(Algorithm::Ecube)
+                    .scatter(0, &blocks, m)
+                    .unwrap();
+            });
+            close(
+                t,
+                want(Operation::Scatter, Algorithm::Ecube),
+                "scatter e-cube",
+            );
+        }
+    }
+}

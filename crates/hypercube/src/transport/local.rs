@@ -22,6 +22,15 @@
 //! With `t_h = 0` under cut-through the cost does not depend on the distance: chapter 4's
 //! assumption, and [`CostModel::new`]'s default.
 //!
+//! [`run_local_timed_all_port`](crate::local::run_local_timed_all_port) models **all-port**
+//! nodes instead (Grama §4.1's closing remarks; the iPSC; the emulated cube of
+//! docs/cubenet.md): a node has one port per dimension, and a send occupies the port of
+//! the first link of its e-cube route (the lowest differing bit) for `message_over(m, l) −
+//! t_s`, starting when both the node and that port are free, while the start-up `t_s`
+//! stays the node's own, serial work (the clock advances by `t_s` per send). The message
+//! is stamped with its port's finish time, and waiting for a send sets the clock to at
+//! least that time. Sends on different ports overlap; sends on one port queue.
+//!
 //! For a deterministic algorithm the final clock is the algorithm's model time, which is how
 //! the tests hold each collective to its equation. [`now`] reads the calling node's clock.
 //!
@@ -70,6 +79,9 @@ pub(crate) struct Cube {
     /// The virtual clock's charge for a message of `len` bytes over `links` links (timed
     /// cubes only).
     cost: Option<MessageCost>,
+    /// All-port clocks: the start-up `t_s` that stays the node's own work (the rest of a
+    /// message's cost occupies a port). `None`: one port.
+    all_port: Option<f64>,
     /// Set when a node thread panicked: every wait then fails.
     failed: AtomicBool,
     /// The first node that panicked (u64::MAX: none).
@@ -89,7 +101,7 @@ pub(crate) type MessageCost = Box<dyn Fn(usize, u32) -> f64 + Send + Sync>;
 
 impl Cube {
     /// A cube of `2^dim` nodes, none finished; with a virtual clock if `cost` is given.
-    pub(crate) fn new(dim: u32, cost: Option<MessageCost>) -> Arc<Cube> {
+    pub(crate) fn new(dim: u32, cost: Option<MessageCost>, all_port: Option<f64>) -> Arc<Cube> {
         let p = 1usize << dim;
         Arc::new(Cube {
             dim,
@@ -100,6 +112,7 @@ impl Cube {
                 })
                 .collect(),
             cost,
+            all_port,
             failed: AtomicBool::new(false),
             first_failed: AtomicU64::new(u64::MAX),
             live: AtomicUsize::new(p),
@@ -115,6 +128,8 @@ impl Cube {
         clock: Arc<Mutex<f64>>,
     ) -> LocalTransport {
         LocalTransport {
+            ports: Mutex::new(vec![0.0; self.dim as usize]),
+            sends: Mutex::new(Vec::new()),
             rank,
             cube: self.clone(),
             clock,
@@ -159,6 +174,10 @@ impl Cube {
 
 /// One node's end of the in-process cube.
 pub struct LocalTransport {
+    /// All-port clocks: when each of this node's ports is free again.
+    ports: Mutex<Vec<f64>>,
+    /// All-port clocks: the finish time of each send, by token.
+    sends: Mutex<Vec<f64>>,
     rank: NodeId,
     cube: Arc<Cube>,
     clock: Arc<Mutex<f64>>,
@@ -294,12 +313,34 @@ impl Transport for LocalTransport {
             });
         }
         let len = data.len() as u64;
+        let mut token = 0;
         let body = match self.timed() {
             Some(cost) => {
+                let whole = cost(data.len(), hamming(self.rank, dest));
                 let stamp = {
                     let mut c = self.clock.lock().unwrap_or_else(|p| p.into_inner());
-                    *c += cost(data.len(), hamming(self.rank, dest));
-                    *c
+                    match self.cube.all_port {
+                        None => {
+                            *c += whole;
+                            *c
+                        }
+                        Some(t_s) => {
+                            *c += t_s.min(whole);
+                            let mut ports = self.ports.lock().unwrap_or_else(|p| p.into_inner());
+                            let k = (self.rank ^ dest).trailing_zeros() as usize;
+                            let done = match ports.get_mut(k) {
+                                Some(port) => {
+                                    *port = port.max(*c) + (whole - t_s).max(0.0);
+                                    *port
+                                }
+                                None => *c, // a message to itself: no port
+                            };
+                            let mut sends = self.sends.lock().unwrap_or_else(|p| p.into_inner());
+                            sends.push(done);
+                            token = sends.len() as SendToken;
+                            done
+                        }
+                    }
                 };
                 let mut b = BytesMut::with_capacity(data.len() + 8);
                 b.extend_from_slice(&data);
@@ -319,14 +360,27 @@ impl Transport for LocalTransport {
             self.cube.progress.fetch_add(1, Ordering::SeqCst);
             self.cube.slots[dest as usize].cv.notify_all();
         }
-        Ok(0)
+        Ok(token)
     }
 
     fn test_send(&self, _token: SendToken) -> Result<bool> {
         Ok(true)
     }
 
-    fn wait_send(&self, _token: SendToken) -> Result<()> {
+    fn wait_send(&self, token: SendToken) -> Result<()> {
+        // All-port clocks: a send is over when its port has sent it.
+        if token > 0 {
+            let done = self
+                .sends
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(token as usize - 1)
+                .copied();
+            if let Some(done) = done {
+                let mut c = self.clock.lock().unwrap_or_else(|p| p.into_inner());
+                *c = c.max(done);
+            }
+        }
         Ok(())
     }
 
@@ -401,4 +455,4 @@ impl Drop for LocalTransport {
 // The old paths of what moved out of this file: the driver (above `Node`) and the cost
 // model (beside the algorithm selection). Re-exports only; nothing here uses them.
 pub use crate::collectives::select::CostModel;
-pub use crate::local::{now, run_local, run_local_timed};
+pub use crate::local::{now, run_local, run_local_timed, run_local_timed_all_port};
