@@ -114,7 +114,7 @@ pub struct Args {
     /// takes about a second per call)
     #[arg(long, default_value_t = 3)]
     pub min_iters: u64,
-    /// The most measured calls of a run
+    /// The most measured calls of a run (latency: ten times this)
     #[arg(long, default_value_t = 1000)]
     pub max_iters: u64,
     /// The token bucket's depth, as tc reads sizes (default: hcrun's and cubenet's, one
@@ -359,7 +359,7 @@ pub fn estimate_secs(bench: Bench, dim: u32, m: u64, bps: f64) -> f64 {
         _ => (p - 1.0) * m,
     };
     let startup = if bench == Bench::Latency {
-        100e-6
+        20e-6
     } else {
         150e-6 * d
     };
@@ -367,14 +367,29 @@ pub fn estimate_secs(bench: Bench, dim: u32, m: u64, bps: f64) -> f64 {
 }
 
 /// Measured calls and warm-up calls of a run: `budget_s` over [`estimate_secs`], within
-/// `[min, max]`; warm-up a tenth of that, at least 1, at most 20 (at least 5 up to 8 KiB,
-/// where calls are cheap and the first ones pay for connection set-up).
+/// `[min, max]`; warm-up a tenth of that, at least 1, at most OSU's defaults (100 up to
+/// 8 KiB, 10 above), and at least 5 up to 8 KiB, where calls are cheap and the first ones
+/// pay for connection set-up.
 pub fn iterations(est_s: f64, budget_s: f64, min: u64, max: u64, size: u64) -> (u64, u64) {
     let n = (budget_s / est_s.max(1e-9)).round();
     let n = (n.min(max as f64) as u64).clamp(min.max(1), max.max(min).max(1));
-    let w = (n / 10).clamp(1, 20);
-    let w = if size <= 8192 { w.max(5.min(n)) } else { w };
+    let w = if size <= 8192 {
+        (n / 10).clamp(5.min(n).max(1), 100)
+    } else {
+        (n / 10).clamp(1, 10)
+    };
     (n, w)
+}
+
+/// The most measured calls of a run of `bench`: `max`, ten times that for the ping-pong
+/// (OSU's own default is 10 000 up to 8 KiB: 1 000 round trips of 8 B are 10 ms, which
+/// one preemption on the shared cores distorts).
+pub fn max_iters_of(bench: Bench, max: u64) -> u64 {
+    if bench.is_p2p() {
+        max.saturating_mul(10)
+    } else {
+        max
+    }
 }
 
 /// The `-i` that makes `osu` and `osu_mpi` run `n` measured calls at `size` (both use a
@@ -1159,8 +1174,8 @@ fn measure_case(
         for &bench in &plan.benches {
             for size in plan.sizes_of(bench) {
                 let est = estimate_secs(bench, dim, size, link_bps);
-                let (iters, warmup) =
-                    iterations(est, plan.budget_s, plan.min_iters, plan.max_iters, size);
+                let max = max_iters_of(bench, plan.max_iters);
+                let (iters, warmup) = iterations(est, plan.budget_s, plan.min_iters, max, size);
                 for imp in [OURS, OMPI] {
                     if imp == OMPI && net.is_none() {
                         continue;
@@ -1250,7 +1265,7 @@ fn finish(a: &Args, plan: &Plan, rows: &[Row], runner: &Runner, meta: &Meta) -> 
             format!(
                 "d {:?}, rates {}, {} repetition(s), benchmarks {}, sizes {} (barrier: 0); \
                  each size its own run of ≈{} s of measured calls (at least {}, at most {}; \
-                 warm-up a tenth, 1–20, at least 5 up to 8 KiB)",
+                 latency ten times that; warm-up a tenth, 5–100 up to 8 KiB, 1–10 above)",
                 plan.dims,
                 plan.rates.join(", "),
                 plan.reps,
@@ -1388,10 +1403,13 @@ pub fn medians(rows: &[Row]) -> BTreeMap<Key, Figures> {
     out
 }
 
-/// A time in µs for a table: `85.3 µs`, `4567 µs`, `12.3 ms`, `705 ms`, `1.32 s`.
+/// A time in µs for a table: `0.07 µs`, `85.3 µs`, `4567 µs`, `12.3 ms`, `705 ms`,
+/// `1.32 s`.
 pub fn time_text(us: f64) -> String {
     if !us.is_finite() {
         "—".into()
+    } else if us < 1.0 {
+        format!("{us:.2} µs")
     } else if us < 100.0 {
         format!("{us:.1} µs")
     } else if us < 10_000.0 {
@@ -1977,8 +1995,12 @@ mod tests {
         assert!((1.3..1.4).contains(&est), "{est}");
         assert_eq!(iterations(est, 1.5, 3, 1000, 1 << 20), (3, 1));
         // 8 B: capped, with OSU-like warm-up.
-        assert_eq!(iterations(1e-4, 1.5, 3, 1000, 8), (1000, 20));
+        assert_eq!(iterations(1e-4, 1.5, 3, 1000, 8), (1000, 100));
         assert_eq!(iterations(0.1, 1.5, 3, 1000, 8), (15, 5));
+        assert_eq!(iterations(1e-3, 1.5, 3, 1000, 65536), (1000, 10));
+        let lat = estimate_secs(Bench::Latency, 4, 8, 12.5e6);
+        let max = max_iters_of(Bench::Latency, 1000);
+        assert_eq!(iterations(lat, 1.5, 3, max, 8), (10000, 100));
         assert_eq!(osu_iters_arg(3, 1 << 20), 30);
         assert_eq!(osu_iters_arg(3, 8192), 3);
         let hosts = "# rank namespace cube-address management-address\n\
