@@ -42,7 +42,7 @@ use anyhow::{bail, Context};
 use bytes::Bytes;
 use hypercube::collectives::select::CostModel;
 use hypercube::collectives::{Algorithm, Op, ShiftOrder};
-use hypercube::transport::local::run_local_timed;
+use hypercube::transport::local::{run_local_timed, run_local_timed_all_port};
 use hypercube::transport::Forwarding;
 use hypercube::Node;
 
@@ -468,18 +468,23 @@ fn one_call(node: &Node, bench: Bench, alg: Algorithm, s: usize) -> anyhow::Resu
 }
 
 /// The virtual-clock transport's time of one call of `bench` with algorithm `alg` at SIZE
-/// `s` on a `dim`-cube under `model` (`run_local_timed`): `(mean, slowest)` of the nodes'
-/// final clocks, in the model's units.
+/// `s` on a `dim`-cube under `model`: `(mean, slowest)` of the nodes' final clocks, in the
+/// model's units; single-port nodes (`run_local_timed`), or with `all_port` a port per
+/// dimension (`run_local_timed_all_port`).
 pub fn virtual_clock(
     bench: Bench,
     alg: Algorithm,
     dim: u32,
     s: usize,
     model: CostModel,
+    all_port: bool,
 ) -> anyhow::Result<(f64, f64)> {
-    let out = run_local_timed(dim, model, |node| {
-        one_call(&node, bench, alg, s).map_err(|e| format!("{e:#}"))
-    });
+    let call = |node: Node| one_call(&node, bench, alg, s).map_err(|e| format!("{e:#}"));
+    let out = if all_port {
+        run_local_timed_all_port(dim, model, call)
+    } else {
+        run_local_timed(dim, model, call)
+    };
     let mut times = Vec::with_capacity(out.len());
     for (r, t) in out {
         if let Err(e) = r {
@@ -1059,6 +1064,8 @@ pub struct OpRow {
     pub tbf: Option<f64>,
     /// The virtual clock's mean and slowest node (s).
     pub virtual_clock: Option<(f64, f64)>,
+    /// The same on the all-port virtual clock (s).
+    pub all_port: Option<(f64, f64)>,
     /// The all-port link bound at the fitted payload rate (s).
     pub link_bound: Option<f64>,
 }
@@ -1088,13 +1095,16 @@ pub fn op_rows(raw: &[Raw], fits: &Fits, notes: &mut Vec<String>) -> Vec<OpRow> 
         let alg = case.algorithm();
         let m = r.size as f64;
         let model = fit.cost_model();
-        let vc = match virtual_clock(r.bench, alg, r.dim, r.size as usize, model) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                notes.push(format!("{e:#}"));
-                None
-            }
-        };
+        let mut clock =
+            |all_port| match virtual_clock(r.bench, alg, r.dim, r.size as usize, model, all_port) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    notes.push(format!("{e:#}"));
+                    None
+                }
+            };
+        let vc = clock(false);
+        let ap = clock(true);
         rows.push(OpRow {
             case,
             dim: r.dim,
@@ -1103,6 +1113,7 @@ pub fn op_rows(raw: &[Raw], fits: &Fits, notes: &mut Vec<String>) -> Vec<OpRow> 
             grama: grama_time(r.bench, alg, r.dim, m, &model),
             tbf: tbf_time(r.bench, alg, r.dim, m, fit),
             virtual_clock: vc,
+            all_port: ap,
             link_bound: link_bound_secs(r.bench, r.dim, m, 1.0 / fit.t_w),
         });
     }
@@ -1142,9 +1153,9 @@ fn render_summary(w: &mut String, rows: &[OpRow]) {
     keys.dedup();
     let _ = writeln!(
         w,
-        "| d | size | protocol | cases | slowest / virtual clock: min, median, max | slowest / (Grama + tbf): min, median, max |"
+        "| d | size | protocol | cases | slowest / virtual clock: min, median, max | slowest / all-port virtual clock | slowest / (Grama + tbf) |"
     );
-    let _ = writeln!(w, "|---|---|---|---|---|---|");
+    let _ = writeln!(w, "|---|---|---|---|---|---|---|");
     let fmt = |x: Option<(f64, f64, f64)>| {
         x.map_or("—".to_string(), |(a, b, c)| {
             format!("{a:.2}, {b:.2}, {c:.2}")
@@ -1178,16 +1189,21 @@ fn render_summary(w: &mut String, rows: &[OpRow]) {
                 .iter()
                 .map(|r| r.measured.1 / r.virtual_clock.map_or(f64::NAN, |v| v.1))
                 .collect();
+            let ap = set
+                .iter()
+                .map(|r| r.measured.1 / r.all_port.map_or(f64::NAN, |v| v.1))
+                .collect();
             let tbf = set
                 .iter()
                 .map(|r| r.measured.1 / r.tbf.unwrap_or(f64::NAN))
                 .collect();
             let _ = writeln!(
                 w,
-                "| {d} | {} | {label} | {} | {} | {} |",
+                "| {d} | {} | {label} | {} | {} | {} | {} |",
                 size_text(size),
                 set.len(),
                 fmt(spread(vc)),
+                fmt(spread(ap)),
                 fmt(spread(tbf))
             );
         }
@@ -1316,7 +1332,8 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
     let _ = writeln!(w, "## Per operation: summary\n");
     let _ = writeln!(
         w,
-        "Measured slowest rank over the virtual clock's slowest node, and over Grama + tbf, \
+        "Measured slowest rank over the virtual clock's slowest node (single-port, \
+         `run_local_timed`, and all-port, `run_local_timed_all_port`), and over Grama + tbf, \
          across the operations of the table below; *eager where measured*: the eager run in \
          place of its default-protocol twin where there is one.\n"
     );
@@ -1330,7 +1347,9 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
          for the algorithm with the fitted t_s, t_w, t_h of the run's regime and dimension \
          (sum over its critical path of `CostModel::message_over`). *virtual clock*: the same \
          collective with the same algorithm on `run_local_timed` under that `CostModel` \
-         (slowest node; mean in brackets). *Grama + tbf*: the book's expression with the \
+         (slowest node; mean in brackets); the all-port virtual clock \
+         (`run_local_timed_all_port`: a port per dimension, the start-ups serial) is in the \
+         summary only. *Grama + tbf*: the book's expression with the \
          bucket — each message's first b bytes free, and a call no shorter than its busiest \
          link's bytes × t_w ([`tbf_time`]). *link bound*: all-port, the busiest link's bytes \
          over the fitted payload rate 1/t_w (`linkbound.rs`). Ratios: measured slowest over \
@@ -1343,9 +1362,12 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
     let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         let opt = |x: Option<f64>| x.map_or("—".into(), fmt_time);
-        let vc = r.virtual_clock.map_or("—".into(), |(mean, max)| {
-            format!("{} ({})", fmt_time(max), fmt_time(mean))
-        });
+        let pair = |v: Option<(f64, f64)>| {
+            v.map_or("—".into(), |(mean, max)| {
+                format!("{} ({})", fmt_time(max), fmt_time(mean))
+            })
+        };
+        let vc = pair(r.virtual_clock);
         let regime = match (r.case.forwarding, r.case.eager) {
             (Forwarding::CutThrough, false) => "CT",
             (Forwarding::StoreAndForward, false) => "SF",
@@ -1483,7 +1505,7 @@ pub fn run(a: ModelArgs) -> anyhow::Result<()> {
         })
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let info = RunInfo {
+    let mut info = RunInfo {
         lines: vec![
             (
                 "date".into(),
@@ -1541,6 +1563,29 @@ pub fn run(a: ModelArgs) -> anyhow::Result<()> {
         ],
         notes,
     };
+    // The measuring run's lines go beside the raw file; a replay shows them, and its own
+    // date, commit and command as the re-rendering's.
+    let info_path = PathBuf::from(format!("{}.info", a.raw.display()));
+    if a.replay {
+        if let Ok(text) = std::fs::read_to_string(&info_path) {
+            let measured: Vec<(String, String)> = text
+                .lines()
+                .filter_map(|l| l.split_once(": "))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let rerender = format!("{}, commit {}, `{}`", info.lines[0].1, info.lines[1].1, cmd);
+            info.lines = measured;
+            info.lines.push(("re-rendered".into(), rerender));
+        }
+    } else {
+        let text: String = info
+            .lines
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}\n"))
+            .collect();
+        std::fs::write(&info_path, text)
+            .with_context(|| format!("writing {}", info_path.display()))?;
+    }
     let generated = render(&raw, &all, &rows, &info);
     let head = std::fs::read_to_string(&a.out)
         .ok()
@@ -1870,7 +1915,7 @@ mod tests {
     fn the_virtual_clock_runs_the_formula() {
         let c = CostModel::new(100e-6, 80e-9);
         let (_, slowest) =
-            virtual_clock(Bench::Allgather, Algorithm::Hypercube, 2, 1000, c).unwrap();
+            virtual_clock(Bench::Allgather, Algorithm::Hypercube, 2, 1000, c, false).unwrap();
         let g = grama_time(Bench::Allgather, Algorithm::Hypercube, 2, 1000.0, &c).unwrap();
         assert!((slowest - g).abs() < 1e-12, "{slowest} vs {g}");
     }
