@@ -25,10 +25,14 @@
 //!    Grama's formula with the fitted parameters ([`grama_time`]: the sum over the
 //!    algorithm's critical path of [`CostModel::message_over`]), the same formula with the
 //!    token bucket ([`tbf_time`]), the virtual-clock transport's time
-//!    ([`virtual_clock`]: the collective run on `run_local_timed` with the fitted
-//!    [`CostModel`]) and the all-port link bound ([`crate::linkbound`]).
+//!    ([`virtual_clock`]: the collective run on `run_local_timed`, and on
+//!    `run_local_timed_all_port`, with the fitted [`CostModel`]) and the all-port link bound
+//!    ([`crate::linkbound`]). The algorithms that exchange messages above the eager limit
+//!    run once more with every message eager ([`Case::eager`]).
 //! 3. **Report.** `docs/perf/cubenet-model.md` ([`render`]); the hand-written part above
-//!    [`GENERATED_MARKER`] is kept when the file is rewritten.
+//!    [`GENERATED_MARKER`] is kept when the file is rewritten. The raw measurements go to
+//!    `target/cubenet-model-raw.csv` (and the run's date, command... to `….csv.info`):
+//!    `--replay` re-renders the report from them, `--resume` measures only what is missing.
 //!
 //! Every benchmark run holds `flock /tmp/hc-bench.lock` (the lock the other benchmark
 //! drivers of this checkout take), so runs of several people never overlap.
