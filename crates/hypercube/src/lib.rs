@@ -71,6 +71,9 @@ pub fn init() -> Result<Node> {
     keep_freed_memory();
     let t = boot::join(boot::Launch::detect()?)?;
     trace::startup_work(|| boot::probe::run(&t))?;
+    if collectives::select::machine().links_bound(1) {
+        t.links_are_wires();
+    }
     trace::estimate_clock(&t);
     Ok(Node::with_transport(Arc::new(t)))
 }

@@ -66,6 +66,11 @@ pub(crate) struct Engine {
     pub(super) waiter_tx: UnixStream,
     pub(super) waiter_rx: UnixStream,
     pub(super) stop: AtomicBool,
+    /// Payload bytes per data frame once the links are known to be wires
+    /// ([`super::TcpTransport::links_are_wires`]); 0: `tuning.chunk`.
+    pub(super) wire_chunk: std::sync::atomic::AtomicUsize,
+    /// The eager limit once the links are known to be wires; 0: `tuning.eager_limit`.
+    pub(super) wire_eager: std::sync::atomic::AtomicUsize,
     /// Threads currently spinning in `wait_for` (reading the sockets themselves). While
     /// there are any, the progress thread leaves the links alone instead of being woken
     /// by every arriving frame — on a 2-core machine that wake-up steals the core the
@@ -164,6 +169,8 @@ impl Engine {
             waiter_tx,
             waiter_rx,
             stop: AtomicBool::new(false),
+            wire_chunk: std::sync::atomic::AtomicUsize::new(0),
+            wire_eager: std::sync::atomic::AtomicUsize::new(0),
             spinners: Default::default(),
             parked: Default::default(),
             activity: Default::default(),
@@ -223,7 +230,7 @@ impl Engine {
             return;
         }
         let was_empty = st.out[link].queue.is_empty();
-        st.out[link].queue.push_back(frame);
+        st.out[link].enqueue(frame);
         if was_empty {
             self.flush(st, link);
         }

@@ -17,7 +17,7 @@ use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
 use crate::parts::Parts;
-use crate::wire::frame::{Header, HEADER_LEN};
+use crate::wire::frame::{Header, Kind, HEADER_LEN};
 
 /// A frame waiting to be written.
 pub(crate) struct OutFrame {
@@ -33,6 +33,9 @@ pub(crate) struct OutFrame {
     /// Cut-through: the input link whose bytes this frame still waits for (`None`: the
     /// payload is complete).
     pub open: Option<usize>,
+    /// A flow-control frame (clear-to-send, credit): it goes ahead of every frame not yet
+    /// begun ([`LinkOut::enqueue`]).
+    pub urgent: bool,
 }
 
 impl OutFrame {
@@ -44,6 +47,7 @@ impl OutFrame {
             written: 0,
             completes,
             open: None,
+            urgent: matches!(h.kind, Kind::Cts | Kind::Credit),
         }
     }
 
@@ -57,6 +61,7 @@ impl OutFrame {
             written: 0,
             completes: None,
             open: Some(from),
+            urgent: false,
         }
     }
 
@@ -118,6 +123,25 @@ pub(crate) enum Flush {
 }
 
 impl LinkOut {
+    /// Queue a frame. A flow-control frame ([`OutFrame::urgent`]: a clear-to-send, a
+    /// credit) goes ahead of every frame not yet begun, behind the urgent ones already
+    /// waiting: on a slow link the peer's data waits for it, and behind a megabyte of this
+    /// node's own data it would make every exchange of long messages take twice its time
+    /// (docs/perf/cubenet-model.md). No message frame overtakes another, so the order of
+    /// messages between two nodes stays as sent.
+    pub fn enqueue(&mut self, frame: OutFrame) {
+        if frame.urgent {
+            let at = self
+                .queue
+                .iter()
+                .position(|f| f.written == 0 && !f.urgent)
+                .unwrap_or(self.queue.len());
+            self.queue.insert(at, frame);
+        } else {
+            self.queue.push_back(frame);
+        }
+    }
+
     /// Is there anything the socket could take now? Not when the queue is empty, nor when
     /// its head is an open frame written as far as its bytes have come (the frames behind
     /// it must wait for it).

@@ -60,7 +60,11 @@ impl Engine {
                 return Err(f.duplicate());
             }
             let slot = self.slot(dest);
-            if len <= self.tuning.eager_limit as u64 && st.credits[slot] >= cost {
+            let eager_limit = match self.wire_eager.load(std::sync::atomic::Ordering::Relaxed) {
+                0 => self.tuning.eager_limit,
+                e => e,
+            };
+            if len <= eager_limit as u64 && st.credits[slot] >= cost {
                 st.credits[slot] -= cost;
                 // Every message gets a number, eager ones too: it names it in a trace.
                 let id = st.next_msg_id;
@@ -381,7 +385,10 @@ impl Engine {
             return;
         }
         let link = self.route(receiver);
-        let chunk = self.tuning.chunk;
+        let chunk = match self.wire_chunk.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => self.tuning.chunk,
+            c => c,
+        };
         let mut off = 0;
         while off < data.len() {
             let end = (off + chunk).min(data.len());
