@@ -6,7 +6,8 @@
 # 8 B, 1 KiB, 64 KiB, 256 KiB and 1 MiB; writes docs/perf/cubenet.md and
 # docs/perf/cubenet/{results.csv,run-info.txt,*.svg}.
 #
-#   scripts/cubenet-compare.sh                       the full run, about 20 min on the 2-core VM
+#   scripts/cubenet-compare.sh                       the full run: 416 runs, about 13 min on the
+#                                                    2-core VM plus any wait for the lock below
 #                                                    (its run time is in docs/perf/cubenet.md)
 #   scripts/cubenet-compare.sh --quick --out /tmp/cn a smoke run in about two minutes
 #   scripts/cubenet-compare.sh --dims 4 --rates 100mbit --benches alltoall,bcast
