@@ -31,11 +31,11 @@ use anyhow::{bail, Context, Result};
 use hypercube_plot::{Axis, Figure, Legend, Panel, Series};
 
 use crate::compare::{run_cmd, Record};
-use crate::linkbound;
 use crate::osu;
 use crate::peers::{self, CPrograms};
 use crate::report::{self, size_text, size_tick, RunInfo};
 use crate::Bench;
+use crate::{linkbound, load_average, shell_line};
 
 /// The lock every benchmark run of the checkout holds (`flock`), ours and Open MPI's.
 pub const LOCK_PATH: &str = "/tmp/hc-bench.lock";
@@ -926,34 +926,11 @@ fn failure_line(stderr: &str, stdout: &str) -> String {
         .map_or_else(|| "no output".to_string(), |l| l.to_string())
 }
 
-/// A one-line shell command's first line of output, or `unknown`.
-fn shell(cmd: &str, args: &[&str]) -> String {
-    Command::new(cmd)
-        .args(args)
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .next()
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|t| t.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "unknown".into())
-}
-
 /// The commit, and whether the code the programs were built from had uncommitted changes
 /// (the runtime, launcher or benchmarks).
 fn commit_line(repo: &Path) -> String {
     let repo = repo.to_string_lossy();
-    let commit = shell("git", &["-C", &repo, "rev-parse", "--short", "HEAD"]);
+    let commit = shell_line("git", &["-C", &repo, "rev-parse", "--short", "HEAD"]);
     let dirty = Command::new("git")
         .args([
             "-C",
@@ -1050,7 +1027,7 @@ pub fn main(a: Args, machine: String) -> Result<()> {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut meta = Meta {
         machine,
-        started: shell("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        started: shell_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
         commit: commit_line(&repo),
         load_before: load_average(),
         t0: Instant::now(),
@@ -1293,7 +1270,7 @@ fn finish(a: &Args, plan: &Plan, rows: &[Row], runner: &Runner, meta: &Meta) -> 
         (
             "peers".into(),
             if runner.mpi_bin.is_some() {
-                let v = shell(peers::MPIRUN, &["--version"]);
+                let v = shell_line(peers::MPIRUN, &["--version"]);
                 format!(
                     "Open MPI {} (`{}`) running `crates/bench/c/osu_mpi.c`",
                     v.rsplit(' ').next().unwrap_or("unknown"),

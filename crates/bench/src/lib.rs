@@ -41,6 +41,45 @@ pub fn links_congestion() -> String {
     hypercube::transport::Tuning::default().congestion.join(",")
 }
 
+/// The first line of a command's output, or `unknown` (for the description of a run).
+pub fn shell_line(cmd: &str, args: &[&str]) -> String {
+    std::process::Command::new(cmd)
+        .args(args)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The 1-minute load average, from /proc/loadavg.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// This machine in one line: cores, CPU model, kernel.
+pub fn machine_line() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cores} cores ({cpu}), {}", shell_line("uname", &["-sr"]))
+}
+
 /// `CLOCK_MONOTONIC` in ns: one clock for every process on the machine, so times taken
 /// in different processes of a run compare (`Instant` is the same clock but does not show
 /// its value).

@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
 use hypercube_bench::compare::{self, Plan, Tools};
 use hypercube_bench::peers::{self, CPrograms, Transport};
 use hypercube_bench::report::{self, RunInfo};
-use hypercube_bench::Bench;
+use hypercube_bench::{load_average, machine_line, shell_line, Bench};
 
 /// hypercube vs. Open MPI vs. the raw-TCP floor, side by side.
 ///
@@ -138,36 +138,6 @@ fn parse_benches(s: &str) -> anyhow::Result<Vec<Bench>> {
     }
 }
 
-/// The first line of a command's output, or `unknown`.
-fn shell(cmd: &str, args: &[&str]) -> String {
-    Command::new(cmd)
-        .args(args)
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .next()
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
-fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!("{cores} cores ({cpu}), {}", shell("uname", &["-sr"]))
-}
-
 /// The system's TCP congestion control, and what our links and the floor ask for (the
 /// choice moves loopback figures by up to 2×: `docs/perf/analysis.md`).
 fn congestion_line() -> String {
@@ -189,7 +159,7 @@ fn congestion_line() -> String {
 fn peers_line(recs: &[compare::Record]) -> String {
     let ran = |prefix: &str| recs.iter().any(|r| r.imp.starts_with(prefix));
     let mpi = if ran("ompi") {
-        let v = shell(peers::MPIRUN, &["--version"]);
+        let v = shell_line(peers::MPIRUN, &["--version"]);
         let v = v.rsplit(' ').next().unwrap_or("unknown");
         format!(
             "Open MPI {v} (`{}`) running `crates/bench/c/osu_mpi.c`",
@@ -204,14 +174,6 @@ fn peers_line(recs: &[compare::Record]) -> String {
         "C floor not run"
     };
     format!("{mpi}; {c}")
-}
-
-/// The 1-minute load average, from /proc/loadavg.
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|t| t.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "unknown".into())
 }
 
 fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
@@ -250,7 +212,7 @@ fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
         "--sizes and --p2p-sizes must not be empty"
     );
     let tools = Tools::beside_me()?;
-    let commit = shell(
+    let commit = shell_line(
         "git",
         &[
             "-C",
@@ -260,7 +222,7 @@ fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
             "HEAD",
         ],
     );
-    let started = shell("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
+    let started = shell_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
     let load_before = load_average();
     let o = compare::run(&plan, &tools)?;
     let load_after = load_average();
@@ -276,7 +238,7 @@ fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
         lines: vec![
             ("date".into(), started),
             ("commit".into(), commit),
-            ("machine".into(), machine()),
+            ("machine".into(), machine_line()),
             ("TCP congestion control".into(), congestion_line()),
             ("peers".into(), peers_line(&o.records)),
             (
@@ -404,7 +366,7 @@ fn main() -> anyhow::Result<()> {
         }
         Cmd::CFloor { args } => c_floor_cmd(&args),
         Cmd::Compare(a) => compare_cmd(a),
-        Cmd::Cubenet(a) => hypercube_bench::cubenet::main(a, machine()),
+        Cmd::Cubenet(a) => hypercube_bench::cubenet::main(a, machine_line()),
         Cmd::CubenetModel(a) => hypercube_bench::model_fit::run(a),
         Cmd::Report { out } => {
             let recs = compare::read_csv(&out.join("results.csv"))?;

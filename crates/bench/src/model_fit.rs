@@ -1457,21 +1457,6 @@ fn crate_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn shell_line(cmd: &str, args: &[&str]) -> String {
-    Command::new(cmd)
-        .args(args)
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .next()
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
 /// Run the command: measure (unless `--replay`), fit, compare, write the report.
 pub fn run(a: ModelArgs) -> anyhow::Result<()> {
     let start = Instant::now();
@@ -1499,25 +1484,15 @@ pub fn run(a: ModelArgs) -> anyhow::Result<()> {
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let mut info = RunInfo {
         lines: vec![
             (
                 "date".into(),
-                shell_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+                crate::shell_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
             ),
             (
                 "commit".into(),
-                shell_line(
+                crate::shell_line(
                     "git",
                     &[
                         "-C",
@@ -1530,7 +1505,7 @@ pub fn run(a: ModelArgs) -> anyhow::Result<()> {
             ),
             (
                 "machine".into(),
-                format!("{cores} cores ({cpu}), {}", shell_line("uname", &["-sr"])),
+                crate::machine_line(),
             ),
             ("command".into(), format!("`{cmd}`")),
             (

@@ -53,6 +53,25 @@ pub const RATE_FORMS: &str = "a number with a unit as tc reads it: 100mbit, 1gbi
     number of bits per second; between 100kbit and 1tbit; or a historical machine: ipsc860 \
     (20mbit)";
 
+/// A decimal number and an optional unit of `units` (compared without regard to case, as
+/// `tc` does), as the number times the unit's scale; `None` if either is malformed.
+fn scaled(t: &str, units: &[(&str, f64)]) -> Option<f64> {
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().ok()?;
+    let scale = if unit.is_empty() {
+        1.0
+    } else {
+        units
+            .iter()
+            .find(|(u, _)| u.eq_ignore_ascii_case(unit))
+            .map(|(_, f)| *f)?
+    };
+    Some(value * scale)
+}
+
 /// Parse a rate as `tc` does (`get_rate64`: a decimal number, then an optional suffix,
 /// compared case-insensitively; so `mbps` is mega*bytes* per second, as in `tc`).
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
@@ -62,22 +81,8 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
             bits_per_sec: *bits,
         });
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let bad = || format!("--link-rate {s:?} is not a rate: give {RATE_FORMS}");
-    let value: f64 = num.parse().map_err(|_| bad())?;
-    let scale = if unit.is_empty() {
-        1.0
-    } else {
-        RATE_UNITS
-            .iter()
-            .find(|(u, _)| u.eq_ignore_ascii_case(unit))
-            .map(|(_, f)| *f)
-            .ok_or_else(bad)?
-    };
-    let bits = value * scale;
+    let bits = scaled(t, RATE_UNITS)
+        .ok_or_else(|| format!("--link-rate {s:?} is not a rate: give {RATE_FORMS}"))?;
     if !bits.is_finite() || bits < MIN_RATE_BITS as f64 || bits > MAX_RATE_BITS as f64 {
         return Err(format!(
             "--link-rate {s:?} is out of range: give {RATE_FORMS}"
@@ -150,23 +155,8 @@ pub const BURST_FORMS: &str =
 
 /// Parse a token-bucket size (`--link-burst`) as `tc` reads sizes.
 pub fn parse_burst(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let bad = || format!("--link-burst {s:?} is not a size: give {BURST_FORMS}");
-    let value: f64 = num.parse().map_err(|_| bad())?;
-    let scale = if unit.is_empty() {
-        1.0
-    } else {
-        SIZE_UNITS
-            .iter()
-            .find(|(u, _)| u.eq_ignore_ascii_case(unit))
-            .map(|(_, f)| *f)
-            .ok_or_else(bad)?
-    };
-    let bytes = value * scale;
+    let bytes = scaled(s.trim(), SIZE_UNITS)
+        .ok_or_else(|| format!("--link-burst {s:?} is not a size: give {BURST_FORMS}"))?;
     if !bytes.is_finite() || bytes < MIN_BURST as f64 || bytes > (1u64 << 30) as f64 {
         return Err(format!(
             "--link-burst {s:?} is out of range: give {BURST_FORMS}"

@@ -22,7 +22,7 @@
 //! With `t_h = 0` under cut-through the cost does not depend on the distance: chapter 4's
 //! assumption, and [`CostModel::new`]'s default.
 //!
-//! [`run_local_timed_all_port`](crate::local::run_local_timed_all_port) models **all-port**
+//! [`run_local_timed_all_port`] models **all-port**
 //! nodes instead (Grama §4.1's closing remarks; the iPSC; the emulated cube of
 //! docs/cubenet.md): a node has one port per dimension, and a send occupies the port of
 //! the first link of its e-cube route (the lowest differing bit) for `message_over(m, l) −
