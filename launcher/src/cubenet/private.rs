@@ -42,7 +42,7 @@ pub enum Privilege {
 
 /// Move this process into namespaces of its own — a network namespace (the hub, with the
 /// management bridge) and a mount namespace whose `/run/netns` is a fresh `tmpfs` — so
-/// that everything [`build`] makes afterwards is the job's alone and disappears with its
+/// that everything [`super::build`] makes afterwards is the job's alone and disappears with its
 /// last process. Not root: first a user namespace, where the kernel allows one.
 ///
 /// Must be called while the process has one thread (before any runtime starts).
