@@ -1246,11 +1246,7 @@ fn finish(a: &Args, plan: &Plan, rows: &[Row], runner: &Runner, meta: &Meta) -> 
                 plan.dims,
                 plan.rates.join(", "),
                 plan.reps,
-                plan.benches
-                    .iter()
-                    .map(|b| b.name())
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                Bench::names(&plan.benches),
                 sizes.join(", "),
                 plan.budget_s,
                 plan.min_iters,
@@ -1483,6 +1479,22 @@ struct Cmp {
 }
 
 impl Cmp {
+    /// The eight figures of a table row, `|`-separated: ours and Open MPI's avg and
+    /// slowest, their ratios, and each one's ratio to the link bound.
+    fn cells(&self) -> String {
+        [
+            t(self.ours, false),
+            t(self.ours, true),
+            t(self.mpi, false),
+            t(self.mpi, true),
+            x(self.ratio_avg()),
+            x(self.ratio_max()),
+            x(self.ours_bound()),
+            x(self.mpi_bound()),
+        ]
+        .join(" | ")
+    }
+
     fn of(v: &View, d: u32, rate: &str, bench: &str, size: u64) -> Cmp {
         Cmp {
             ours: v.get(d, rate, OURS, bench, size),
@@ -1602,20 +1614,13 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
             let c = Cmp::of(&v, d, &rate, &b, sz);
             let _ = writeln!(
                 w,
-                "| {b} {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {b} {} | {} |",
                 if b == "barrier" {
                     String::new()
                 } else {
                     size_text(sz)
                 },
-                t(c.ours, false),
-                t(c.ours, true),
-                t(c.mpi, false),
-                t(c.mpi, true),
-                x(c.ratio_avg()),
-                x(c.ratio_max()),
-                x(c.ours_bound()),
-                x(c.mpi_bound()),
+                c.cells(),
             );
         }
         let _ = writeln!(w);
@@ -1736,7 +1741,7 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
                 let c = Cmp::of(&v, *d, rate, b.name(), sz);
                 let _ = writeln!(
                     w,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} |",
                     b.name(),
                     if b == Bench::Barrier {
                         "—".into()
@@ -1744,14 +1749,7 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
                         size_text(sz)
                     },
                     c.bound.map_or("—".into(), time_text),
-                    t(c.ours, false),
-                    t(c.ours, true),
-                    t(c.mpi, false),
-                    t(c.mpi, true),
-                    x(c.ratio_avg()),
-                    x(c.ratio_max()),
-                    x(c.ours_bound()),
-                    x(c.mpi_bound()),
+                    c.cells(),
                 );
             }
         }

@@ -182,6 +182,15 @@ pub enum Bench {
 }
 
 impl Bench {
+    /// The names of `benches`, space-separated (for the description of a run).
+    pub fn names(benches: &[Bench]) -> String {
+        benches
+            .iter()
+            .map(|b| b.name())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// Every benchmark, in the order of the report.
     pub const ALL: [Bench; 17] = [
         Bench::Latency,

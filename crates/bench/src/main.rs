@@ -263,11 +263,7 @@ fn compare_cmd(a: CompareArgs) -> anyhow::Result<()> {
                      (latency, floor), -x {}",
                     plan.nps,
                     plan.reps,
-                    plan.benches
-                        .iter()
-                        .map(|b| b.name())
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    Bench::names(&plan.benches),
                     format_args!(
                         "{}..{}",
                         report::size_text(*plan.sizes.iter().min().unwrap_or(&8)),
