@@ -42,7 +42,7 @@ pub(crate) fn bcast(c: &Ctx<'_>, root: u32, data: Bytes, len: usize) -> Result<B
             let partner = c.me ^ bit;
             if v & !mask == 0 {
                 // This node holds part i: pass it across this step's dimension.
-                let x = parts[i as usize].clone().unwrap_or_default();
+                let x = parts[i as usize].clone().ok_or_else(|| missing(i))?;
                 sends.push(c.isend(partner, x)?);
             } else if v & !(mask | bit) == 0 {
                 recvs.push((i, c.irecv(partner)?));
@@ -74,4 +74,12 @@ pub(crate) fn bcast(c: &Ctx<'_>, root: u32, data: Bytes, len: usize) -> Result<B
         })?);
     }
     Ok(out.freeze())
+}
+
+/// A part this node should hold but does not (a bug, reported, not a panic).
+pub(crate) fn missing(i: u32) -> Error {
+    Error::InvalidArgument(format!(
+        "all-port collective: part {i} is missing on a node that should pass it on (an \
+         internal error)"
+    ))
 }

@@ -1,6 +1,6 @@
 //! One-to-all broadcast (`MPI_Bcast`, Grama §4.1 and §4.7.1).
 
-mod allport;
+pub(crate) mod allport;
 pub(crate) mod hypercube;
 mod scatter_allgather;
 

@@ -8,6 +8,7 @@
 //! All-port time `log p (d t_s + t_w m/d)`, where Alg. 4.3 needs `(t_s + t_w m) log p`.
 //! The rotated trees combine partial results out of rank order: a commutative ⊕ only.
 
+use crate::collectives::broadcast::allport::missing;
 use crate::collectives::ctx::{bounds, Ctx};
 use crate::collectives::element::{check_len, encode, Op};
 use crate::collectives::pod::Pod;
@@ -42,7 +43,7 @@ pub(crate) fn reduce<T: Pod>(
                 continue; // part i has left this node already
             }
             if v & bit != 0 {
-                let x = acc[i as usize].take().unwrap_or_default();
+                let x = acc[i as usize].take().ok_or_else(|| missing(i))?;
                 sends.push(c.isend(partner, encode(&x))?);
             } else {
                 recvs.push((i, c.irecv(partner)?));

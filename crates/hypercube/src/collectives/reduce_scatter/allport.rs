@@ -13,6 +13,7 @@
 use crate::collectives::ctx::{bounds, Ctx};
 use crate::collectives::element::{check_len, encode_vec, Op};
 use crate::collectives::pod::Pod;
+use crate::collectives::reduce_scatter::hypercube::lost;
 use crate::error::Result;
 use crate::parts::Parts;
 
@@ -50,7 +51,7 @@ pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> 
         for i in 0..d {
             let mut parts = Vec::new();
             for j in ids(i, false) {
-                let v = acc[i as usize][j as usize].take().unwrap_or_default();
+                let v = acc[i as usize][j as usize].take().ok_or_else(|| lost(j))?;
                 parts.push(encode_vec(v).0);
             }
             sends.push(c.isend(c.me ^ (1 << dim(i)), Parts::from(parts))?);
@@ -64,13 +65,14 @@ pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> 
             let mut off = 0;
             for j in keep {
                 let len = piece(j, i).len();
-                if let Some(a) = acc[i as usize][j as usize].as_mut() {
-                    op.combine_bytes(
-                        a,
-                        &got[off * T::WIRE_SIZE..(off + len) * T::WIRE_SIZE],
-                        partner > c.me,
-                    );
-                }
+                let a = acc[i as usize][j as usize]
+                    .as_mut()
+                    .ok_or_else(|| lost(j))?;
+                op.combine_bytes(
+                    a,
+                    &got[off * T::WIRE_SIZE..(off + len) * T::WIRE_SIZE],
+                    partner > c.me,
+                );
                 off += len;
             }
         }
@@ -80,7 +82,7 @@ pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> 
     }
     let mut out = Vec::with_capacity(bounds(n, p, c.me).len());
     for part in &mut acc {
-        out.extend(part[c.me as usize].take().unwrap_or_default());
+        out.extend(part[c.me as usize].take().ok_or_else(|| lost(c.me))?);
     }
     Ok(out)
 }

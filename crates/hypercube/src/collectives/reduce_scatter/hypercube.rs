@@ -78,7 +78,7 @@ pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> 
 }
 
 /// A block the recursive halving should hold but does not (a bug, reported, not a panic).
-fn lost(j: u32) -> Error {
+pub(crate) fn lost(j: u32) -> Error {
     Error::InvalidArgument(format!(
         "reduce_scatter: block {j} is missing from the accumulator (an internal error)"
     ))
