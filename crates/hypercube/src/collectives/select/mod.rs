@@ -11,16 +11,19 @@
 //! [`Machine`]; ties as [`automatic`] says. Every input to the choice is the
 //! same on every member, so all members choose alike.
 //!
-//! Three rooms: `names.rs` (what can be asked for: [`Operation`], [`Algorithm`]),
-//! `model.rs` (what each algorithm costs) and `policy.rs` (what runs: [`choose`]).
+//! Four rooms: `names.rs` (what can be asked for: [`Operation`], [`Algorithm`]),
+//! `model.rs` (what each algorithm costs), `all_port.rs` (what the all-port ones cost where
+//! links are wires) and `policy.rs` (what runs: [`choose`]).
 
+mod all_port;
 mod model;
 mod names;
 mod policy;
 
+pub use all_port::all_port_time;
 pub use model::{
-    all_port_time, chain_segments, machine, mesh_shape, model_time, model_traffic, model_work,
-    selection_time, CostModel, Machine, Traffic,
+    chain_segments, machine, mesh_shape, model_time, model_traffic, model_work, selection_time,
+    CostModel, Machine, Traffic,
 };
 pub use names::{Algorithm, Operation};
 pub(crate) use policy::not_implemented;
