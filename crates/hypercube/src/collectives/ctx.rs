@@ -81,6 +81,22 @@ impl<'a> Ctx<'a> {
         self.node.irecv_internal(Some(self.phys(rel)), self.tag)
     }
 
+    /// Receive the next message of this call from any member of the subcube: its
+    /// relative rank and its bytes. A message of this call's tag from outside the subcube
+    /// is a peer's error, reported, never taken for a member's.
+    pub fn recv_any(&self) -> Result<(u32, Bytes)> {
+        let m = self.node.recv_internal(None, self.tag)?;
+        let src = m.source();
+        if src == crate::ids::HOST || hypercube_topology::subcube_base(src, self.k) != self.base {
+            return Err(Error::InvalidArgument(format!(
+                "a collective on the {}-cube at node {} received a message of its call from \
+                 node {src}, outside that subcube: every member must make the same calls",
+                self.k, self.base
+            )));
+        }
+        Ok((src - self.base, m.into_data()))
+    }
+
     /// Send to `to` and receive from `from` at the same time (both directions of a link
     /// are used at once, as in the book's exchange steps).
     pub fn sendrecv(&self, to: u32, data: impl Into<Parts>, from: u32) -> Result<Bytes> {

@@ -40,6 +40,7 @@
 
 mod ctx;
 pub(crate) mod element;
+mod esbt;
 mod op;
 mod pod;
 pub mod select;

@@ -1,16 +1,21 @@
-//! All-to-one reduction on **all-port** hardware: the broadcast of `broadcast/allport.rs`
-//! run backwards. The vector is cut into d parts, and part i is reduced up a binomial tree
-//! (Grama Alg. 4.3) whose dimensions are taken in the order i+d−1, …, i+1, i (mod d), so
-//! that at every step the d parts cross d different links of every node (Johnsson & Ho's
-//! rotated spanning binomial trees, "Optimum broadcasting and personalized communication
-//! in hypercubes", IEEE Trans. Computers 38(9), 1989; cited by the Bhatt seed, §1).
+//! All-to-one reduction on **all-port** hardware: the pipelined broadcast of
+//! `broadcast/allport.rs` run backwards over Johnsson & Ho's d edge-disjoint spanning
+//! binomial trees ("Optimum broadcasting and personalized communication in hypercubes",
+//! IEEE Trans. Computers 38(9), 1989, §IV; cited by the Bhatt seed, §1; the trees:
+//! `collectives/esbt.rs`). The vector is cut into d parts, part t is reduced up tree t,
+//! and each part is cut into n pieces: as soon as piece j of part t has come from all of a
+//! node's children in tree t and been combined with the node's own, it goes on to the
+//! parent, while piece j + 1 arrives.
 //!
-//! All-port time `log p (d t_s + t_w m/d)`, where Alg. 4.3 needs `(t_s + t_w m) log p`.
-//! The rotated trees combine partial results out of rank order: a commutative ⊕ only.
+//! All-port time `(n + d)(t_s + t_w m/(d n))` plus the combining; at the best n
+//! (`esbt::pieces`) it approaches the link bound `t_w m/d`, where Alg. 4.3 needs
+//! `(t_s + t_w m) log p`. The trees combine partial results out of rank order: a
+//! commutative ⊕ only.
 
-use crate::collectives::broadcast::allport::missing;
+use crate::collectives::broadcast::allport::stray;
 use crate::collectives::ctx::{bounds, Ctx};
 use crate::collectives::element::{check_len, encode, Op};
+use crate::collectives::esbt;
 use crate::collectives::pod::Pod;
 use crate::error::Result;
 
@@ -21,47 +26,107 @@ pub(crate) fn reduce<T: Pod>(
     data: &[T],
     op: Op<'_, T>,
 ) -> Result<Option<Vec<T>>> {
-    let (n, d) = (data.len(), c.k);
+    let n = esbt::pieces(std::mem::size_of_val(data), c.k);
+    reduce_in(c, root, data, op, n)
+}
+
+/// [`reduce`] with every part cut into `n ≥ 1` pieces (the same `n` on every member).
+fn reduce_in<T: Pod>(
+    c: &Ctx<'_>,
+    root: u32,
+    data: &[T],
+    op: Op<'_, T>,
+    n: usize,
+) -> Result<Option<Vec<T>>> {
+    let (len, d, n) = (data.len(), c.k, n as u32);
     if d == 0 {
         return Ok(Some(data.to_vec()));
     }
     let v = c.me ^ root;
-    // acc[i]: this node's partial result of part i, while it still has it.
-    let mut acc: Vec<Option<Vec<T>>> = (0..d)
-        .map(|i| Some(data[bounds(n, d, i)].to_vec()))
-        .collect();
-    for s in (0..d).rev() {
-        let dim = |i: u32| (i + s) % d;
-        // The dimensions part i crosses after this step (the broadcast's earlier ones).
-        let before = |i: u32| (0..s).fold(0u32, |m, t| m | 1 << ((i + t) % d));
-        let mut recvs = Vec::new();
-        let mut sends = Vec::new();
-        for i in 0..d {
-            let (mask, bit) = (before(i), 1u32 << dim(i));
-            let partner = c.me ^ bit;
-            if v & !(mask | bit) != 0 {
-                continue; // part i has left this node already
+    // The elements of piece j of part t.
+    let piece = |t: u32, j: u32| {
+        let part = bounds(len, d, t);
+        let at = bounds(part.len(), n, j);
+        part.start + at.start..part.start + at.end
+    };
+    let mut acc = data.to_vec();
+    let kids: Vec<Vec<u32>> = (0..d).map(|t| esbt::children(v, t, d)).collect();
+    // Contributions still awaited per piece, and pieces heard per child.
+    let mut need: Vec<Vec<usize>> = kids.iter().map(|k| vec![k.len(); n as usize]).collect();
+    let mut heard = vec![0u32; 1 << d];
+    let mut sends = Vec::new();
+    let mut up = |t: u32, j: u32, acc: &[T]| -> Result<()> {
+        let parent = esbt::parent(v, t, d) ^ root;
+        sends.push(c.isend(parent, encode(&acc[piece(t, j)]))?);
+        Ok(())
+    };
+    if v != 0 {
+        // The leaves of a tree start its pipeline: piece j of every part before j + 1.
+        for j in 0..n {
+            for t in (0..d).filter(|&t| kids[t as usize].is_empty()) {
+                up(t, j, &acc)?;
             }
-            if v & bit != 0 {
-                let x = acc[i as usize].take().ok_or_else(|| missing(i))?;
-                sends.push(c.isend(partner, encode(&x))?);
-            } else {
-                recvs.push((i, c.irecv(partner)?));
-            }
-        }
-        for (i, r) in recvs {
-            let got = r.wait()?.into_data();
-            if let Some(a) = acc[i as usize].as_mut() {
-                check_len::<T>(&got, a.len(), "reduce")?;
-                op.combine_bytes(a, &got, true);
-            }
-        }
-        for w in sends {
-            w.wait()?;
         }
     }
-    if c.me != root {
-        return Ok(None);
+    let awaited: usize = kids.iter().map(Vec::len).sum::<usize>() * n as usize;
+    for _ in 0..awaited {
+        let (src, bytes) = c.recv_any()?;
+        let u = src ^ root;
+        let t = esbt::tree_of(u, v, d).ok_or_else(|| stray(src, c.me))?;
+        let j = heard[u as usize];
+        if j >= n {
+            return Err(stray(src, c.me));
+        }
+        heard[u as usize] += 1;
+        let at = piece(t, j);
+        check_len::<T>(&bytes, at.len(), "reduce")?;
+        op.combine_bytes(&mut acc[at], &bytes, true);
+        need[t as usize][j as usize] -= 1;
+        if need[t as usize][j as usize] == 0 && v != 0 {
+            up(t, j, &acc)?;
+        }
     }
-    Ok(Some(acc.into_iter().flatten().flatten().collect()))
+    for s in sends {
+        s.wait()?;
+    }
+    Ok((v == 0).then_some(acc))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::collectives::ctx::Ctx;
+    use crate::collectives::element::Op;
+    use crate::local::run_local;
+
+    /// Every root, lengths that leave parts empty or uneven, one piece and many.
+    #[test]
+    fn pipelined_reduction_sums_every_element_at_every_root() {
+        for d in 0..=4u32 {
+            let results = run_local(d, move |node| -> crate::error::Result<()> {
+                let p = 1u64 << d;
+                for len in [0usize, 3, 1000, 20_000] {
+                    for root in 0..p as u32 {
+                        for n in [1usize, 3, 8] {
+                            let c = Ctx::new(&node, d)?;
+                            let me = u64::from(c.me);
+                            let data: Vec<u64> = (0..len as u64).map(|i| i * 1000 + me).collect();
+                            let got = super::reduce_in(&c, root, &data, Op::Sum, n)?;
+                            if c.me == root {
+                                let want: Vec<u64> = (0..len as u64)
+                                    .map(|i| i * 1000 * p + p * (p - 1) / 2)
+                                    .collect();
+                                assert_eq!(got.as_deref(), Some(&want[..]), "d {d} root {root}");
+                            } else {
+                                assert!(got.is_none());
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            });
+            for r in results {
+                r.unwrap();
+            }
+        }
+    }
 }

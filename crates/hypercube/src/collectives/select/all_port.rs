@@ -15,7 +15,9 @@ use crate::transport::Forwarding;
 /// Scatter and gather [`Algorithm::Ecube`] (every block straight from or to the root): the
 /// root's busiest link carries p/2 blocks, the same expression. All-to-all broadcast
 /// [`Algorithm::AllPort`] (d parts over rotated dimension orders): `t_s (log p)² + t_w m
-/// (p − 1)/log p`, the d start-ups of a step counted as the node's serial work; all-to-all
+/// (p − 1)/log p`, the d start-ups of a step counted as the node's serial work. Broadcast
+/// and reduction [`Algorithm::AllPort`] (d parts, each in n pieces, pipelined down or up
+/// Johnsson & Ho's edge-disjoint trees): `(n + d)(t_s + t_w m/(d n))`. All-to-all
 /// reduction and all-reduce [`Algorithm::AllPort`] the same with m/p blocks (twice for
 /// all-reduce).
 /// [`super::selection_time`] uses it where [`super::Machine::links_bound`].
@@ -47,10 +49,10 @@ pub fn all_port_time(
         (Operation::Allgather, Algorithm::AllPort) => {
             Some(c.t_s * lg * lg + c.t_w * m * (p - 1.0) / lg.max(1.0))
         }
-        // log p steps of d parts of m/d, each over its own link.
-        (Operation::Bcast | Operation::Reduce, Algorithm::AllPort) => {
-            Some(lg * (lg * c.t_s + c.t_w * m / lg.max(1.0)))
-        }
+        // d parts in n pieces through the edge-disjoint trees, d + 1 links deep.
+        (Operation::Bcast | Operation::Reduce, Algorithm::AllPort) => Some(
+            crate::collectives::esbt::pipelined_time(m_bytes, k, c, true),
+        ),
         // The same per phase with m/p blocks.
         (Operation::ReduceScatter, Algorithm::AllPort) => {
             Some(c.t_s * lg * lg + c.t_w * (m / p) * (p - 1.0) / lg.max(1.0))

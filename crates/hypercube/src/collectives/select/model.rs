@@ -144,7 +144,10 @@ pub fn mesh_shape(k: u32) -> (u32, u32) {
 ///   `t_s + log p (t_w m) + (log p − 1) t_h` under store-and-forward;
 /// - chain scan in S segments of `m/S`: `Σ_j c_j + (S − 1) max_j c_j`, where `c_j` is the
 ///   cost of a segment over rank j's link to j + 1 (`(p − 2 + S)(t_s + t_w m/S)` when
-///   the distance costs nothing).
+///   the distance costs nothing);
+/// - the all-port broadcast and reduction (d parts in n pieces pipelined through Johnsson
+///   & Ho's edge-disjoint trees) on one port, each node serving its links in turn:
+///   `(n + d)(d t_s + t_w m/n)` (`esbt::pipelined_time`).
 pub fn model_time(
     op: Operation,
     alg: Algorithm,
@@ -182,7 +185,9 @@ pub fn model_time(
         (Operation::ReduceScatter, Hypercube) => ts * lg + tw * (m / p) * (p - 1.0),
         (Operation::ReduceScatter, Ring) => (ts + tw * m / p) * (p - 1.0),
         (Operation::ReduceScatter, AllPort) => ts * lg * lg + tw * (m / p) * (p - 1.0),
-        (Operation::Bcast | Operation::Reduce, AllPort) => lg * (lg * ts + tw * m),
+        (Operation::Bcast | Operation::Reduce, AllPort) => {
+            crate::collectives::esbt::pipelined_time(m_bytes, k, c, false)
+        }
         (Operation::Allreduce, AllPort) => 2.0 * (ts * lg * lg + tw * (m / p) * (p - 1.0)),
         (Operation::Alltoall, StoreForward) => (ts + tw * m * p / 2.0) * lg,
         (Operation::Alltoall, Pairwise | Ecube)

@@ -1,0 +1,170 @@
+//! Johnsson & Ho's **edge-disjoint spanning binomial trees** (ESBT): d spanning trees of
+//! the d-cube, rooted at the same node, no two of which use the same directed link
+//! ("Optimum broadcasting and personalized communication in hypercubes", IEEE Trans.
+//! Computers 38(9), 1989, §IV; cited by the Bhatt seed, §1). Data cut into d parts, part t
+//! sent down tree t, keeps every link of the root busy, and — pipelined in pieces — every
+//! link of every node: the broadcast and reduction of `broadcast/allport.rs` and
+//! `reduce/allport.rs`.
+//!
+//! Tree t, in coordinates relative to the root (`v = node ^ root`):
+//!
+//! ```text
+//!   root ──t──▶ 2^t ──▶ a spanning binomial tree of the half with bit t set, its
+//!                       dimensions taken in the order t+1, t+2, …, t−1 (mod d)
+//!                  └──t──▶ every node of that half but 2^t hands on, across dimension t,
+//!                          to its partner in the other half (bit t clear)
+//! ```
+//!
+//! Height d + 1. A node with bit t set has the parent it has in the binomial tree rooted at
+//! 2^t (its "highest" set bit besides t, in the rotated order, cleared); a node with bit t
+//! clear has its partner across dimension t. Links used: the root's link t; links of the
+//! upper half in the direction that sets a bit; links across t from the upper half down.
+//! Tree t uses the root's link t only, and at every other node the trees use different
+//! links into it (so each non-root node has a different parent in every tree: a message's
+//! source names its tree). The unit tests check both properties for d ≤ 8.
+
+use crate::collectives::select::CostModel;
+
+/// The position of dimension `j` in tree `t`'s rotated order `t+1, t+2, …, t−1` (mod d).
+fn rank_in(t: u32, j: u32, d: u32) -> u32 {
+    (j + d - t - 1) % d
+}
+
+/// The parent of relative node `v ≠ 0` in tree `t` of the `d`-cube.
+pub(crate) fn parent(v: u32, t: u32, d: u32) -> u32 {
+    debug_assert!(v != 0 && t < d);
+    let bit = 1u32 << t;
+    if v & bit == 0 {
+        return v | bit;
+    }
+    let y = v & !bit;
+    if y == 0 {
+        return 0;
+    }
+    let h = (0..d)
+        .filter(|&j| y >> j & 1 == 1)
+        .max_by_key(|&j| rank_in(t, j, d))
+        .unwrap_or(0);
+    v & !(1 << h)
+}
+
+/// The children of relative node `v` in tree `t` of the `d`-cube, in increasing order of
+/// the dimension that leads to them.
+pub(crate) fn children(v: u32, t: u32, d: u32) -> Vec<u32> {
+    (0..d)
+        .map(|j| v ^ 1 << j)
+        .filter(|&u| u != 0 && parent(u, t, d) == v)
+        .collect()
+}
+
+/// The tree in which `parent_node` is relative node `v`'s parent (`None`: in no tree, i.e.
+/// not a neighbour of `v`, or `v` is the root).
+pub(crate) fn tree_of(v: u32, parent_node: u32, d: u32) -> Option<u32> {
+    if v == 0 {
+        return None;
+    }
+    (0..d).find(|&t| parent(v, t, d) == parent_node)
+}
+
+/// The depth of relative node `v` in tree `t` (the root has depth 0; at most d + 1).
+pub(crate) fn depth(v: u32, t: u32, d: u32) -> u32 {
+    let (mut x, mut n) = (v, 0);
+    while x != 0 && n <= d + 1 {
+        x = parent(x, t, d);
+        n += 1;
+    }
+    n
+}
+
+/// The fewest bytes a piece of a pipelined part carries (below, a piece's start-up costs
+/// more than its bytes on any link this runtime meets).
+pub(crate) const MIN_PIECE: usize = 4 << 10;
+
+/// The most pieces a tree's part is cut into.
+pub(crate) const MAX_PIECES: usize = 64;
+
+/// How many pieces each of the d parts of an `m_bytes` message is cut into, so that a
+/// node hands piece j on while piece j + 1 arrives. With n pieces the pipelined trees take
+/// about `(n + d)(t_s + t_w m/(d n))` (n pieces through a pipeline d + 1 links deep),
+/// least at `n = √(t_w m / t_s)`; `t_s` and `t_w` are the cost model's (`t_w` no faster
+/// than the links measured: `select::machine`). `HYPERCUBE_PIPELINE_PIECE` (bytes) sets
+/// the piece size instead. The same on every node of a job: the model's inputs are.
+pub(crate) fn pieces(m_bytes: usize, d: u32) -> usize {
+    let c = crate::collectives::select::machine().model;
+    let part = m_bytes / d.max(1) as usize;
+    let n = match piece_setting() {
+        Some(size) => part.div_ceil(size.max(1)),
+        None => {
+            let n = (c.t_w * m_bytes as f64 / c.t_s.max(1e-9)).sqrt().round();
+            if n.is_finite() {
+                n as usize
+            } else {
+                1
+            }
+        }
+    };
+    n.min(part / MIN_PIECE).clamp(1, MAX_PIECES)
+}
+
+/// The time of the pipelined trees for an `m_bytes` broadcast or reduction on the
+/// `d`-cube under `c`, cut as the runtime cuts it ([`pieces`]): the last of n pieces of a
+/// part leaves the root after n piece-times and crosses the D − 1 further links of the
+/// deepest path (D = d + 1, 1 on a 1-cube), so the bytes take `(n + D − 1) t_w m/(d n)`
+/// where every node drives its links at once (`all_port`), `(n + D − 1) t_w m/n` where it
+/// serves them in turn; the start-ups are the root's n d, one after the other, and on each
+/// further link about d/2 (a node sends to its children in a tree and in the other trees
+/// in turn), `(n d + (D − 1) d/2) t_s` (within a tenth of the all-port virtual clock for
+/// one piece, d ≤ 4).
+pub(crate) fn pipelined_time(m_bytes: usize, d: u32, c: CostModel, all_port: bool) -> f64 {
+    if d == 0 {
+        return 0.0;
+    }
+    let n = pieces(m_bytes, d) as f64;
+    let depth = if d == 1 { 1.0 } else { f64::from(d) + 1.0 };
+    let (m, d) = (m_bytes as f64, f64::from(d));
+    let piece = if all_port { m / (d * n) } else { m / n };
+    (n + depth - 1.0) * c.t_w * piece + (n * d + (depth - 1.0) * d / 2.0) * c.t_s
+}
+
+/// `HYPERCUBE_PIPELINE_PIECE`, read once per process.
+fn piece_setting() -> Option<usize> {
+    static SETTING: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *SETTING.get_or_init(|| {
+        std::env::var("HYPERCUBE_PIPELINE_PIECE")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&v| v > 0)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn trees_span_the_cube_and_share_no_directed_link() {
+        for d in 1..=8u32 {
+            let p = 1u32 << d;
+            let mut used = HashSet::new();
+            for t in 0..d {
+                for v in 1..p {
+                    let u = parent(v, t, d);
+                    assert_eq!((u ^ v).count_ones(), 1, "d={d} t={t} v={v}: not a link");
+                    assert!(used.insert((u, v)), "d={d}: link {u}->{v} in two trees");
+                    assert!(depth(v, t, d) <= d + 1, "d={d} t={t} v={v}: too deep");
+                    assert!(children(u, t, d).contains(&v));
+                }
+                assert_eq!(children(0, t, d), vec![1 << t], "d={d} t={t}");
+            }
+            // Every non-root node has a different parent in every tree.
+            for v in 1..p {
+                let parents: HashSet<u32> = (0..d).map(|t| parent(v, t, d)).collect();
+                assert_eq!(parents.len() as u32, d);
+                for t in 0..d {
+                    assert_eq!(tree_of(v, parent(v, t, d), d), Some(t));
+                }
+            }
+        }
+    }
+}
