@@ -680,6 +680,23 @@ fn all_to_all_on_slow_links_is_all_port_and_on_loopback_as_before() {
             link_tw: None,
             ..loopback
         };
+        // The edge-disjoint trees for the long rooted operations.
+        for op in [
+            Operation::Bcast,
+            Operation::Reduce,
+            Operation::Scatter,
+            Operation::Gather,
+        ] {
+            assert_eq!(
+                automatic(op, k, 256 << 10, true, &slow),
+                Algorithm::AllPort,
+                "k = {k}: {op:?} on slow links"
+            );
+            assert_ne!(
+                automatic(op, k, 256 << 10, true, &loopback),
+                Algorithm::AllPort
+            );
+        }
         for m in [8, 64 << 10, 1 << 20] {
             assert_eq!(
                 automatic(Operation::Alltoall, k, m, true, &loopback),

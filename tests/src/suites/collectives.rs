@@ -437,7 +437,12 @@ fn scan(s: &Scope<'_>) -> Result<()> {
 }
 
 /// The algorithms of scatter, gather and gatherv.
-const TREE_ALGS: [Algorithm; 3] = [Algorithm::Hypercube, Algorithm::Ecube, Algorithm::Auto];
+const TREE_ALGS: [Algorithm; 4] = [
+    Algorithm::Hypercube,
+    Algorithm::Ecube,
+    Algorithm::AllPort,
+    Algorithm::Auto,
+];
 
 /// Block length of the block-wise checks.
 const M: usize = 9;

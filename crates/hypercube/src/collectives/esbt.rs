@@ -76,6 +76,38 @@ pub(crate) fn depth(v: u32, t: u32, d: u32) -> u32 {
     n
 }
 
+/// The child of `w` in tree `t` on the way down to `u` (`None` where `u` is not below `w`).
+pub(crate) fn next_hop(w: u32, u: u32, t: u32, d: u32) -> Option<u32> {
+    let mut x = u;
+    for _ in 0..=d + 1 {
+        if x == 0 {
+            return None;
+        }
+        let up = parent(x, t, d);
+        if up == w {
+            return Some(x);
+        }
+        x = up;
+    }
+    None
+}
+
+/// How many nodes are below `w` in tree `t` (its descendants).
+pub(crate) fn below(w: u32, t: u32, d: u32) -> usize {
+    (1..1u32 << d)
+        .filter(|&u| u != w && next_hop(w, u, t, d).is_some())
+        .count()
+}
+
+/// Every node but the root once, deepest in tree `t` first (then by number): the order in
+/// which the root sends the pieces of a personalized operation down tree `t`, so that the
+/// ones with the longest way go first.
+pub(crate) fn deepest_first(t: u32, d: u32) -> Vec<u32> {
+    let mut order: Vec<u32> = (1..1u32 << d).collect();
+    order.sort_by_key(|&u| (std::cmp::Reverse(depth(u, t, d)), u));
+    order
+}
+
 /// The fewest bytes a piece of a pipelined part carries (below, a piece's start-up costs
 /// more than its bytes on any link this runtime meets).
 pub(crate) const MIN_PIECE: usize = 4 << 10;
@@ -156,6 +188,14 @@ mod tests {
                     assert!(children(u, t, d).contains(&v));
                 }
                 assert_eq!(children(0, t, d), vec![1 << t], "d={d} t={t}");
+            }
+            for t in 0..d {
+                assert_eq!(below(0, t, d) as u32, p - 1);
+                for w in 1..p {
+                    let kids: usize = children(w, t, d).iter().map(|&k| 1 + below(k, t, d)).sum();
+                    assert_eq!(below(w, t, d), kids, "d={d} t={t} w={w}");
+                    assert_eq!(next_hop(w, w, t, d), None);
+                }
             }
             // Every non-root node has a different parent in every tree.
             for v in 1..p {

@@ -1,5 +1,6 @@
 //! Gather and gatherv (`MPI_Gather`, `MPI_Gatherv`, Grama §4.4).
 
+mod allport;
 mod ecube;
 pub(crate) mod hypercube;
 
@@ -21,6 +22,7 @@ impl Subcube<'_> {
         match alg {
             Algorithm::Hypercube => hypercube::gather(&c, r, block, Layout::Equal),
             Algorithm::Ecube => ecube::gather(&c, r, block, true),
+            Algorithm::AllPort => allport::gather(&c, r, block, true),
             other => Err(not_implemented(Operation::Gather, other)),
         }
     }
@@ -34,6 +36,7 @@ impl Subcube<'_> {
         match alg {
             Algorithm::Hypercube => hypercube::gather(&c, r, block, Layout::Framed),
             Algorithm::Ecube => ecube::gather(&c, r, block, false),
+            Algorithm::AllPort => allport::gather(&c, r, block, false),
             other => Err(not_implemented(Operation::Gather, other)),
         }
     }

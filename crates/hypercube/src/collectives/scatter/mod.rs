@@ -1,5 +1,6 @@
 //! Scatter (`MPI_Scatter`, Grama §4.4).
 
+pub(crate) mod allport;
 pub(crate) mod ecube;
 pub(crate) mod hypercube;
 
@@ -16,7 +17,8 @@ impl Subcube<'_> {
     /// `block_len` bytes; every member returns its block. Other members pass an empty
     /// slice. Every member must pass the same `root` and `block_len` (as `recvcount` in
     /// `MPI_Scatter`), which selects the algorithm: the tree of §4.4 (eq. 4.6) or blocks
-    /// sent straight along their e-cube routes ([`Algorithm::Ecube`]).
+    /// sent straight along their e-cube routes ([`Algorithm::Ecube`]), or in d parts down
+    /// d edge-disjoint trees ([`Algorithm::AllPort`]).
     #[doc(alias = "MPI_Scatter")]
     pub fn scatter(&self, root: NodeId, blocks: &[Bytes], block_len: usize) -> Result<Bytes> {
         let r = rel_root(self.node, self.dim, root)?;
@@ -44,6 +46,7 @@ impl Subcube<'_> {
         let mine = match alg {
             Algorithm::Hypercube => hypercube::scatter(&c, r, blocks.to_vec(), Layout::Equal)?,
             Algorithm::Ecube => ecube::scatter(&c, r, blocks)?,
+            Algorithm::AllPort => allport::scatter(&c, r, blocks)?,
             other => return Err(not_implemented(Operation::Scatter, other)),
         };
         if mine.len() != block_len {

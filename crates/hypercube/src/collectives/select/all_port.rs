@@ -17,7 +17,9 @@ use crate::transport::Forwarding;
 /// [`Algorithm::AllPort`] (d parts over rotated dimension orders): `t_s (log p)² + t_w m
 /// (p − 1)/log p`, the d start-ups of a step counted as the node's serial work. Broadcast
 /// and reduction [`Algorithm::AllPort`] (d parts, each in n pieces, pipelined down or up
-/// Johnsson & Ho's edge-disjoint trees): `(n + d)(t_s + t_w m/(d n))`. All-to-all
+/// Johnsson & Ho's edge-disjoint trees): `(n + d)(t_s + t_w m/(d n))`. Scatter and gather
+/// [`Algorithm::AllPort`] (each block in d parts down or up those trees):
+/// `(p − 1 + d) t_w m/d + d (p − 1) t_s`. All-to-all
 /// reduction and all-reduce [`Algorithm::AllPort`] the same with m/p blocks (twice for
 /// all-reduce).
 /// [`super::selection_time`] uses it where [`super::Machine::links_bound`].
@@ -44,6 +46,13 @@ pub fn all_port_time(
                 Forwarding::StoreAndForward => (lg - 1.0) * c.t_w * m,
             };
             Some((p - 1.0) * c.t_s + c.t_w * m * p / 2.0 + c.t_h * hops + sf)
+        }
+        // Every block in d parts down d edge-disjoint trees: the root's link t carries
+        // part t of the p − 1 blocks, the last of them has d more links to go at most; the
+        // root starts each of the d (p − 1) messages.
+        (Operation::Scatter | Operation::Gather, Algorithm::AllPort) => {
+            let lg1 = lg.max(1.0);
+            Some((p - 1.0 + lg) * c.t_w * m / lg1 + lg * (p - 1.0) * c.t_s)
         }
         // d parts over rotated dimension orders: every link carries 2^j m/d at step j.
         (Operation::Allgather, Algorithm::AllPort) => {

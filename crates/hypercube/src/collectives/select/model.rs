@@ -147,7 +147,9 @@ pub fn mesh_shape(k: u32) -> (u32, u32) {
 ///   the distance costs nothing);
 /// - the all-port broadcast and reduction (d parts in n pieces pipelined through Johnsson
 ///   & Ho's edge-disjoint trees) on one port, each node serving its links in turn:
-///   `(n + d)(d t_s + t_w m/n)` (`esbt::pipelined_time`).
+///   `(n + d)(d t_s + t_w m/n)` (`esbt::pipelined_time`); the all-port scatter and gather
+///   (each block in d parts down or up those trees) on one port: `(p − 1 + log p) t_w m +
+///   log p (p − 1) t_s`.
 pub fn model_time(
     op: Operation,
     alg: Algorithm,
@@ -180,6 +182,9 @@ pub fn model_time(
             ts * lg + tw * m * (p - 1.0)
         }
         (Operation::Allgather, Ring) => (ts + tw * m) * (p - 1.0),
+        (Operation::Scatter | Operation::Gather, AllPort) => {
+            (p - 1.0 + lg) * tw * m + lg * (p - 1.0) * ts
+        }
         (Operation::Allgather, AllPort) => ts * lg * lg + tw * m * (p - 1.0),
         (Operation::Allgather, Mesh) => ts * mesh_steps() + tw * m * (p - 1.0),
         (Operation::ReduceScatter, Hypercube) => ts * lg + tw * (m / p) * (p - 1.0),
@@ -256,6 +261,19 @@ pub fn model_traffic(op: Operation, alg: Algorithm, k: u32, m_bytes: usize) -> O
         (Operation::Allgather, Hypercube | Ring | Mesh | AllPort) => direct(m * p * (p - 1.0)),
         (Operation::ReduceScatter, Hypercube | Ring | AllPort) => direct(m * (p - 1.0)),
         (Operation::Scatter | Operation::Gather, Hypercube) => direct(m * all_hops),
+        // Each tree's nodes lie 1 + |y| (upper half) or 2 + |y| (lower half) links deep:
+        // m (3p/2 − 2 + p (log p − 1)/2) in all, m (p − 1) of it on first links.
+        (Operation::Scatter | Operation::Gather, AllPort) => {
+            let total = if k == 0 {
+                0.0
+            } else {
+                m * (1.5 * p - 2.0 + p * (lg - 1.0) / 2.0)
+            };
+            Traffic {
+                first_hop: m * (p - 1.0),
+                forwarded: total - m * (p - 1.0),
+            }
+        }
         // p − 1 blocks from (to) the root, one message each, (p/2) log p links in all.
         (Operation::Scatter | Operation::Gather, Ecube) => Traffic {
             first_hop: m * (p - 1.0),

@@ -132,7 +132,7 @@ impl Operation {
             Operation::ReduceScatter => &[Hypercube, Ring, AllPort],
             Operation::Allreduce => &[Hypercube, ReduceScatterAllgather, Ring, AllPort],
             Operation::Scan => &[Hypercube, Chain],
-            Operation::Scatter | Operation::Gather => &[Hypercube, Ecube],
+            Operation::Scatter | Operation::Gather => &[Hypercube, Ecube, AllPort],
             Operation::Barrier => &[Hypercube],
             Operation::Alltoall => &[StoreForward, Pairwise, Ecube, Ring, Mesh],
             Operation::Shift => &[Ecube, GrayRing],
