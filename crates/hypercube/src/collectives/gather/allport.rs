@@ -7,7 +7,7 @@
 //! every block — (p − 1) m/d bytes, the link bound — where the e-cube gather loads its
 //! busiest link with p/2 whole blocks.
 //!
-//! All-port time `((p − 1) + d)(t_w m/d) + d (p − 1) t_s`, as the scatter's. A part
+//! All-port time `(p − 1 + d)(t_s + t_w m/d)`, as the scatter's. A part
 //! travels with its source in a 4-byte prefix; blocks of any lengths (gatherv) need
 //! nothing more, each part being `bounds(len, d, t)` of its own block.
 

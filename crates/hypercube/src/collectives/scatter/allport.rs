@@ -12,8 +12,9 @@
 //!        ─link 1─▶ part 1 of every block               ─▶ tree 1 ─▶ …
 //! ```
 //!
-//! All-port time `((p − 1) + d)(t_w m/d) + d (p − 1) t_s`: the root's p − 1 parts per link,
-//! then the last one's way down (d more links at most); the root starts every message.
+//! All-port time `(p − 1 + d)(t_s + t_w m/d)`: the root's p − 1 parts per link, a pipeline
+//! whose steps each cost a start-up and a part, then the last one's way down (d more links
+//! at most).
 //! A part travels with its destination in a 4-byte prefix.
 
 use bytes::Bytes;

@@ -19,7 +19,7 @@ use crate::transport::Forwarding;
 /// and reduction [`Algorithm::AllPort`] (d parts, each in n pieces, pipelined down or up
 /// Johnsson & Ho's edge-disjoint trees): `(n + d)(t_s + t_w m/(d n))`. Scatter and gather
 /// [`Algorithm::AllPort`] (each block in d parts down or up those trees):
-/// `(p − 1 + d) t_w m/d + d (p − 1) t_s`. All-to-all
+/// `(p − 1 + d)(t_s + t_w m/d)`. All-to-all
 /// reduction and all-reduce [`Algorithm::AllPort`] the same with m/p blocks (twice for
 /// all-reduce).
 /// [`super::selection_time`] uses it where [`super::Machine::links_bound`].
@@ -48,11 +48,10 @@ pub fn all_port_time(
             Some((p - 1.0) * c.t_s + c.t_w * m * p / 2.0 + c.t_h * hops + sf)
         }
         // Every block in d parts down d edge-disjoint trees: the root's link t carries
-        // part t of the p − 1 blocks, the last of them has d more links to go at most; the
-        // root starts each of the d (p − 1) messages.
+        // part t of the p − 1 blocks, a pipeline of p − 1 steps, each a start-up and a
+        // part, and the last part has d more links to go at most.
         (Operation::Scatter | Operation::Gather, Algorithm::AllPort) => {
-            let lg1 = lg.max(1.0);
-            Some((p - 1.0 + lg) * c.t_w * m / lg1 + lg * (p - 1.0) * c.t_s)
+            Some((p - 1.0 + lg) * (c.t_s + c.t_w * m / lg.max(1.0)))
         }
         // d parts over rotated dimension orders: every link carries 2^j m/d at step j.
         (Operation::Allgather, Algorithm::AllPort) => {
