@@ -835,7 +835,7 @@ impl Runner {
                 run_cmd(&mut cmd, self.timeout + Duration::from_secs(10))?
             };
             self.runs += 1;
-            let got = if r.ok {
+            let got = if r.ok() {
                 parse_output(&r.stdout)
                     .into_iter()
                     .find(|m| m.size == j.size || j.bench == Bench::Barrier)

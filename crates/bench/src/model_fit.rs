@@ -806,7 +806,7 @@ impl Runner {
         .envs(env.iter().copied());
         let _lock = Lock::take(Path::new(BENCH_LOCK))?;
         let r = run_cmd(&mut cmd, self.timeout)?;
-        if !r.ok {
+        if !r.ok() {
             bail!(
                 "hcrun --dim {dim} --link-rate {} osu {} ({forwarding}) failed{}: {}",
                 self.rate,
