@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::osu;
-use crate::peers::{self};
+use crate::peers;
 use crate::report::{size_text, RunInfo};
 use crate::Bench;
 use crate::{linkbound, load_average, shell_line};

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::compare::Record;
-use crate::report::{self};
+use crate::report;
 
 use super::rows::{Row, OMPI, OURS};
 

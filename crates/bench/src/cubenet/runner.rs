@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use crate::compare::run_cmd;
-use crate::peers::{self};
+use crate::peers;
 use crate::report::size_text;
 use crate::Bench;
 
