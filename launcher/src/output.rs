@@ -56,25 +56,12 @@ pub async fn forward<R: tokio::io::AsyncRead + Unpin>(
             line.push(b'\n');
         }
         let _g = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let tag = prefix.then_some(label.as_str());
         let res = match to {
-            To::Stderr => {
-                let mut e = std::io::stderr().lock();
-                (if prefix {
-                    write!(e, "[{label}] ")
-                } else {
-                    Ok(())
-                })
-                .and_then(|_| e.write_all(&line))
-            }
+            To::Stderr => put(&mut std::io::stderr().lock(), tag, &line),
             To::Stdout => {
                 let mut o = std::io::stdout().lock();
-                (if prefix {
-                    write!(o, "[{label}] ")
-                } else {
-                    Ok(())
-                })
-                .and_then(|_| o.write_all(&line))
-                .and_then(|_| o.flush())
+                put(&mut o, tag, &line).and_then(|_| o.flush())
             }
         };
         if res.is_err() {
@@ -84,4 +71,12 @@ pub async fn forward<R: tokio::io::AsyncRead + Unpin>(
     if let Some(w) = watch {
         let _ = w.done.send(());
     }
+}
+
+/// Write one line, after `[label] ` if there is a label.
+fn put(w: &mut impl Write, label: Option<&str>, line: &[u8]) -> std::io::Result<()> {
+    if let Some(l) = label {
+        write!(w, "[{l}] ")?;
+    }
+    w.write_all(line)
 }
