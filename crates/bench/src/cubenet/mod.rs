@@ -20,10 +20,10 @@
 //! retry is counted in the report. Output: `results.csv`, `run-info.txt` and one SVG per
 //! benchmark in `<out>/cubenet/`, and the page `<out>/cubenet.md`.
 //!
-//! A file per job: what is asked ([`args`]), the rows measured ([`rows`]), the plan of
-//! runs ([`plan`]), the networks and programs ([`network`]), one run with its retries
-//! ([`runner`]), one case of a dimension and rate ([`measure`]), and the page: its medians
-//! ([`medians`]), its text ([`page`]) and its figures ([`figures`]).
+//! A file per job: what is asked (`args.rs`), the rows measured (`rows.rs`), the plan of
+//! runs (`plan.rs`), the networks and programs (`network.rs`), one run with its retries
+//! (`runner.rs`), one case of a dimension and rate (`measure.rs`), and the page: its medians
+//! (`medians.rs`), its text (`page.rs`) and its figures (`figures.rs`).
 
 mod args;
 mod figures;

@@ -22,7 +22,7 @@ pub struct Row {
     pub rate: String,
     /// [`OURS`] or [`OMPI`].
     pub imp: String,
-    /// Benchmark name ([`Bench::name`]).
+    /// Benchmark name ([`crate::Bench::name`]).
     pub bench: String,
     /// Message size in bytes (OSU's SIZE).
     pub size: u64,

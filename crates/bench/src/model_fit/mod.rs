@@ -37,10 +37,13 @@
 //! Every benchmark run holds `flock /tmp/hc-bench.lock` (the lock the other benchmark
 //! drivers of this checkout take), so runs of several people never overlap.
 //!
-//! A file per job: the command line ([`args`]), the link model and its fit ([`fit`]),
-//! Grama's formulas step by step ([`grama`]), the virtual clock ([`clock`]), the cases and
-//! raw rows ([`cases`]), the runs ([`measure`]), the fits and rows of the report ([`fits`])
-//! and the report itself ([`page`]).
+//! A file per job: the command line (`args.rs`), the link model and its fit (`fit.rs`),
+//! Grama's formulas step by step (`grama.rs`), the virtual clock (`clock.rs`), the cases and
+//! raw rows (`cases.rs`), the runs (`measure.rs`), the fits and rows of the report (`fits.rs`)
+//! and the report itself (`page.rs`).
+//!
+//! [`CostModel`]: hypercube::collectives::select::CostModel
+//! [`CostModel::message_over`]: hypercube::collectives::select::CostModel::message_over
 
 mod args;
 mod cases;

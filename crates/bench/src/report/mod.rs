@@ -1,6 +1,6 @@
 //! The report of a comparison, a file per job: the medians over repetitions
 //! ([`medians`]), the targets of issue 5 and after (met or not), `docs/perf/README.md`
-//! ([`readme`], its tables written by [`table`] from column specs) and one SVG plot per
+//! ([`readme`], its tables written by [`table()`] from column specs) and one SVG plot per
 //! benchmark ([`figure`]).
 
 mod figures;
