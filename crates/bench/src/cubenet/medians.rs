@@ -179,9 +179,9 @@ pub(super) struct Cmp {
 }
 
 impl Cmp {
-    /// The eight figures of a table row, `|`-separated: ours and Open MPI's avg and
-    /// slowest, their ratios, and each one's ratio to the link bound.
-    pub(super) fn cells(&self) -> String {
+    /// The eight figures of a table row: ours and Open MPI's avg and slowest, their
+    /// ratios, and each one's ratio to the link bound.
+    pub(super) fn cells(&self) -> [String; 8] {
         [
             t(self.ours, false),
             t(self.ours, true),
@@ -192,7 +192,6 @@ impl Cmp {
             x(self.ours_bound()),
             x(self.mpi_bound()),
         ]
-        .join(" | ")
     }
 
     pub(super) fn of(v: &View, d: u32, rate: &str, bench: &str, size: u64) -> Cmp {

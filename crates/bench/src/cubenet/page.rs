@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::report::{size_text, RunInfo};
+use crate::report::{size_text, table, Column, RunInfo};
 use crate::Bench;
 
 use super::figures::figure;
@@ -38,6 +38,41 @@ pub(super) fn section_body(page: &str, heading: &str) -> Option<String> {
     let rest = &page[start..];
     let end = rest.find("\n## ").map_or(rest.len(), |e| e + 1);
     Some(rest[..end].trim_end().to_string())
+}
+
+/// A line of the summary table: one network's cases of ours against Open MPI.
+struct Summary {
+    d: u32,
+    rate: String,
+    /// Cases measured by both.
+    n: usize,
+    /// Cases where ours is at most Open MPI's average, and its slowest rank.
+    le_avg: usize,
+    le_max: usize,
+    /// Geometric mean of ours/Open MPI (slowest rank).
+    geo: f64,
+    /// The three worst and the three best cases.
+    worst: String,
+    best: String,
+}
+
+/// The eight columns of a comparison ([`Cmp::cells`]) for rows that carry one (`cmp`).
+fn cmp_columns<'a, R: 'a>(cmp: fn(&R) -> &Cmp) -> Vec<Column<'a, R>> {
+    const HEADS: [&str; 8] = [
+        "ours avg",
+        "ours slowest",
+        "Open MPI avg",
+        "Open MPI slowest",
+        "ours/MPI avg",
+        "ours/MPI slowest",
+        "ours/bound",
+        "MPI/bound",
+    ];
+    HEADS
+        .iter()
+        .enumerate()
+        .map(|(i, head)| Column::new(head, move |r: &R| cmp(r).cells()[i].clone()))
+        .collect()
 }
 
 /// The page `cubenet.md`. `old` is the page it replaces, if any: its hand-written reading
@@ -102,12 +137,6 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
         .cloned();
     if let Some((d, rate)) = head {
         let _ = writeln!(w, "## Headline: d = {d}, {rate}\n");
-        let _ = writeln!(
-            w,
-            "| case | ours avg | ours slowest | Open MPI avg | Open MPI slowest | \
-             ours/MPI avg | ours/MPI slowest | ours/bound | MPI/bound |"
-        );
-        let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|");
         let largest = |b: &str| v.sizes(d, &rate, b).last().copied();
         let mut picks: Vec<(String, u64)> = Vec::new();
         for b in ["alltoall", "allgather", "bcast", "allreduce"] {
@@ -121,19 +150,19 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
         if v.sizes(d, &rate, "barrier").contains(&0) {
             picks.push(("barrier".into(), 0));
         }
-        for (b, sz) in picks {
-            let c = Cmp::of(&v, d, &rate, &b, sz);
-            let _ = writeln!(
-                w,
-                "| {b} {} | {} |",
-                if b == "barrier" {
-                    String::new()
-                } else {
-                    size_text(sz)
-                },
-                c.cells(),
-            );
-        }
+        // A row: the case, and ours against Open MPI in it.
+        type Case = (String, Cmp);
+        let mut columns = vec![Column::new("case", |r: &Case| r.0.clone())];
+        columns.extend(cmp_columns(|r: &Case| &r.1));
+        let rows = picks.into_iter().map(|(b, sz)| {
+            let size = if b == "barrier" {
+                String::new()
+            } else {
+                size_text(sz)
+            };
+            (format!("{b} {size}"), Cmp::of(&v, d, &rate, &b, sz))
+        });
+        w.push_str(&table(&columns, rows));
         let _ = writeln!(w);
     }
 
@@ -144,12 +173,7 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
         "Per network: in how many cases ours is at most Open MPI's time (avg / slowest rank), \
          the geometric mean of ours/Open MPI (slowest), and the extremes.\n"
     );
-    let _ = writeln!(
-        w,
-        "| d | rate | cases | ours ≤ MPI (avg) | ours ≤ MPI (slowest) | geo. mean ours/MPI \
-         (slowest) | ours slowest vs. MPI | ours fastest vs. MPI |"
-    );
-    let _ = writeln!(w, "|---|---|---|---|---|---|---|---|");
+    let mut summary = Vec::new();
     for (d, rate) in &cs {
         let mut rs: Vec<(String, f64, f64)> = Vec::new();
         for b in BENCHES {
@@ -181,11 +205,32 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
         };
         let worst = show(&mut rs.iter());
         let best = show(&mut rs.iter().rev());
-        let _ = writeln!(
-            w,
-            "| {d} | {rate} | {n} | {le_avg} | {le_max} | {geo:.2}× | {worst} | {best} |"
-        );
+        summary.push(Summary {
+            d: *d,
+            rate: rate.clone(),
+            n,
+            le_avg,
+            le_max,
+            geo,
+            worst,
+            best,
+        });
     }
+    w.push_str(&table(
+        &[
+            Column::new("d", |r: &Summary| r.d.to_string()),
+            Column::new("rate", |r: &Summary| r.rate.clone()),
+            Column::new("cases", |r: &Summary| r.n.to_string()),
+            Column::new("ours ≤ MPI (avg)", |r: &Summary| r.le_avg.to_string()),
+            Column::new("ours ≤ MPI (slowest)", |r: &Summary| r.le_max.to_string()),
+            Column::new("geo. mean ours/MPI (slowest)", |r: &Summary| {
+                format!("{:.2}×", r.geo)
+            }),
+            Column::new("ours slowest vs. MPI", |r: &Summary| r.worst.clone()),
+            Column::new("ours fastest vs. MPI", |r: &Summary| r.best.clone()),
+        ],
+        summary,
+    ));
     let _ = writeln!(w);
 
     // The hand-written reading, kept.
@@ -213,57 +258,55 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
          headers).\n",
         size_text(STREAM_SIZE)
     );
-    let _ = writeln!(
-        w,
-        "| d | rate | nominal | hypercube | Open MPI | used for the bound |"
-    );
-    let _ = writeln!(w, "|---|---|---|---|---|---|");
-    for (d, rate) in &cs {
-        let bw = |imp: &str| {
-            v.get(*d, rate, imp, "bw", STREAM_SIZE)
-                .map_or("—".into(), |f| format!("{:.2} MB/s", f.avg))
-        };
-        let used = rows
-            .iter()
-            .find(|r| r.dim == *d && &r.rate == rate)
-            .map_or("—".into(), |r| format!("{:.2} MB/s", r.link_bps / 1e6));
-        let nominal =
-            nominal_bytes_per_sec(rate).map_or("—".into(), |b| format!("{:.2} MB/s", b / 1e6));
-        let _ = writeln!(
-            w,
-            "| {d} | {rate} | {nominal} | {} | {} | {used} |",
-            bw(OURS),
-            bw(OMPI)
-        );
-    }
+    let bw = |(d, rate): &(u32, String), imp: &str| {
+        v.get(*d, rate, imp, "bw", STREAM_SIZE)
+            .map_or("—".into(), |f| format!("{:.2} MB/s", f.avg))
+    };
+    w.push_str(&table(
+        &[
+            Column::new("d", |c: &&(u32, String)| c.0.to_string()),
+            Column::new("rate", |c: &&(u32, String)| c.1.clone()),
+            Column::new("nominal", |c: &&(u32, String)| {
+                nominal_bytes_per_sec(&c.1).map_or("—".into(), |b| format!("{:.2} MB/s", b / 1e6))
+            }),
+            Column::new("hypercube", |c: &&(u32, String)| bw(c, OURS)),
+            Column::new("Open MPI", |c: &&(u32, String)| bw(c, OMPI)),
+            Column::new("used for the bound", |c: &&(u32, String)| {
+                rows.iter()
+                    .find(|r| r.dim == c.0 && r.rate == c.1)
+                    .map_or("—".into(), |r| format!("{:.2} MB/s", r.link_bps / 1e6))
+            }),
+        ],
+        &cs,
+    ));
     let _ = writeln!(w);
 
     // One table per (d, rate).
     for (d, rate) in &cs {
         let _ = writeln!(w, "## d = {d} ({} ranks), {rate}\n", 1u32 << d);
-        let _ = writeln!(
-            w,
-            "| operation | size | link bound | ours avg | ours slowest | Open MPI avg | \
-             Open MPI slowest | ours/MPI avg | ours/MPI slowest | ours/bound | MPI/bound |"
-        );
-        let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|---|---|");
-        for b in BENCHES {
-            for sz in v.sizes(*d, rate, b.name()) {
-                let c = Cmp::of(&v, *d, rate, b.name(), sz);
-                let _ = writeln!(
-                    w,
-                    "| {} | {} | {} | {} |",
-                    b.name(),
-                    if b == Bench::Barrier {
-                        "—".into()
-                    } else {
-                        size_text(sz)
-                    },
-                    c.bound.map_or("—".into(), time_text),
-                    c.cells(),
-                );
-            }
-        }
+        // A row: the operation, the size, and ours against Open MPI there.
+        type Op = (Bench, u64, Cmp);
+        let mut columns = vec![
+            Column::new("operation", |r: &Op| r.0.name().to_string()),
+            Column::new("size", |r: &Op| {
+                if r.0 == Bench::Barrier {
+                    "—".into()
+                } else {
+                    size_text(r.1)
+                }
+            }),
+            Column::new("link bound", |r: &Op| {
+                r.2.bound.map_or("—".into(), time_text)
+            }),
+        ];
+        columns.extend(cmp_columns(|r: &Op| &r.2));
+        let v = &v;
+        let ops = BENCHES.into_iter().flat_map(|b| {
+            v.sizes(*d, rate, b.name())
+                .into_iter()
+                .map(move |sz| (b, sz, Cmp::of(v, *d, rate, b.name(), sz)))
+        });
+        w.push_str(&table(&columns, ops));
         let _ = writeln!(w);
     }
 
