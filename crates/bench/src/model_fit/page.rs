@@ -1,11 +1,14 @@
 //! The report `docs/perf/cubenet-model.md`: the fitted parameters, the per-operation
 //! table beside the model, and the summary.
 
-use hypercube::transport::Forwarding;
 use std::fmt::Write as _;
 
+use hypercube::transport::Forwarding;
+
+use crate::report::{table, Column};
+
 use super::cases::Raw;
-use super::fit::{size_class, SizeClass, FRAMING};
+use super::fit::{size_class, LinkFit, SizeClass, FRAMING};
 use super::fits::{pingpongs, spread, Fits, OpRow};
 
 /// The line that separates the hand-written reading at the top of the report from the
@@ -65,16 +68,7 @@ pub(super) fn render_summary(w: &mut String, rows: &[OpRow]) {
     let mut keys: Vec<(u32, u64)> = rows.iter().map(|r| (r.dim, r.size)).collect();
     keys.sort_unstable();
     keys.dedup();
-    let _ = writeln!(
-        w,
-        "| d | size | protocol | cases | slowest / virtual clock: min, median, max | slowest / all-port virtual clock | slowest / (Grama + tbf) |"
-    );
-    let _ = writeln!(w, "|---|---|---|---|---|---|---|");
-    let fmt = |x: Option<(f64, f64, f64)>| {
-        x.map_or("—".to_string(), |(a, b, c)| {
-            format!("{a:.2}, {b:.2}, {c:.2}")
-        })
-    };
+    let mut lines = Vec::new();
     for (d, size) in keys {
         let here: Vec<&OpRow> = rows
             .iter()
@@ -111,18 +105,52 @@ pub(super) fn render_summary(w: &mut String, rows: &[OpRow]) {
                 .iter()
                 .map(|r| r.measured.1 / r.tbf.unwrap_or(f64::NAN))
                 .collect();
-            let _ = writeln!(
-                w,
-                "| {d} | {} | {label} | {} | {} | {} | {} |",
-                size_text(size),
-                set.len(),
-                fmt(spread(vc)),
-                fmt(spread(ap)),
-                fmt(spread(tbf))
-            );
+            lines.push(SummaryLine {
+                d,
+                size,
+                label,
+                cases: set.len(),
+                vc: spread(vc),
+                all_port: spread(ap),
+                tbf: spread(tbf),
+            });
         }
     }
+    let fmt = |x: Option<(f64, f64, f64)>| {
+        x.map_or("—".to_string(), |(a, b, c)| {
+            format!("{a:.2}, {b:.2}, {c:.2}")
+        })
+    };
+    w.push_str(&table(
+        &[
+            Column::new("d", |l: &SummaryLine| l.d.to_string()),
+            Column::new("size", |l: &SummaryLine| size_text(l.size)),
+            Column::new("protocol", |l: &SummaryLine| l.label.to_string()),
+            Column::new("cases", |l: &SummaryLine| l.cases.to_string()),
+            Column::new(
+                "slowest / virtual clock: min, median, max",
+                |l: &SummaryLine| fmt(l.vc),
+            ),
+            Column::new("slowest / all-port virtual clock", |l: &SummaryLine| {
+                fmt(l.all_port)
+            }),
+            Column::new("slowest / (Grama + tbf)", |l: &SummaryLine| fmt(l.tbf)),
+        ],
+        lines,
+    ));
     let _ = writeln!(w);
+}
+
+/// A line of the summary: one dimension, size and protocol; each spread is (min, median,
+/// max) of measured slowest over a model's time.
+struct SummaryLine {
+    d: u32,
+    size: u64,
+    label: &'static str,
+    cases: usize,
+    vc: Option<(f64, f64, f64)>,
+    all_port: Option<(f64, f64, f64)>,
+    tbf: Option<(f64, f64, f64)>,
 }
 
 /// The whole generated part of `docs/perf/cubenet-model.md`.
@@ -156,39 +184,52 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
          segment is a 1514-byte frame, {FRAMING:.4}). \"no t_h\" refits without the per-hop \
          term.\n"
     );
-    let _ = writeln!(
-        w,
-        "| rate | d | regime | t_s | t_h | t_w (ns/B) | 1/rate (ns/B) | t_w·rate | b, KiB (tbf's burst) | rms / max rel. residual (n) | no t_h: t_s, t_w, rms |"
-    );
-    let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|---|---|");
-    for fs in all_fits {
-        for (d, f, nh) in &fs.fits {
-            let no = nh.as_ref().map_or("—".to_string(), |g| {
+    // A line: the fits of one rate, and one dimension's fit with and without t_h.
+    type FitLine<'a> = (&'a Fits, &'a (u32, LinkFit, Option<LinkFit>));
+    w.push_str(&table(
+        &[
+            Column::new("rate", |(fs, _): &FitLine| fs.rate.clone()),
+            Column::new("d", |(_, (d, _, _)): &FitLine| d.to_string()),
+            Column::new("regime", |(_, (_, f, _)): &FitLine| {
+                f.forwarding.to_string()
+            }),
+            Column::new("t_s", |(_, (_, f, _)): &FitLine| fmt_time(f.t_s)),
+            Column::new("t_h", |(_, (_, f, _)): &FitLine| fmt_time(f.t_h)),
+            Column::new("t_w (ns/B)", |(_, (_, f, _)): &FitLine| {
+                format!("{:.2}", f.t_w * 1e9)
+            }),
+            Column::new("1/rate (ns/B)", |(fs, _): &FitLine| {
+                format!("{:.2}", 1e9 / fs.bytes_per_sec)
+            }),
+            Column::new("t_w·rate", |(fs, (_, f, _)): &FitLine| {
+                format!("{:.4}", f.t_w * fs.bytes_per_sec)
+            }),
+            Column::new("b, KiB (tbf's burst)", |(fs, (_, f, _)): &FitLine| {
+                format!("{:.1} ({})", f.burst / 1024.0, fs.nominal_burst / 1024)
+            }),
+            Column::new("rms / max rel. residual (n)", |(_, (_, f, _)): &FitLine| {
                 format!(
-                    "{}, {:.2}, {:.1}%",
-                    fmt_time(g.t_s),
-                    g.t_w * 1e9,
-                    g.rms_rel * 100.0
+                    "{:.1}% / {:.1}% ({})",
+                    f.rms_rel * 100.0,
+                    f.max_rel * 100.0,
+                    f.points
                 )
-            });
-            let _ = writeln!(
-                w,
-                "| {} | {d} | {} | {} | {} | {:.2} | {:.2} | {:.4} | {:.1} ({}) | {:.1}% / {:.1}% ({}) | {no} |",
-                fs.rate,
-                f.forwarding,
-                fmt_time(f.t_s),
-                fmt_time(f.t_h),
-                f.t_w * 1e9,
-                1e9 / fs.bytes_per_sec,
-                f.t_w * fs.bytes_per_sec,
-                f.burst / 1024.0,
-                fs.nominal_burst / 1024,
-                f.rms_rel * 100.0,
-                f.max_rel * 100.0,
-                f.points,
-            );
-        }
-    }
+            }),
+            Column::new("no t_h: t_s, t_w, rms", |(_, (_, _, nh)): &FitLine| {
+                nh.as_ref().map_or("—".to_string(), |g| {
+                    format!(
+                        "{}, {:.2}, {:.1}%",
+                        fmt_time(g.t_s),
+                        g.t_w * 1e9,
+                        g.rms_rel * 100.0
+                    )
+                })
+            }),
+        ],
+        all_fits
+            .iter()
+            .flat_map(|fs| fs.fits.iter().map(move |fit| (fs, fit))),
+    ));
     let _ = writeln!(w);
 
     // Residuals.
@@ -206,38 +247,33 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
             sizes.sort_unstable();
             sizes.dedup();
             let _ = writeln!(w, "### {}, d = {d}, {}\n", fs.rate, f.forwarding);
-            let hops: Vec<u32> = (1..=*d).collect();
-            let _ = write!(w, "| size |");
-            for h in &hops {
-                let _ = write!(w, " {h} link{} |", if *h == 1 { "" } else { "s" });
-            }
-            let _ = writeln!(w, " model regime |");
-            let _ = writeln!(w, "|---|{}---|", "---|".repeat(hops.len()));
-            for size in sizes {
-                let label = if size_class(size, fs.nominal_burst) == SizeClass::Mid {
-                    size_text(size)
+            let heads: Vec<String> = (1..=*d)
+                .map(|h| format!("{h} link{}", if h == 1 { "" } else { "s" }))
+                .collect();
+            let mut columns = vec![Column::new("size", |size: &u64| {
+                if size_class(*size, fs.nominal_burst) == SizeClass::Mid {
+                    size_text(*size)
                 } else {
-                    format!("**{}**", size_text(size))
-                };
-                let _ = write!(w, "| {label} |");
-                for h in &hops {
-                    match s.iter().find(|x| x.bytes == size && x.hops == *h) {
-                        Some(x) => {
-                            let p = f.predict(size, *h);
-                            let _ = write!(
-                                w,
-                                " {} ({:+.0}%) |",
-                                fmt_time(x.secs),
-                                (p / x.secs - 1.0) * 100.0
-                            );
-                        }
-                        None => {
-                            let _ = write!(w, " — |");
-                        }
-                    }
+                    format!("**{}**", size_text(*size))
                 }
-                let _ = writeln!(w, " {} |", f.regime(size, *d));
+            })];
+            for (h, head) in (1..=*d).zip(&heads) {
+                let s = &s;
+                columns.push(Column::new(head, move |size: &u64| {
+                    match s.iter().find(|x| x.bytes == *size && x.hops == h) {
+                        Some(x) => format!(
+                            "{} ({:+.0}%)",
+                            fmt_time(x.secs),
+                            (f.predict(*size, h) / x.secs - 1.0) * 100.0
+                        ),
+                        None => "—".into(),
+                    }
+                }));
             }
+            columns.push(Column::new("model regime", |size: &u64| {
+                f.regime(*size, *d).to_string()
+            }));
+            w.push_str(&table(&columns, sizes));
             let _ = writeln!(w);
         }
     }
@@ -269,42 +305,44 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
          over the fitted payload rate 1/t_w (`linkbound.rs`). Ratios: measured slowest over \
          the virtual clock's slowest, and over Grama + tbf.\n"
     );
-    let _ = writeln!(
-        w,
-        "| d | operation | algorithm (eq.) | regime | size | measured mean / slowest | Grama | virtual clock slowest (mean) | Grama + tbf | link bound | slowest / virtual clock | slowest / (Grama + tbf) |"
-    );
-    let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for r in rows {
-        let opt = |x: Option<f64>| x.map_or("—".into(), fmt_time);
-        let pair = |v: Option<(f64, f64)>| {
-            v.map_or("—".into(), |(mean, max)| {
-                format!("{} ({})", fmt_time(max), fmt_time(mean))
-            })
-        };
-        let vc = pair(r.virtual_clock);
-        let regime = match (r.case.forwarding, r.case.eager) {
-            (Forwarding::CutThrough, false) => "CT",
-            (Forwarding::StoreAndForward, false) => "SF",
-            (Forwarding::CutThrough, true) => "CT, eager",
-            (Forwarding::StoreAndForward, true) => "SF, eager",
-        };
-        let _ = writeln!(
-            w,
-            "| {} | {} | {} ({}) | {regime} | {} | {} / {} | {} | {vc} | {} | {} | {} | {} |",
-            r.dim,
-            r.case.operation(),
-            r.case.alg,
-            r.case.equation(),
-            size_text(r.size),
-            fmt_time(r.measured.0),
-            fmt_time(r.measured.1),
-            opt(r.grama),
-            opt(r.tbf),
-            opt(r.link_bound),
-            ratio(r.measured.1, r.virtual_clock.map_or(f64::NAN, |v| v.1)),
-            ratio(r.measured.1, r.tbf.unwrap_or(f64::NAN)),
-        );
-    }
+    let opt = |x: Option<f64>| x.map_or("—".into(), fmt_time);
+    w.push_str(&table(
+        &[
+            Column::new("d", |r: &&OpRow| r.dim.to_string()),
+            Column::new("operation", |r: &&OpRow| r.case.operation().to_string()),
+            Column::new("algorithm (eq.)", |r: &&OpRow| {
+                format!("{} ({})", r.case.alg, r.case.equation())
+            }),
+            Column::new("regime", |r: &&OpRow| {
+                match (r.case.forwarding, r.case.eager) {
+                    (Forwarding::CutThrough, false) => "CT",
+                    (Forwarding::StoreAndForward, false) => "SF",
+                    (Forwarding::CutThrough, true) => "CT, eager",
+                    (Forwarding::StoreAndForward, true) => "SF, eager",
+                }
+                .to_string()
+            }),
+            Column::new("size", |r: &&OpRow| size_text(r.size)),
+            Column::new("measured mean / slowest", |r: &&OpRow| {
+                format!("{} / {}", fmt_time(r.measured.0), fmt_time(r.measured.1))
+            }),
+            Column::new("Grama", |r: &&OpRow| opt(r.grama)),
+            Column::new("virtual clock slowest (mean)", |r: &&OpRow| {
+                r.virtual_clock.map_or("—".into(), |(mean, max)| {
+                    format!("{} ({})", fmt_time(max), fmt_time(mean))
+                })
+            }),
+            Column::new("Grama + tbf", |r: &&OpRow| opt(r.tbf)),
+            Column::new("link bound", |r: &&OpRow| opt(r.link_bound)),
+            Column::new("slowest / virtual clock", |r: &&OpRow| {
+                ratio(r.measured.1, r.virtual_clock.map_or(f64::NAN, |v| v.1))
+            }),
+            Column::new("slowest / (Grama + tbf)", |r: &&OpRow| {
+                ratio(r.measured.1, r.tbf.unwrap_or(f64::NAN))
+            }),
+        ],
+        rows,
+    ));
     let _ = writeln!(w);
     if !info.notes.is_empty() {
         let _ = writeln!(w, "## Notes\n");
