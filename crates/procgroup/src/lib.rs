@@ -103,3 +103,31 @@ fn capture(stream: Option<impl Read + Send + 'static>) -> std::thread::JoinHandl
         s
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_status_and_deadline() {
+        let r = run(
+            Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]),
+            Duration::from_secs(20),
+        )
+        .unwrap();
+        assert_eq!(
+            (r.stdout.as_str(), r.stderr.as_str(), r.status.code()),
+            ("out\n", "err\n", Some(3))
+        );
+        assert!(!r.ok() && !r.timed_out);
+
+        // A child of the command holds the pipes too: killing the group ends both.
+        let r = run(
+            Command::new("sh").args(["-c", "sleep 30 & sleep 30"]),
+            Duration::from_millis(200),
+        )
+        .unwrap();
+        assert!(r.timed_out && !r.ok(), "{r:?}");
+        assert!(r.elapsed < Duration::from_secs(20), "{r:?}");
+    }
+}
