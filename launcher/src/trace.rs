@@ -7,9 +7,6 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-/// The variable that turns recording on in every rank (the runtime's `trace.rs`).
-pub const ENV_TRACE: &str = "HYPERCUBE_TRACE";
-
 /// A trace being recorded.
 pub struct Recording {
     dir: PathBuf,

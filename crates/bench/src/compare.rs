@@ -3,10 +3,11 @@
 //! and shared memory, [`peers::mpirun`]), repeatedly, and collects one [`Record`] per
 //! printed row. The C programs are built on first use ([`peers::CPrograms`]).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use hypercube_procgroup::Finished;
 
 use anyhow::{bail, Context};
 
@@ -179,66 +180,11 @@ impl Tools {
     }
 }
 
-/// What one finished run printed.
-#[derive(Debug)]
-pub struct RunOutput {
-    /// Exit success.
-    pub ok: bool,
-    /// Standard output.
-    pub stdout: String,
-    /// Standard error.
-    pub stderr: String,
-    /// Wall time.
-    pub elapsed: Duration,
-    /// Killed at the deadline.
-    pub timed_out: bool,
-}
-
-/// Run a command in its own process group with a deadline; on the deadline the whole
-/// group is killed (mpirun's and hcrun's ranks included).
-pub fn run_cmd(cmd: &mut Command, timeout: Duration) -> anyhow::Result<RunOutput> {
-    use std::os::unix::process::CommandExt;
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let start = Instant::now();
-    let mut child = cmd.spawn().with_context(|| format!("starting {cmd:?}"))?;
-    let mut out = child.stdout.take().context("no stdout")?;
-    let mut err = child.stderr.take().context("no stderr")?;
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break st;
-        }
-        if start.elapsed() > timeout {
-            timed_out = true;
-            // SAFETY: kill(2) on the process group of a child we started; no memory is
-            // involved.
-            unsafe {
-                libc::kill(-(child.id() as i32), libc::SIGKILL);
-            }
-            break child.wait()?;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    Ok(RunOutput {
-        ok: status.success() && !timed_out,
-        stdout: t_out.join().unwrap_or_default(),
-        stderr: t_err.join().unwrap_or_default(),
-        elapsed: start.elapsed(),
-        timed_out,
-    })
+/// Run a command with a deadline: [`hypercube_procgroup::run`] (its own process group,
+/// killed whole at the deadline: mpirun's and hcrun's ranks included), an error saying which
+/// command could not be run.
+pub fn run_cmd(cmd: &mut Command, timeout: Duration) -> anyhow::Result<Finished> {
+    hypercube_procgroup::run(cmd, timeout).with_context(|| format!("starting {cmd:?}"))
 }
 
 /// The result of a whole comparison.
@@ -328,7 +274,7 @@ pub fn run(plan: &Plan, tools: &Tools) -> anyhow::Result<Outcome> {
         let mut cmd = peers::mpirun(&mpi_bin, 2, transport);
         cmd.args(["latency", "-m", "8:8", "-i", "10", "-x", "1"]);
         let r = run_cmd(&mut cmd, Duration::from_secs(120))?;
-        if !r.ok || osu::parse_table(&r.stdout).rows.is_empty() {
+        if !r.ok() || osu::parse_table(&r.stdout).rows.is_empty() {
             *flag = false;
             let why = r.stderr.lines().last().unwrap_or("no output").to_string();
             o.notes.push(format!(
@@ -461,7 +407,7 @@ pub fn run(plan: &Plan, tools: &Tools) -> anyhow::Result<Outcome> {
     let total = jobs.len();
     for (k, mut j) in jobs.into_iter().enumerate() {
         let r = run_cmd(&mut j.cmd, plan.timeout + Duration::from_secs(10))?;
-        let recs = if r.ok {
+        let recs = if r.ok() {
             if j.imp.starts_with("c-floor") {
                 parse_c_floor(&r.stdout, j.imp, &j.bench, j.rep)
             } else {

@@ -96,7 +96,7 @@ pub fn monotonic_ns() -> u64 {
 /// Ask a TCP socket (`fd`, a listener too) for the first congestion control of the
 /// comma-separated `names` the kernel takes; `system` leaves the machine's default. None
 /// taken is an error: a figure measured under another algorithm than asked for would
-/// mislead. (The floor and `forward_probe` use it; the runtime's own is
+/// mislead. (The floor uses it; the runtime's own is
 /// `transport::tcp::sockopt`, which falls back silently.)
 pub fn set_congestion(fd: std::os::fd::RawFd, names: &str) -> anyhow::Result<()> {
     if names.trim() == "system" {

@@ -35,6 +35,15 @@ pub const ENV_BOOT_TIMEOUT_MS: &str = "HYPERCUBE_BOOT_TIMEOUT_MS";
 /// `hcrun --color=WHEN` sets it for every rank — the ranks' stderr is a pipe to hcrun, so
 /// only hcrun knows whether the lines end up on a terminal.
 pub const ENV_COLOR: &str = "HYPERCUBE_COLOR";
+/// Environment variable: the address a rank binds its links to and publishes (set by
+/// `hcrun --link-rate` to the node's address on the emulated network).
+pub const ENV_ADDR: &str = "HYPERCUBE_ADDR";
+/// Environment variable: how many cores the job's ranks share (their collectives choose
+/// their algorithm from it); `hcrun` sets it for every rank unless the user did.
+pub const ENV_MODEL_CORES: &str = "HYPERCUBE_MODEL_CORES";
+/// Environment variable: the path prefix every rank records its trace under (`hcrun
+/// --trace` sets it to a temporary directory).
+pub const ENV_TRACE: &str = "HYPERCUBE_TRACE";
 
 /// How a rank blocked in a send above the eager limit (a rendezvous send: it waits for its
 /// receiver to post a matching receive) words `Blocked::waiting_for`, so that the launcher

@@ -1,18 +1,137 @@
-//! The bootstrap rendezvous on the control channel: collect every rank's hello (checking
-//! its proof of the job secret), send everyone the address table, collect the ready
-//! messages, send go. Connections that fail the proof are dropped and logged
-//! ([`Rejections`]: the first of a burst in full, the rest as a count).
+//! The control channel between hcrun and every process of the job (one TCP connection
+//! each, kept open for the whole job; the messages are `hypercube::wire::control`'s).
+//!
+//! The bootstrap rendezvous: collect every rank's hello (checking its proof of the job
+//! secret), send everyone the address table, collect the ready messages, send go. Then the
+//! ranks' reports (a wait with nothing arriving, and its end) until each closes its
+//! connection, and hcrun's `Abort` when the job is torn down. Connections that fail the
+//! proof are dropped and logged ([`Rejections`]: the first of a burst in full, the rest as
+//! a count).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use hypercube::wire::control::{self, ToLauncher, ToNode};
+use launcher::cubenet;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// How long each rank's `Abort` may take to write.
+const ABORT_WRITE: Duration = Duration::from_millis(100);
+
+/// What a process proves it belongs to the job with.
+#[derive(Debug)]
+pub struct Credentials {
+    /// The job id.
+    pub job: u64,
+    /// The job secret.
+    pub secret: [u8; 32],
+}
+
+impl Credentials {
+    /// A fresh job id and secret.
+    pub fn random() -> Credentials {
+        let secret: [u8; 32] = rand::random();
+        let job: u64 = rand::random();
+        Credentials { job, secret }
+    }
+}
+
+/// The control listener: on the emulated network (`emulated`) on the management bridge,
+/// otherwise on the loopback interface.
+pub async fn listen(emulated: bool) -> Result<TcpListener> {
+    let ip = if emulated {
+        IpAddr::V4(cubenet::hub_addr())
+    } else {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    };
+    TcpListener::bind((ip, 0))
+        .await
+        .context("binding the control listener")
+}
+
+/// hcrun's end of the control channel, for the supervisor: the rendezvous's events, and
+/// the connections to every rank once the cube is wired (for `Abort`).
+pub struct Control {
+    events: mpsc::UnboundedReceiver<Report>,
+    writers: Option<Vec<OwnedWriteHalf>>,
+    rendezvous: JoinHandle<Result<()>>,
+    rejections: Arc<Rejections>,
+    summaries: JoinHandle<()>,
+}
+
+/// What the rendezvous's tasks send the supervisor's end.
+enum Report {
+    /// An event for the supervisor.
+    Event(Event),
+    /// Every rank is ready and has been told to go: the connections, for `Abort`.
+    Wired(Vec<OwnedWriteHalf>),
+}
+
+impl Control {
+    /// Run the rendezvous on `listener` for the processes `expect` describes.
+    pub fn open(listener: TcpListener, expect: Expect) -> Control {
+        let (tx, events) = mpsc::unbounded_channel();
+        let rejections = Arc::new(Rejections::default());
+        let rendezvous = tokio::spawn(run(listener, expect, tx, rejections.clone()));
+        let summaries = {
+            let r = rejections.clone();
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(Duration::from_secs(1));
+                loop {
+                    every.tick().await;
+                    r.flush_due();
+                }
+            })
+        };
+        Control {
+            events,
+            writers: None,
+            rendezvous,
+            rejections,
+            summaries,
+        }
+    }
+
+    /// The next event (`None` once no task is left to send one). Cancel-safe.
+    pub async fn next(&mut self) -> Option<Event> {
+        match self.events.recv().await? {
+            Report::Event(e) => Some(e),
+            Report::Wired(w) => {
+                self.writers = Some(w);
+                Some(Event::AllReady)
+            }
+        }
+    }
+
+    /// Stop the rendezvous where it is (the ranks' reports still come in).
+    pub fn stop_rendezvous(&self) {
+        self.rendezvous.abort();
+    }
+
+    /// Tell every rank the job is being torn down, and why (if the cube was wired: before,
+    /// hcrun has no connection to every rank).
+    pub async fn abort(&mut self, reason: String) -> Result<()> {
+        if let Some(ws) = self.writers.as_mut() {
+            let msg = control::frame(&ToNode::Abort { reason })?;
+            for w in ws.iter_mut() {
+                let _ = tokio::time::timeout(ABORT_WRITE, w.write_all(&msg)).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// The job has ended: sum up the rejected connections.
+    pub fn close(self) {
+        self.summaries.abort();
+        self.rejections.flush();
+    }
+}
 
 /// What the rendezvous reports to the supervisor.
 #[derive(Debug)]
@@ -113,26 +232,21 @@ pub struct Expect {
     pub n: u32,
     /// Whether the job has a host process.
     pub host: bool,
-    /// The job secret the hellos must prove.
-    pub secret: Vec<u8>,
-    /// The job id.
-    pub job: u64,
+    /// The job id and secret the hellos must prove.
+    pub creds: Credentials,
 }
 
-/// Run the rendezvous; hands over the write halves so the supervisor can send `Abort`.
-pub async fn run(
+/// Run the rendezvous; hands over the write halves (with [`Report::Wired`]) so that the
+/// supervisor can send `Abort`.
+async fn run(
     listener: TcpListener,
     expect: Expect,
-    events: mpsc::UnboundedSender<Event>,
-    writers_out: tokio::sync::oneshot::Sender<Vec<OwnedWriteHalf>>,
+    events: mpsc::UnboundedSender<Report>,
     rejections: Arc<Rejections>,
 ) -> Result<()> {
-    let Expect {
-        n,
-        host,
-        secret,
-        job,
-    } = expect;
+    let Expect { n, host, creds } = expect;
+    let Credentials { job, secret } = creds;
+    let secret = secret.to_vec();
     // Slots 0..n are the nodes; slot n is the host, if the job has one.
     let total = n + u32::from(host);
     let slot = move |rank: u32| -> Option<usize> {
@@ -183,7 +297,7 @@ pub async fn run(
                 readers[i] = Some(r);
                 writers[i] = Some(w);
                 joined += 1;
-                let _ = events.send(Event::Joined(i as u32));
+                let _ = events.send(Report::Event(Event::Joined(i as u32)));
             }
         }
     }
@@ -223,10 +337,10 @@ pub async fn run(
             loop {
                 match read_msg::<ToLauncher>(&mut r).await {
                     Ok(ToLauncher::Blocked { waiting_for, .. }) => {
-                        let _ = events.send(Event::Blocked(i as u32, waiting_for));
+                        let _ = events.send(Report::Event(Event::Blocked(i as u32, waiting_for)));
                     }
                     Ok(ToLauncher::Running { .. }) => {
-                        let _ = events.send(Event::Running(i as u32));
+                        let _ = events.send(Report::Event(Event::Running(i as u32)));
                     }
                     Ok(other) => tracing::debug!("rank {rank}: unexpected control input {other:?}"),
                     Err(_) => break,
@@ -246,7 +360,6 @@ pub async fn run(
     for w in writers.iter_mut() {
         w.write_all(&go).await?;
     }
-    let _ = events.send(Event::AllReady);
-    let _ = writers_out.send(writers);
+    let _ = events.send(Report::Wired(writers));
     Ok(())
 }
