@@ -188,10 +188,48 @@ fn run(tool: &str, args: &[&str], what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Refuse to build where another emulated network already holds the management range in
+/// this namespace: two bridges with the hub's address would split the control traffic
+/// between them and break both jobs (`hcrun`'s own network lives in a namespace of its own,
+/// so only `cubenet up` can meet this).
+fn check_mgmt_free() -> Result<()> {
+    let out = Command::new("ip")
+        .args(["-o", "-4", "addr", "show"])
+        .stdin(Stdio::null())
+        .output()
+        .context(
+            "running `ip -o -4 addr show`: is iproute2 installed (Debian package iproute2)?",
+        )?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if let Some(dev) = mgmt_holder(&text) {
+        bail!(
+            "the management range {} is already in use in this network namespace, on {dev} \
+             (another emulated network: take it down first with `cubenet down --name NAME`, \
+             whose bridge is NAMEbr)",
+            mgmt_net()
+        );
+    }
+    Ok(())
+}
+
+/// The interface in `ip -o -4 addr show` output that holds an address of the management
+/// range, if any.
+fn mgmt_holder(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let mut words = line.split_whitespace();
+        let dev = words.nth(1)?;
+        let addr = words.skip_while(|w| *w != "inet").nth(1)?;
+        let ip: Ipv4Addr = addr.split('/').next()?.parse().ok()?;
+        (u32::from(ip) >> (32 - MGMT_PREFIX) == MGMT_BASE >> (32 - MGMT_PREFIX))
+            .then(|| dev.to_string())
+    })
+}
+
 /// Build the network in the current ("hub") network namespace, whose `/run/netns` must be
 /// writable. On error, what was built so far is left for the caller to remove
 /// ([`teardown`] or the end of a private namespace).
 pub fn build(spec: &Spec) -> Result<()> {
+    check_mgmt_free()?;
     let n = spec.nodes();
     let bridge = spec.bridge();
     // 1. The namespaces (one `ip` for all: `netns add` returns to the caller's namespace).
@@ -396,6 +434,13 @@ mod tests {
         assert_eq!(mgmt_addr(0).to_string(), "10.202.0.2");
         assert_eq!(hub_addr().to_string(), "10.202.0.1");
         assert_eq!(mgmt_net(), "10.202.0.0/16");
+        let ip = "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever\n\
+                  7: hcbenchbr    inet 10.202.0.1/16 brd 10.202.255.255 scope global hcbenchbr\n";
+        assert_eq!(mgmt_holder(ip).as_deref(), Some("hcbenchbr"));
+        assert_eq!(
+            mgmt_holder("2: eth0    inet 10.203.0.1/16 scope global eth0\n"),
+            None
+        );
         let s = Spec {
             dim: 8,
             rate: parse_rate("1gbit").unwrap(),
