@@ -63,7 +63,7 @@ mod values;
 mod tests;
 
 pub use element::{Element, Op};
-pub use pod::{Builtin, Loc, Pod};
+pub use pod::{Builtin, Loc, LocIndex, Pod};
 pub use select::{Algorithm, Operation};
 pub use shift::ShiftOrder;
 
