@@ -22,6 +22,7 @@ use bytes::Bytes;
 use hypercube_topology::NodeId;
 
 use super::element::{decode, decode_blocks, encode, encode_vec, take_back};
+use super::ctx::Unit;
 use super::pod::Pod;
 use super::{ShiftOrder, Subcube};
 use crate::error::{Error, Result};
@@ -31,40 +32,44 @@ impl Subcube<'_> {
     /// others pass `&[]`). Every member passes the same `root` and `len`; for a value of
     /// unknown size use [`Subcube::bcast_value`].
     pub fn bcast_slice<T: Pod>(&self, root: NodeId, data: &[T], len: usize) -> Result<Vec<T>> {
-        let at_root = self.node.mynode() == root;
-        if at_root && data.len() != len {
-            return Err(Error::InvalidArgument(format!(
-                "bcast_slice: the root passed {} elements but len = {len}",
-                data.len()
-            )));
-        }
-        let bytes = if at_root { encode(data) } else { Bytes::new() };
-        let got = self.bcast(root, bytes, len * T::WIRE_SIZE)?;
-        if at_root {
-            // The root's result is its own data: no decoding of its own message.
-            return Ok(data.to_vec());
-        }
-        decode(&got, Some(len), "bcast_slice")
+        Unit::of::<T>("bcast_slice", None).during(|| {
+            let at_root = self.node.mynode() == root;
+            if at_root && data.len() != len {
+                return Err(Error::InvalidArgument(format!(
+                    "bcast_slice: the root passed {} elements but len = {len}",
+                    data.len()
+                )));
+            }
+            let bytes = if at_root { encode(data) } else { Bytes::new() };
+            let got = self.bcast(root, bytes, len * T::WIRE_SIZE)?;
+            if at_root {
+                // The root's result is its own data: no decoding of its own message.
+                return Ok(data.to_vec());
+            }
+            decode(&got, Some(len), "bcast_slice")
+        })
     }
 
     /// [`Subcube::bcast_slice`] of an owned vector: the root sends the vector's memory
     /// without copying it and gets the vector back (without a copy when the transport no
     /// longer holds its bytes when the call ends); the others pass an empty vector.
     pub fn bcast_vec<T: Pod>(&self, root: NodeId, data: Vec<T>, len: usize) -> Result<Vec<T>> {
-        let at_root = self.node.mynode() == root;
-        if !at_root {
-            let got = self.bcast(root, Bytes::new(), len * T::WIRE_SIZE)?;
-            return decode(&got, Some(len), "bcast_vec");
-        }
-        if data.len() != len {
-            return Err(Error::InvalidArgument(format!(
-                "bcast_vec: the root passed {} elements but len = {len}",
-                data.len()
-            )));
-        }
-        let (bytes, shared) = encode_vec(data);
-        drop(self.bcast(root, bytes.clone(), len * T::WIRE_SIZE)?);
-        take_back(shared, bytes)
+        Unit::of::<T>("bcast_vec", None).during(|| {
+            let at_root = self.node.mynode() == root;
+            if !at_root {
+                let got = self.bcast(root, Bytes::new(), len * T::WIRE_SIZE)?;
+                return decode(&got, Some(len), "bcast_vec");
+            }
+            if data.len() != len {
+                return Err(Error::InvalidArgument(format!(
+                    "bcast_vec: the root passed {} elements but len = {len}",
+                    data.len()
+                )));
+            }
+            let (bytes, shared) = encode_vec(data);
+            drop(self.bcast(root, bytes.clone(), len * T::WIRE_SIZE)?);
+            take_back(shared, bytes)
+        })
     }
 
     /// [`Subcube::scatter`] of a slice: the root passes `count` elements per member,
@@ -72,35 +77,39 @@ impl Subcube<'_> {
     /// returns its `count` elements. The others pass `&[]`; every member passes the same
     /// `root` and `count`.
     pub fn scatter_slice<T: Pod>(&self, root: NodeId, data: &[T], count: usize) -> Result<Vec<T>> {
-        let p = self.size() as usize;
-        let blocks: Vec<Bytes> = if self.node.mynode() == root {
-            if data.len() != count * p {
-                return Err(Error::InvalidArgument(format!(
-                    "scatter_slice: the root passed {} elements for {p} members of {count}",
-                    data.len()
-                )));
-            }
-            let all = encode(data);
-            let b = count * T::WIRE_SIZE;
-            (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect()
-        } else {
-            Vec::new()
-        };
-        let got = self.scatter(root, &blocks, count * T::WIRE_SIZE)?;
-        decode(&got, Some(count), "scatter_slice")
+        Unit::of::<T>("scatter_slice", None).during(|| {
+            let p = self.size() as usize;
+            let blocks: Vec<Bytes> = if self.node.mynode() == root {
+                if data.len() != count * p {
+                    return Err(Error::InvalidArgument(format!(
+                        "scatter_slice: the root passed {} elements for {p} members of {count}",
+                        data.len()
+                    )));
+                }
+                let all = encode(data);
+                let b = count * T::WIRE_SIZE;
+                (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect()
+            } else {
+                Vec::new()
+            };
+            let got = self.scatter(root, &blocks, count * T::WIRE_SIZE)?;
+            decode(&got, Some(count), "scatter_slice")
+        })
     }
 
     /// [`Subcube::gather`] of slices of one common length: `root` returns them all, joined
     /// in relative rank order (`Some`), the others `None`.
     pub fn gather_slice<T: Pod>(&self, root: NodeId, data: &[T]) -> Result<Option<Vec<T>>> {
-        match self.gather(root, encode(data))? {
-            Some(blocks) => Ok(Some(decode_blocks(
-                &blocks,
-                data.len() * blocks.len(),
-                "gather_slice",
-            )?)),
-            None => Ok(None),
-        }
+        Unit::of::<T>("gather_slice", Some("gatherv_slice")).during(|| {
+            match self.gather(root, encode(data))? {
+                Some(blocks) => Ok(Some(decode_blocks(
+                    &blocks,
+                    data.len() * blocks.len(),
+                    "gather_slice",
+                )?)),
+                None => Ok(None),
+            }
+        })
     }
 
     /// [`Subcube::gatherv`] of slices of any lengths: `root` returns each member's slice,
@@ -115,17 +124,21 @@ impl Subcube<'_> {
     /// [`Subcube::allgather`] of slices of one common length: every member returns them
     /// all, joined in relative rank order.
     pub fn allgather_slice<T: Pod>(&self, data: &[T]) -> Result<Vec<T>> {
-        let blocks = self.allgather(encode(data))?;
-        decode_blocks(&blocks, data.len() * blocks.len(), "allgather_slice")
+        Unit::of::<T>("allgather_slice", Some("allgatherv_slice")).during(|| {
+            let blocks = self.allgather(encode(data))?;
+            decode_blocks(&blocks, data.len() * blocks.len(), "allgather_slice")
+        })
     }
 
     /// [`Subcube::allgather_slice`] of an owned vector, sent without copying it (the
     /// typed form that costs what the byte form does, but for the one copy into the result).
     pub fn allgather_vec<T: Pod>(&self, data: Vec<T>) -> Result<Vec<T>> {
-        let n = data.len();
-        let (bytes, _shared) = encode_vec(data);
-        let blocks = self.allgather(bytes)?;
-        decode_blocks(&blocks, n * blocks.len(), "allgather_vec")
+        Unit::of::<T>("allgather_vec", Some("allgatherv_slice")).during(|| {
+            let n = data.len();
+            let (bytes, _shared) = encode_vec(data);
+            let blocks = self.allgather(bytes)?;
+            decode_blocks(&blocks, n * blocks.len(), "allgather_vec")
+        })
     }
 
     /// [`Subcube::allgatherv`] of slices of any lengths: every member returns each
@@ -138,16 +151,20 @@ impl Subcube<'_> {
     /// (elements `j·count .. (j+1)·count`) going to relative rank j; returns the blocks
     /// received, joined in relative rank order (as `MPI_Alltoall`).
     pub fn alltoall_slice<T: Pod>(&self, data: &[T]) -> Result<Vec<T>> {
-        self.split_check(data.len(), "alltoall_slice")?;
-        self.alltoall_bytes::<T>(encode(data), data.len(), "alltoall_slice")
+        Unit::of::<T>("alltoall_slice", Some("alltoallv_slice")).during(|| {
+            self.split_check(data.len(), "alltoall_slice")?;
+            self.alltoall_bytes::<T>(encode(data), data.len(), "alltoall_slice")
+        })
     }
 
     /// [`Subcube::alltoall_slice`] of an owned vector, sent without copying it.
     pub fn alltoall_vec<T: Pod>(&self, data: Vec<T>) -> Result<Vec<T>> {
-        self.split_check(data.len(), "alltoall_vec")?;
-        let n = data.len();
-        let (bytes, _shared) = encode_vec(data);
-        self.alltoall_bytes::<T>(bytes, n, "alltoall_vec")
+        Unit::of::<T>("alltoall_vec", Some("alltoallv_slice")).during(|| {
+            self.split_check(data.len(), "alltoall_vec")?;
+            let n = data.len();
+            let (bytes, _shared) = encode_vec(data);
+            self.alltoall_bytes::<T>(bytes, n, "alltoall_vec")
+        })
     }
 
     /// `n` elements must split into `size()` equal blocks.
@@ -180,8 +197,10 @@ impl Subcube<'_> {
 
     /// [`Subcube::shift`] of a slice (every member passes the same number of elements).
     pub fn shift_slice<T: Pod>(&self, data: &[T], q: i64, order: ShiftOrder) -> Result<Vec<T>> {
-        let got = self.shift(encode(data), q, order)?;
-        decode(&got, Some(data.len()), "shift_slice")
+        Unit::of::<T>("shift_slice", None).during(|| {
+            let got = self.shift(encode(data), q, order)?;
+            decode(&got, Some(data.len()), "shift_slice")
+        })
     }
 }
 
