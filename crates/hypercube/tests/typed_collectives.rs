@@ -438,6 +438,59 @@ fn gop_product_is_a_deprecated_alias_of_prod() {
     assert!(matches!(Op::<f64>::from_seed_char('*'), Some(Op::Prod)));
 }
 
+/// GOP over any plain data with any commutative operator: MaxLoc/MinLoc over `Loc`, a
+/// user struct with `Op::Commutative`, the seed's operators as before; a non-commutative
+/// `Op::Fn` and an operator the type lacks are errors on every member, nothing sent.
+#[test]
+fn gop_over_pod_with_any_op() {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[repr(C)]
+    struct MinMax {
+        lo: f64,
+        hi: f64,
+    }
+    // SAFETY: repr(C), two f64: no padding, every bit pattern valid.
+    unsafe impl Pod for MinMax {}
+    run_local(3, |node| {
+        let me = node.mynode();
+        let dim = node.cubedim();
+        // Values 0,1,2,0,1,2,0,1 on nodes 0..8: the maximum 2 first at node 2, minimum 0 at 0.
+        let v = f64::from(me % 3);
+        let mut best = [Loc::new(v, u64::from(me)), Loc::new(-v, u64::from(me))];
+        node.gop(&mut best, Op::MaxLoc, 0, dim).unwrap();
+        if me == 0 {
+            assert_eq!(best, [Loc::new(2.0, 2), Loc::new(0.0, 0)]);
+        }
+        let mut worst = [Loc::new(v, u64::from(me))];
+        node.gop(&mut worst, Op::MinLoc, 5, dim).unwrap();
+        if me == 5 {
+            assert_eq!(worst, [Loc::new(0.0, 0)]);
+        }
+        let span = |a: MinMax, b: MinMax| MinMax {
+            lo: a.lo.min(b.lo),
+            hi: a.hi.max(b.hi),
+        };
+        let mut mm = [MinMax { lo: v, hi: v }];
+        node.gop(&mut mm, Op::Commutative(&span), 7, dim).unwrap();
+        if me == 7 {
+            assert_eq!(mm, [MinMax { lo: 0.0, hi: 2.0 }]);
+        }
+        // The seed's operators still apply (ipsc::Op converts).
+        let mut x = [f64::from(me)];
+        node.gop(&mut x, hypercube::ipsc::Op::Sum, 0, dim).unwrap();
+        if me == 0 {
+            assert_eq!(x, [28.0]);
+        }
+        let keep_first = |a: f64, _b: f64| a;
+        assert!(matches!(
+            node.gop(&mut x, Op::Fn(&keep_first), 0, dim),
+            Err(Error::IpscArgument { routine: "GOP", .. })
+        ));
+        let e = node.gop(&mut [1.5f64], Op::BAnd, 0, dim).unwrap_err();
+        assert!(e.to_string().contains("BAnd") && e.to_string().contains("f64"), "{e}");
+    });
+}
+
 #[test]
 fn typed_point_to_point_halo_exchange() {
     run_local(2, |node| {

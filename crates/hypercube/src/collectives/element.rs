@@ -130,13 +130,6 @@ element!(
     f32, f64
 );
 
-/// Encode [`Element`]s as little-endian bytes (GOP).
-pub(crate) fn encode_le<T: Element>(xs: &[T]) -> Bytes {
-    let mut b = Vec::with_capacity(xs.len() * T::SIZE);
-    T::extend_le(xs, &mut b);
-    Bytes::from(b)
-}
-
 /// Encode elements as their wire bytes (one copy).
 pub(crate) fn encode<T: Pod>(xs: &[T]) -> Bytes {
     let mut b = Vec::with_capacity(xs.len() * T::WIRE_SIZE);
