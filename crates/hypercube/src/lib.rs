@@ -50,6 +50,7 @@ pub use hypercube_topology::NodeId;
 pub use ids::HOST;
 pub use message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
 pub use node::{Node, RecvRequest, SendRequest};
+pub use p2p_typed::Peer;
 pub use parts::{IntoPayload, Parts};
 pub use wire::codec;
 

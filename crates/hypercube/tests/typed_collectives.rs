@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use hypercube::collectives::{Algorithm, Loc, Op, Pod, ShiftOrder};
 use hypercube::transport::local::run_local;
-use hypercube::{Error, MsgType, Node, Select, TypeSel};
+use hypercube::{Error, MsgType, Node, TypeSel};
 
 fn vals(seed: u64, n: usize) -> Vec<f64> {
     (0..n)
@@ -499,26 +499,28 @@ fn typed_point_to_point_halo_exchange() {
         for link in 0..node.cubedim() {
             let other = me ^ (1 << link);
             let halo = vec![me as f64; 1 << 17];
-            let (got, st) = node
-                .sendrecv_slice(
-                    other,
-                    MsgType(9),
-                    &halo,
-                    Select::from_node(other, TypeSel::Is(9)),
-                )
-                .unwrap();
-            assert_eq!((st.source, got.len()), (other, 1 << 17));
+            let got = node.sendrecv_slice(other, MsgType(9), &halo, other).unwrap();
+            assert_eq!(got.len(), 1 << 17);
             assert!(got.iter().all(|&x| x == other as f64));
         }
-        let (v, _): (String, _) = node
-            .sendrecv_value(
-                me ^ 3,
-                MsgType(10),
-                &format!("from {me}"),
-                Select::from_node(me ^ 3, TypeSel::Is(10)),
-            )
-            .unwrap();
-        assert_eq!(v, format!("from {}", me ^ 3));
+        // The result type follows the value sent: no annotation.
+        let v = node.sendrecv_value(me ^ 3, MsgType(10), &format!("from {me}"), me ^ 3);
+        assert_eq!(v.unwrap(), format!("from {}", me ^ 3));
+        // Mesh edges: a ring 0-1-3-2 cut open after 2; nothing is sent to or received
+        // from `None`, and the result says so.
+        let chain = [0u32, 1, 3, 2];
+        let at = chain.iter().position(|&n| n == me).unwrap();
+        let next = chain.get(at + 1).copied();
+        let prev = at.checked_sub(1).map(|i| chain[i]);
+        let got = node.sendrecv_value(next, MsgType(12), &(me, 1.5f64), prev).unwrap();
+        assert_eq!(got, prev.map(|p| (p, 1.5)));
+        let got = node.sendrecv_slice(prev, MsgType(13), &[me; 3], next).unwrap();
+        assert_eq!(got, next.map(|n| vec![n; 3]));
+        node.send_slice(None, MsgType(14), &[1u8]).unwrap();
+        assert!(matches!(
+            node.sendrecv_slice(None, MsgType(1 << 31), &[1u8], None),
+            Err(Error::InvalidType { .. })
+        ));
         if me == 0 {
             node.send_slice(1, MsgType(11), &[1u16, 2, 3]).unwrap();
         }

@@ -308,7 +308,7 @@ fn typed_call(
         (Form::Slice, Bench::Alltoall) => drop(c.alltoall_slice(&buf.floats)?),
         (Form::Vec, Bench::Bcast) => {
             let data = if root { owned()? } else { Vec::new() };
-            c.bcast_vec(0, data, s / 4)?;
+            c.bcast_vec(0, data)?;
         }
         (Form::Vec, Bench::Allgather) => drop(c.allgather_vec(owned()?)?),
         (Form::Vec, Bench::Alltoall) => drop(c.alltoall_vec(owned()?)?),

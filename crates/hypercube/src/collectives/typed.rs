@@ -50,24 +50,27 @@ impl Subcube<'_> {
         })
     }
 
-    /// [`Subcube::bcast_slice`] of an owned vector: the root sends the vector's memory
-    /// without copying it and gets the vector back (without a copy when the transport no
-    /// longer holds its bytes when the call ends); the others pass an empty vector.
-    pub fn bcast_vec<T: Pod>(&self, root: NodeId, data: Vec<T>, len: usize) -> Result<Vec<T>> {
+    /// Broadcast the root's vector, of any length: the root passes its vector and gets it
+    /// back, the others pass an empty one (`Vec::new()`) and get a copy — no member but the
+    /// root knows the length. The root sends the vector's memory without copying it (and
+    /// gets it back without a copy when the transport no longer holds its bytes when the
+    /// call ends). Costs one 8-byte broadcast of the length before the data (as
+    /// [`Subcube::bcast_value`]); when every member knows the length,
+    /// [`Subcube::bcast_slice`] or [`Subcube::bcast_into`] do without it.
+    pub fn bcast_vec<T: Pod>(&self, root: NodeId, data: Vec<T>) -> Result<Vec<T>> {
         Unit::of::<T>("bcast_vec", None).during(|| {
             let at_root = self.node.mynode() == root;
+            let head = if at_root { data.len() as u64 } else { 0 };
+            let len = self.bcast_head(root, head, || unreachable_none("bcast_vec"))? as usize;
+            let bytes_len = len.checked_mul(T::WIRE_SIZE).ok_or_else(|| {
+                Error::InvalidArgument(format!("bcast_vec: {len} elements do not fit in memory"))
+            })?;
             if !at_root {
-                let got = self.bcast(root, Bytes::new(), len * T::WIRE_SIZE)?;
+                let got = self.bcast(root, Bytes::new(), bytes_len)?;
                 return decode(&got, Some(len), "bcast_vec");
             }
-            if data.len() != len {
-                return Err(Error::InvalidArgument(format!(
-                    "bcast_vec: the root passed {} elements but len = {len}",
-                    data.len()
-                )));
-            }
             let (bytes, shared) = encode_vec(data);
-            drop(self.bcast(root, bytes.clone(), len * T::WIRE_SIZE)?);
+            drop(self.bcast(root, bytes.clone(), bytes_len)?);
             take_back(shared, bytes)
         })
     }
@@ -230,17 +233,21 @@ mod tests {
             );
             let root = 2;
             let data = if me == root { mine.clone() } else { Vec::new() };
-            let got = cube.bcast_vec(root, data, 1000).unwrap();
+            let got = cube.bcast_vec(root, data).unwrap();
             assert_eq!(got, (0..1000).map(|k| k * 10 + root).collect::<Vec<u32>>());
             let got = cube.bcast_slice(root, if me == root { &mine } else { &[] }, 1000);
             assert_eq!(
                 got.unwrap(),
                 (0..1000).map(|k| k * 10 + root).collect::<Vec<u32>>()
             );
-            // A root whose vector is not `len` long: an error (on the root).
-            if me == 0 {
-                assert!(cube.bcast_vec(0, vec![1u8], 2).is_err());
-            }
+            // An empty vector at the root: every member returns it.
+            let none = cube.bcast_vec(1, Vec::<u64>::new()).unwrap();
+            assert!(none.is_empty());
         });
     }
+}
+
+/// The message of an error that cannot happen: a length is never [`u64::MAX`] elements.
+fn unreachable_none(what: &str) -> String {
+    format!("{what}: the root's vector is u64::MAX elements long")
 }
