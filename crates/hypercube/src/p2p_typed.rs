@@ -33,6 +33,44 @@ impl Node {
         Ok((decode(m.data(), None, "recv_slice")?, m.status()))
     }
 
+    /// [`Node::recv_into`] of a slice: receive the oldest message matching `sel` into the
+    /// caller's memory (`MPI_Recv` into a buffer); returns the number of elements received
+    /// (at most `buf.len()`) and the message's status. A message longer than `buf` is an
+    /// [`Error::Truncated`] (it stays queued: receive it again with a larger buffer); one
+    /// that is not a whole number of elements is an [`Error::InvalidArgument`].
+    pub fn recv_slice_into<T: Pod>(
+        &self,
+        sel: impl Into<Select>,
+        buf: &mut [T],
+    ) -> Result<(usize, Status)> {
+        let size = T::WIRE_SIZE.max(1);
+        if T::MEMORY_IS_WIRE {
+            let st = self.recv_into(sel, crate::collectives::pod::as_bytes_mut(buf))?;
+            let len = st.len as usize;
+            if len % size != 0 {
+                return Err(Error::InvalidArgument(format!(
+                    "recv_slice_into: the message from node {} is {len} bytes, not a whole \
+                     number of {size}-byte {} elements; send and receive the same element type",
+                    st.source,
+                    std::any::type_name::<T>()
+                )));
+            }
+            return Ok((len / size, st));
+        }
+        let m = self.recv(sel)?;
+        let n = m.len() / size;
+        if n > buf.len() {
+            return Err(Error::InvalidArgument(format!(
+                "recv_slice_into: the message from node {} holds {n} elements but the buffer \
+                 {}; the message was consumed",
+                m.source(),
+                buf.len()
+            )));
+        }
+        crate::collectives::element::decode_into(m.data(), &mut buf[..n], "recv_slice_into")?;
+        Ok((n, m.status()))
+    }
+
     /// [`Node::sendrecv`] of slices, the type given once: send `data` to `dest` with type
     /// `ty` and receive the slice of type `ty` that `from` sends (a halo exchange with a
     /// neighbour in one call, without deadlock at any size).

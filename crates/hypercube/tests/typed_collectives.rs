@@ -559,3 +559,26 @@ fn typed_length_errors_speak_elements() {
         }
 });
 }
+
+/// `recv_slice_into`: the elements land in the caller's memory; a longer message is
+/// `Truncated` and stays queued; a partial element is an error.
+#[test]
+fn recv_slice_into_the_callers_memory() {
+    run_local(1, |node| {
+        if node.mynode() == 0 {
+            node.send_slice(1, MsgType(20), &[1.5f64, 2.5, 3.5]).unwrap();
+            node.send(1, MsgType(21), vec![0u8; 5]).unwrap();
+        } else {
+            let mut buf = [0.0f64; 2];
+            assert!(matches!(
+                node.recv_slice_into(TypeSel::Is(20), &mut buf),
+                Err(Error::Truncated { needed: 24, .. })
+            ));
+            let mut buf = [0.0f64; 4];
+            let (n, st) = node.recv_slice_into(TypeSel::Is(20), &mut buf).unwrap();
+            assert_eq!((n, st.source, &buf[..n]), (3, 0, &[1.5, 2.5, 3.5][..]));
+            let e = node.recv_slice_into(TypeSel::Is(21), &mut buf).unwrap_err();
+            assert!(e.to_string().contains("not a whole number of 8-byte f64"), "{e}");
+        }
+    });
+}

@@ -227,6 +227,34 @@ pub(crate) fn decode_blocks<T: Pod>(
     Ok(out)
 }
 
+/// Decode exactly `out.len()` elements into `out` (the caller's memory; the same error as
+/// [`decode`] for another length).
+pub(crate) fn decode_into<T: Pod>(b: &[u8], out: &mut [T], what: &str) -> Result<()> {
+    check_len::<T>(b, out.len(), what)?;
+    T::copy_from_wire(b, out);
+    Ok(())
+}
+
+/// Decode blocks, joined, into exactly `out.len()` elements of the caller's memory (one
+/// copy; the same error as [`decode_blocks`] for another total).
+pub(crate) fn decode_blocks_into<T: Pod>(blocks: &[Bytes], out: &mut [T], what: &str) -> Result<()> {
+    let total: usize = blocks.iter().map(Bytes::len).sum();
+    if total != out.len() * T::WIRE_SIZE
+        || blocks
+            .iter()
+            .any(|b| b.len().checked_rem(T::WIRE_SIZE) != Some(0))
+    {
+        return Err(length_error::<T>(what, total, Some(out.len())));
+    }
+    let mut off = 0;
+    for b in blocks {
+        let n = b.len() / T::WIRE_SIZE;
+        T::copy_from_wire(b, &mut out[off..off + n]);
+        off += n;
+    }
+    Ok(())
+}
+
 /// Check that `b` holds exactly `n` elements of `T` (the same error as [`decode`]).
 pub(crate) fn check_len<T: Pod>(b: &[u8], n: usize, what: &str) -> Result<()> {
     if b.len() != n * T::WIRE_SIZE {

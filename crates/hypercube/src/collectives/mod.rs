@@ -41,7 +41,7 @@
 mod ctx;
 pub(crate) mod element;
 mod op;
-mod pod;
+pub(crate) mod pod;
 pub mod select;
 
 mod allgather;
@@ -51,6 +51,7 @@ mod barrier;
 mod broadcast;
 mod exchange;
 mod gather;
+mod into;
 mod reduce;
 mod reduce_scatter;
 mod scan;

@@ -120,12 +120,37 @@ pub unsafe trait Pod: Copy + Send + Sync + 'static {
             out.set_len(out.len() + n);
         }
     }
+
+    /// Overwrite `out` with the elements whose bytes are `bytes` (exactly
+    /// `out.len() * WIRE_SIZE` of them).
+    #[doc(hidden)]
+    fn copy_from_wire(bytes: &[u8], out: &mut [Self]) {
+        assert_eq!(bytes.len(), std::mem::size_of_val(out));
+        // SAFETY: `out` is `bytes.len()` bytes of `Self`s, every byte pattern of which is a
+        // value (`Self: Pod`); the two do not overlap (`out` is borrowed mutably).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                out.as_mut_ptr().cast::<u8>(),
+                bytes.len(),
+            );
+        }
+    }
 }
 
 /// The memory of a slice of plain data as bytes.
 pub(crate) fn as_bytes<T: Pod>(xs: &[T]) -> &[u8] {
     // SAFETY: `T: Pod` has no padding, so all `size_of_val(xs)` bytes are initialized.
     unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
+}
+
+/// The memory of a mutable slice of plain data as bytes (any bytes written are values).
+pub(crate) fn as_bytes_mut<T: Pod>(xs: &mut [T]) -> &mut [u8] {
+    // SAFETY: `T: Pod` has no padding (all bytes initialized) and accepts every byte
+    // pattern, so any bytes written through the view leave valid values.
+    unsafe {
+        std::slice::from_raw_parts_mut(xs.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(xs))
+    }
 }
 
 /// Integers: wrapping arithmetic (as [`crate::collectives::Element`]) plus the bitwise and
@@ -197,6 +222,13 @@ macro_rules! pod_le {
         #[cfg(target_endian = "big")]
         fn extend_from_wire(bytes: &[u8], out: &mut Vec<Self>) {
             out.extend(bytes.chunks_exact(size_of::<$t>()).map(Self::read_wire));
+        }
+        #[cfg(target_endian = "big")]
+        fn copy_from_wire(bytes: &[u8], out: &mut [Self]) {
+            assert_eq!(bytes.len(), std::mem::size_of_val(out));
+            for (o, b) in out.iter_mut().zip(bytes.chunks_exact(size_of::<$t>())) {
+                *o = Self::read_wire(b);
+            }
         }
     };
 }
