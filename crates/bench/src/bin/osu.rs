@@ -65,7 +65,9 @@ struct Args {
     /// vector built before the timer starts, as the byte form's buffer is), `bytes-to-vec`
     /// (the byte form, then the result turned into a `Vec<f32>`, as a caller of the byte form
     /// who needs numbers does), `serde` (`bcast_value`, `allgather_value`,
-    /// `alltoall_values` of a `Vec<f32>`; also prints the codec's in-process cost per value)
+    /// `alltoall_values` of a `Vec<f32>`; also prints the codec's in-process cost per value),
+    /// `into` (`*_into(&[f32], &mut [f32])`, the result copied into a buffer allocated
+    /// once per size, as MPI's receive buffer is)
     #[arg(long, value_enum, default_value = "bytes")]
     form: Form,
 }
@@ -83,6 +85,8 @@ enum Form {
     BytesToVec,
     /// The serde form over a `Vec<f32>` value.
     Serde,
+    /// `*_into` from a borrowed `&[f32]` into a caller's `&mut [f32]` allocated once.
+    Into,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -229,6 +233,8 @@ struct Buffers {
     owned: Option<Vec<f32>>,
     /// The owned per-member values of `alltoall` in the `serde` form.
     owned_values: Option<Vec<Vec<f32>>>,
+    /// The result buffer of the `into` form (allocated once per size, outside the timer).
+    out: Vec<f32>,
 }
 
 impl Buffers {
@@ -253,6 +259,7 @@ impl Buffers {
             form: Form::Bytes,
             owned: None,
             owned_values: None,
+            out: vec![0.0; if bench == Bench::Allgather { count * p } else { nf }],
         }
     }
 
@@ -310,6 +317,14 @@ fn typed_call(
             let data = if root { owned()? } else { Vec::new() };
             c.bcast_vec(0, data)?;
         }
+        (Form::Into, Bench::Bcast) => {
+            if root {
+                buf.out.copy_from_slice(&buf.floats);
+            }
+            c.bcast_into(0, &mut buf.out)?;
+        }
+        (Form::Into, Bench::Allgather) => c.allgather_into(&buf.floats, &mut buf.out)?,
+        (Form::Into, Bench::Alltoall) => c.alltoall_into(&buf.floats, &mut buf.out)?,
         (Form::Vec, Bench::Allgather) => drop(c.allgather_vec(owned()?)?),
         (Form::Vec, Bench::Alltoall) => drop(c.alltoall_vec(owned()?)?),
         (Form::BytesToVec, Bench::Bcast) => {
