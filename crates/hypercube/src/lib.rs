@@ -179,6 +179,11 @@ pub struct ReadmeDoctests;
 #[cfg(doctest)]
 pub struct SampleSortGuide;
 
+/// The guide `docs/guide-heat.md`, compiled and run as a doctest.
+#[doc = include_str!("../../../docs/guide-heat.md")]
+#[cfg(doctest)]
+pub struct HeatGuide;
+
 /// The examples of `docs/collectives.md`, compiled and run as doctests.
 #[doc = include_str!("../../../docs/collectives.md")]
 #[cfg(doctest)]
