@@ -5,7 +5,7 @@
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::collectives::element::{decode, encode};
-use crate::collectives::Pod;
+use crate::collectives::{Pod, TypedBuf};
 use crate::error::{Error, Result};
 use crate::message::{MsgType, Select, Status};
 use crate::node::Node;
@@ -31,6 +31,15 @@ impl Node {
     pub fn recv_slice<T: Pod>(&self, sel: impl Into<Select>) -> Result<(Vec<T>, Status)> {
         let m = self.recv(sel)?;
         Ok((decode(m.data(), None, "recv_slice")?, m.status()))
+    }
+
+    /// [`Node::recv`] of a slice viewed where it arrived (a [`TypedBuf`] of one part,
+    /// which dereferences to `&[T]` without a copy), with the message's status. A length
+    /// that is not a whole number of elements is an [`Error::InvalidArgument`].
+    pub fn recv_buf<T: Pod>(&self, sel: impl Into<Select>) -> Result<(TypedBuf<T>, Status)> {
+        let m = self.recv(sel)?;
+        let st = m.status();
+        Ok((TypedBuf::from_parts(vec![m.into_data()], "recv_buf")?, st))
     }
 
     /// [`Node::recv_into`] of a slice: receive the oldest message matching `sel` into the

@@ -12,7 +12,9 @@
 //! 1. bump `version` in the workspace `Cargo.toml` (`[workspace.package]`),
 //! 2. add a section for that version to `CHANGELOG.md` saying what changed,
 //! 3. rewrite the listing: `UPDATE_API=1 cargo test -p hypercube --test public_api`
-//!    (refused while the version is the one `api.txt` was written for).
+//!    (refused while the version is the one `api.txt` was written for; to add to a version
+//!    that is not released yet, say so: `UPDATE_API=unreleased`, and extend its
+//!    CHANGELOG section).
 
 use std::path::{Path, PathBuf};
 
@@ -87,7 +89,11 @@ fn listing() -> String {
     let mut all = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        let name = f.strip_prefix(&src).expect("under src").display().to_string();
+        let name = f
+            .strip_prefix(&src)
+            .expect("under src")
+            .display()
+            .to_string();
         all.extend(items(&name.replace('\\', "/"), &text));
     }
     all.sort();
@@ -107,12 +113,13 @@ fn read_api() -> (String, String) {
 fn public_api_matches_api_txt_and_the_version() {
     let now = listing();
     let (version, listed) = read_api();
-    if std::env::var_os("UPDATE_API").is_some() {
+    if let Some(how) = std::env::var_os("UPDATE_API") {
         assert!(
-            now == listed || version != VERSION,
+            now == listed || version != VERSION || how == "unreleased",
             "the public API changed but the version is still {VERSION}, the one api.txt was \
              written for: bump `version` in the workspace Cargo.toml and add a CHANGELOG.md \
-             section for it, then rerun with UPDATE_API=1"
+             section for it, then rerun with UPDATE_API=1 (or, adding to a version not released \
+             yet, UPDATE_API=unreleased)"
         );
         std::fs::write(
             crate_dir().join("api.txt"),
@@ -145,7 +152,8 @@ fn changelog_has_a_section_for_this_version() {
     let path = crate_dir().join("../../CHANGELOG.md");
     let text = std::fs::read_to_string(&path).expect("CHANGELOG.md at the repository root");
     assert!(
-        text.lines().any(|l| l.starts_with(&format!("## [{VERSION}]"))),
+        text.lines()
+            .any(|l| l.starts_with(&format!("## [{VERSION}]"))),
         "CHANGELOG.md has no `## [{VERSION}]` section: say what changed in this version"
     );
 }

@@ -487,7 +487,10 @@ fn gop_over_pod_with_any_op() {
             Err(Error::IpscArgument { routine: "GOP", .. })
         ));
         let e = node.gop(&mut [1.5f64], Op::BAnd, 0, dim).unwrap_err();
-        assert!(e.to_string().contains("BAnd") && e.to_string().contains("f64"), "{e}");
+        assert!(
+            e.to_string().contains("BAnd") && e.to_string().contains("f64"),
+            "{e}"
+        );
     });
 }
 
@@ -499,7 +502,9 @@ fn typed_point_to_point_halo_exchange() {
         for link in 0..node.cubedim() {
             let other = me ^ (1 << link);
             let halo = vec![me as f64; 1 << 17];
-            let got = node.sendrecv_slice(other, MsgType(9), &halo, other).unwrap();
+            let got = node
+                .sendrecv_slice(other, MsgType(9), &halo, other)
+                .unwrap();
             assert_eq!(got.len(), 1 << 17);
             assert!(got.iter().all(|&x| x == other as f64));
         }
@@ -512,9 +517,13 @@ fn typed_point_to_point_halo_exchange() {
         let at = chain.iter().position(|&n| n == me).unwrap();
         let next = chain.get(at + 1).copied();
         let prev = at.checked_sub(1).map(|i| chain[i]);
-        let got = node.sendrecv_value(next, MsgType(12), &(me, 1.5f64), prev).unwrap();
+        let got = node
+            .sendrecv_value(next, MsgType(12), &(me, 1.5f64), prev)
+            .unwrap();
         assert_eq!(got, prev.map(|p| (p, 1.5)));
-        let got = node.sendrecv_slice(prev, MsgType(13), &[me; 3], next).unwrap();
+        let got = node
+            .sendrecv_slice(prev, MsgType(13), &[me; 3], next)
+            .unwrap();
         assert_eq!(got, next.map(|n| vec![n; 3]));
         node.send_slice(None, MsgType(14), &[1u8]).unwrap();
         assert!(matches!(
@@ -536,13 +545,21 @@ fn typed_point_to_point_halo_exchange() {
 /// every algorithm.
 #[test]
 fn typed_length_errors_speak_elements() {
-    for alg in [Algorithm::Auto, Algorithm::Hypercube, Algorithm::Ring, Algorithm::Mesh] {
+    for alg in [
+        Algorithm::Auto,
+        Algorithm::Hypercube,
+        Algorithm::Ring,
+        Algorithm::Mesh,
+    ] {
         run_local(2, move |node| {
             let c = node.cube().with(alg);
             let n = if node.mynode() == 3 { 5 } else { 4 };
             let mine = vec![1.0f32; n];
             let e = c.allgather_slice(&mine).unwrap_err().to_string();
-            assert!(e.contains("allgather_slice") && e.contains("allgatherv_slice"), "{e}");
+            assert!(
+                e.contains("allgather_slice") && e.contains("allgatherv_slice"),
+                "{e}"
+            );
             assert!(e.contains("element") && e.contains("f32"), "{e}");
             assert!(!e.contains("byte") && !e.contains("block"), "{e}");
         });
@@ -557,7 +574,7 @@ fn typed_length_errors_speak_elements() {
         } else {
             assert_ne!(node.mynode(), 1);
         }
-});
+    });
 }
 
 /// `recv_slice_into`: the elements land in the caller's memory; a longer message is
@@ -566,7 +583,8 @@ fn typed_length_errors_speak_elements() {
 fn recv_slice_into_the_callers_memory() {
     run_local(1, |node| {
         if node.mynode() == 0 {
-            node.send_slice(1, MsgType(20), &[1.5f64, 2.5, 3.5]).unwrap();
+            node.send_slice(1, MsgType(20), &[1.5f64, 2.5, 3.5])
+                .unwrap();
             node.send(1, MsgType(21), vec![0u8; 5]).unwrap();
         } else {
             let mut buf = [0.0f64; 2];
@@ -578,7 +596,23 @@ fn recv_slice_into_the_callers_memory() {
             let (n, st) = node.recv_slice_into(TypeSel::Is(20), &mut buf).unwrap();
             assert_eq!((n, st.source, &buf[..n]), (3, 0, &[1.5, 2.5, 3.5][..]));
             let e = node.recv_slice_into(TypeSel::Is(21), &mut buf).unwrap_err();
-            assert!(e.to_string().contains("not a whole number of 8-byte f64"), "{e}");
+            assert!(
+                e.to_string().contains("not a whole number of 8-byte f64"),
+                "{e}"
+            );
+        }
+    });
+}
+
+/// `recv_buf`: the slice viewed in the message buffer.
+#[test]
+fn recv_buf_views_the_message() {
+    run_local(1, |node| {
+        if node.mynode() == 0 {
+            node.send_slice(1, MsgType(22), &[1.5f64, 2.5]).unwrap();
+        } else {
+            let (got, st) = node.recv_buf::<f64>(TypeSel::Is(22)).unwrap();
+            assert_eq!((&got[..], st.source), (&[1.5, 2.5][..], 0));
         }
     });
 }

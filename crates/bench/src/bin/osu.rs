@@ -67,7 +67,8 @@ struct Args {
     /// who needs numbers does), `serde` (`bcast_value`, `allgather_value`,
     /// `alltoall_values` of a `Vec<f32>`; also prints the codec's in-process cost per value),
     /// `into` (`*_into(&[f32], &mut [f32])`, the result copied into a buffer allocated
-    /// once per size, as MPI's receive buffer is)
+    /// once per size, as MPI's receive buffer is), `buf` (`*_buf(Vec<f32>)`: the owned input
+    /// of `vec`, the result a `TypedBuf<f32>` viewing the message buffers in place)
     #[arg(long, value_enum, default_value = "bytes")]
     form: Form,
 }
@@ -87,6 +88,8 @@ enum Form {
     Serde,
     /// `*_into` from a borrowed `&[f32]` into a caller's `&mut [f32]` allocated once.
     Into,
+    /// `*_buf` over an owned `Vec<f32>`, the result viewed in place (`TypedBuf<f32>`).
+    Buf,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -259,7 +262,14 @@ impl Buffers {
             form: Form::Bytes,
             owned: None,
             owned_values: None,
-            out: vec![0.0; if bench == Bench::Allgather { count * p } else { nf }],
+            out: vec![
+                0.0;
+                if bench == Bench::Allgather {
+                    count * p
+                } else {
+                    nf
+                }
+            ],
         }
     }
 
@@ -271,7 +281,7 @@ impl Buffers {
     /// samples), and Open MPI's side makes no such copy.
     fn refill(&mut self, bench: Bench, p: usize) {
         if !matches!(bench, Bench::Bcast | Bench::Allgather | Bench::Alltoall)
-            || !matches!(self.form, Form::Vec | Form::Serde)
+            || !matches!(self.form, Form::Vec | Form::Serde | Form::Buf)
         {
             return;
         }
@@ -325,6 +335,12 @@ fn typed_call(
         }
         (Form::Into, Bench::Allgather) => c.allgather_into(&buf.floats, &mut buf.out)?,
         (Form::Into, Bench::Alltoall) => c.alltoall_into(&buf.floats, &mut buf.out)?,
+        (Form::Buf, Bench::Bcast) => {
+            let data = if root { owned()? } else { Vec::new() };
+            drop(c.bcast_buf(0, data, s / 4)?);
+        }
+        (Form::Buf, Bench::Allgather) => drop(c.allgather_buf(owned()?)?),
+        (Form::Buf, Bench::Alltoall) => drop(c.alltoall_buf(owned()?)?),
         (Form::Vec, Bench::Allgather) => drop(c.allgather_vec(owned()?)?),
         (Form::Vec, Bench::Alltoall) => drop(c.alltoall_vec(owned()?)?),
         (Form::BytesToVec, Bench::Bcast) => {

@@ -179,7 +179,7 @@ pub(crate) fn take_back<T: Pod>(
 
 /// A received length that is not what this node expected, in elements of `T` (and in the
 /// words of the typed call running, with its v-variant, when there is one).
-fn length_error<T: Pod>(what: &str, got: usize, expected: Option<usize>) -> Error {
+pub(crate) fn length_error<T: Pod>(what: &str, got: usize, expected: Option<usize>) -> Error {
     let unit = super::ctx::Unit::current().unwrap_or(super::ctx::Unit::of::<T>("", None));
     let expected = match expected {
         Some(1) => "1 element was expected".to_string(),
@@ -237,7 +237,11 @@ pub(crate) fn decode_into<T: Pod>(b: &[u8], out: &mut [T], what: &str) -> Result
 
 /// Decode blocks, joined, into exactly `out.len()` elements of the caller's memory (one
 /// copy; the same error as [`decode_blocks`] for another total).
-pub(crate) fn decode_blocks_into<T: Pod>(blocks: &[Bytes], out: &mut [T], what: &str) -> Result<()> {
+pub(crate) fn decode_blocks_into<T: Pod>(
+    blocks: &[Bytes],
+    out: &mut [T],
+    what: &str,
+) -> Result<()> {
     let total: usize = blocks.iter().map(Bytes::len).sum();
     if total != out.len() * T::WIRE_SIZE
         || blocks
@@ -275,6 +279,9 @@ mod tests {
         assert!(e.contains("allreduce: received 2 elements of f64"), "{e}");
         assert!(e.contains("3 elements were expected"), "{e}");
         let e = decode::<u32>(&[0u8; 6], None, "recv_slice").unwrap_err();
-        assert!(e.to_string().contains("not a whole number of 4-byte u32"), "{e}");
+        assert!(
+            e.to_string().contains("not a whole number of 4-byte u32"),
+            "{e}"
+        );
     }
 }

@@ -198,7 +198,10 @@ mod tests {
             let mine: Vec<f64> = (0..8).map(|k| f64::from(k * 10 + me)).collect();
             let mut buf = if me == 2 { mine.clone() } else { vec![0.0; 8] };
             cube.bcast_into(2, &mut buf).unwrap();
-            assert_eq!(buf, (0..8).map(|k| f64::from(k * 10 + 2)).collect::<Vec<_>>());
+            assert_eq!(
+                buf,
+                (0..8).map(|k| f64::from(k * 10 + 2)).collect::<Vec<_>>()
+            );
             let mut out = vec![0.0; 2];
             cube.scatter_into(1, &mine, &mut out).unwrap();
             assert_eq!(out, cube.scatter_slice(1, &mine, 2).unwrap());

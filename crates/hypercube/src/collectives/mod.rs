@@ -58,6 +58,7 @@ mod scan;
 mod scatter;
 mod shift;
 mod typed;
+mod typed_buf;
 mod values;
 
 #[cfg(test)]
@@ -67,6 +68,7 @@ pub use element::{Element, Op};
 pub use pod::{Builtin, Loc, LocIndex, Pod};
 pub use select::{Algorithm, Operation};
 pub use shift::ShiftOrder;
+pub use typed_buf::TypedBuf;
 
 use hypercube_topology::NodeId;
 

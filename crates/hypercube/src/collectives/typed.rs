@@ -21,9 +21,10 @@
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
-use super::element::{decode, decode_blocks, encode, encode_vec, take_back};
 use super::ctx::Unit;
+use super::element::{decode, decode_blocks, encode, encode_vec, take_back};
 use super::pod::Pod;
+use super::typed_buf::TypedBuf;
 use super::{ShiftOrder, Subcube};
 use crate::error::{Error, Result};
 
@@ -170,6 +171,76 @@ impl Subcube<'_> {
         })
     }
 
+    /// [`Subcube::allgather_vec`] with the result viewed where it arrived: a
+    /// [`TypedBuf`] of one part per member (by relative rank) that reads the message
+    /// buffers in place — no copy in (the vector's memory is sent) and none out, the cost
+    /// of the byte form.
+    pub fn allgather_buf<T: Pod>(&self, data: Vec<T>) -> Result<TypedBuf<T>> {
+        Unit::of::<T>("allgather_buf", Some("allgatherv_slice")).during(|| {
+            let n = data.len();
+            let (bytes, _shared) = encode_vec(data);
+            let blocks = self.allgather(bytes)?;
+            check_total::<T>(&blocks, n * blocks.len(), "allgather_buf")?;
+            TypedBuf::from_parts(blocks, "allgather_buf")
+        })
+    }
+
+    /// [`Subcube::alltoall_vec`] with the result viewed where it arrived: a [`TypedBuf`]
+    /// of one part per member (what relative rank j sent here is part j).
+    pub fn alltoall_buf<T: Pod>(&self, data: Vec<T>) -> Result<TypedBuf<T>> {
+        Unit::of::<T>("alltoall_buf", Some("alltoallv_slice")).during(|| {
+            self.split_check(data.len(), "alltoall_buf")?;
+            let n = data.len();
+            let p = self.size() as usize;
+            let (all, _shared) = encode_vec(data);
+            let b = n / p * T::WIRE_SIZE;
+            let blocks: Vec<Bytes> = (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect();
+            drop(all);
+            let got = self.alltoall(&blocks)?;
+            check_total::<T>(&got, n, "alltoall_buf")?;
+            TypedBuf::from_parts(got, "alltoall_buf")
+        })
+    }
+
+    /// [`Subcube::bcast_slice`] of an owned vector with the result viewed where it
+    /// arrived (one part): the root passes its vector of `len` elements (sent without a
+    /// copy) and gets a view of it; the others pass `Vec::new()`. Every member passes the
+    /// same `root` and `len`.
+    pub fn bcast_buf<T: Pod>(&self, root: NodeId, data: Vec<T>, len: usize) -> Result<TypedBuf<T>> {
+        Unit::of::<T>("bcast_buf", None).during(|| {
+            let at_root = self.node.mynode() == root;
+            if at_root && data.len() != len {
+                return Err(Error::InvalidArgument(format!(
+                    "bcast_buf: the root passed {} elements but len = {len}",
+                    data.len()
+                )));
+            }
+            let bytes = if at_root {
+                encode_vec(data).0
+            } else {
+                Bytes::new()
+            };
+            let got = self.bcast(root, bytes, len * T::WIRE_SIZE)?;
+            check_total::<T>(std::slice::from_ref(&got), len, "bcast_buf")?;
+            TypedBuf::from_parts(vec![got], "bcast_buf")
+        })
+    }
+
+    /// [`Subcube::gather_slice`] with the result viewed where it arrived: `root` returns a
+    /// [`TypedBuf`] of one part per member (by relative rank), the others `None`.
+    pub fn gather_buf<T: Pod>(&self, root: NodeId, data: Vec<T>) -> Result<Option<TypedBuf<T>>> {
+        Unit::of::<T>("gather_buf", Some("gatherv_slice")).during(|| {
+            let n = data.len();
+            match self.gather(root, encode_vec(data).0)? {
+                Some(blocks) => {
+                    check_total::<T>(&blocks, n * blocks.len(), "gather_buf")?;
+                    Ok(Some(TypedBuf::from_parts(blocks, "gather_buf")?))
+                }
+                None => Ok(None),
+            }
+        })
+    }
+
     /// `n` elements must split into `size()` equal blocks.
     fn split_check(&self, n: usize, what: &str) -> Result<()> {
         let p = self.size() as usize;
@@ -207,13 +278,33 @@ impl Subcube<'_> {
     }
 }
 
+/// The blocks hold `expected` elements of `T` in all (the error of a typed length
+/// mismatch otherwise).
+fn check_total<T: Pod>(blocks: &[Bytes], expected: usize, what: &str) -> Result<()> {
+    let total: usize = blocks.iter().map(Bytes::len).sum();
+    if total != expected * T::WIRE_SIZE {
+        return Err(super::element::length_error::<T>(
+            what,
+            total,
+            Some(expected),
+        ));
+    }
+    Ok(())
+}
+
 /// Decode every block on its own (a whole number of elements each).
 fn decode_each<T: Pod>(blocks: &[Bytes], what: &str) -> Result<Vec<Vec<T>>> {
     blocks.iter().map(|b| decode(b, None, what)).collect()
 }
 
+/// The message of an error that cannot happen: a length is never [`u64::MAX`] elements.
+fn unreachable_none(what: &str) -> String {
+    format!("{what}: the root's vector is u64::MAX elements long")
+}
+
 #[cfg(test)]
 mod tests {
+    use crate::collectives::TypedBuf;
     use crate::local::run_local;
 
     /// The owned-vector forms give what the slice forms give, on every algorithm.
@@ -240,14 +331,31 @@ mod tests {
                 got.unwrap(),
                 (0..1000).map(|k| k * 10 + root).collect::<Vec<u32>>()
             );
+            // The views give what the vectors give.
+            let want = cube.allgather_slice(&mine).unwrap();
+            let got = cube.allgather_buf(mine.clone()).unwrap();
+            assert_eq!((got.parts(), got.to_vec()), (4, want.clone()));
+            assert_eq!(got.part(2), &want[2000..3000]);
+            assert_eq!(&got[..], &want[..]);
+            let got = cube.alltoall_buf(mine.clone()).unwrap();
+            assert_eq!(got, cube.alltoall_slice(&mine).unwrap());
+            let data = if me == root { mine.clone() } else { Vec::new() };
+            let got = cube.bcast_buf(root, data, 1000).unwrap();
+            assert!(got.is_contiguous());
+            assert_eq!(
+                &got[..],
+                &(0..1000).map(|k| k * 10 + root).collect::<Vec<u32>>()[..]
+            );
+            let got = cube.gather_buf(1, mine.clone()).unwrap();
+            let want = cube.gather_slice(1, &mine).unwrap();
+            assert_eq!(got.map(TypedBuf::into_vec), want);
+            // A member with another length: an error in elements.
+            let n = if me == 3 { 999 } else { 1000 };
+            let e = cube.allgather_buf(vec![1u32; n]).unwrap_err().to_string();
+            assert!(e.contains("allgather_buf") && e.contains("element"), "{e}");
             // An empty vector at the root: every member returns it.
             let none = cube.bcast_vec(1, Vec::<u64>::new()).unwrap();
             assert!(none.is_empty());
         });
     }
-}
-
-/// The message of an error that cannot happen: a length is never [`u64::MAX`] elements.
-fn unreachable_none(what: &str) -> String {
-    format!("{what}: the root's vector is u64::MAX elements long")
 }
