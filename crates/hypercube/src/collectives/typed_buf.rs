@@ -21,8 +21,8 @@ use crate::error::Result;
 /// is one part; else the parts are joined into a vector on the first use (one copy, made
 /// once), as a `Vec`-returning form would have made. A part whose bytes are not aligned
 /// for `T`, or (on a big-endian target) numbers that travel little-endian, are copied
-/// once when the buffer is built; on the little-endian hosts measured so far every part
-/// arrived aligned.
+/// once when the buffer is built (in the `osu --form buf` runs of `docs/perf/typed.md`,
+/// `f32` over TCP, d = 3, 8 B to 1 MiB, every part arrived aligned).
 ///
 /// ```
 /// hypercube::transport::local::run_local(2, |node| {
