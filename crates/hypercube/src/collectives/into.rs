@@ -14,6 +14,7 @@ use hypercube_topology::NodeId;
 use super::ctx::Unit;
 use super::element::{decode_blocks_into, decode_into, encode, Op};
 use super::pod::Pod;
+use super::typed::equal_blocks;
 use super::Subcube;
 use crate::error::{Error, Result};
 
@@ -38,23 +39,7 @@ impl Subcube<'_> {
     /// rank order; the others pass `&[]`), and every member's `out` receives its block.
     pub fn scatter_into<T: Pod>(&self, root: NodeId, data: &[T], out: &mut [T]) -> Result<()> {
         Unit::of::<T>("scatter_into", None).during(|| {
-            let p = self.size() as usize;
-            let count = out.len();
-            let blocks: Vec<Bytes> = if self.node.mynode() == root {
-                if data.len() != count * p {
-                    return Err(Error::InvalidArgument(format!(
-                        "scatter_into: the root passed {} elements for {p} members of {count} \
-                         (out.len()); pass out.len() · {p} elements",
-                        data.len()
-                    )));
-                }
-                let all = encode(data);
-                let b = count * T::WIRE_SIZE;
-                (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect()
-            } else {
-                Vec::new()
-            };
-            let got = self.scatter(root, &blocks, count * T::WIRE_SIZE)?;
+            let got = self.scatter_typed(root, data, out.len(), "scatter_into")?;
             decode_into(&got, out, "scatter_into")
         })
     }
@@ -96,10 +81,7 @@ impl Subcube<'_> {
                     data.len()
                 )));
             }
-            let all = encode(data);
-            let b = data.len() / p * T::WIRE_SIZE;
-            let blocks: Vec<Bytes> = (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect();
-            drop(all);
+            let blocks = equal_blocks(encode(data), p);
             let got = self.alltoall(&blocks)?;
             drop(blocks);
             self.fits(out.len(), data.len(), "alltoall_into")?;

@@ -82,21 +82,7 @@ impl Subcube<'_> {
     /// `root` and `count`.
     pub fn scatter_slice<T: Pod>(&self, root: NodeId, data: &[T], count: usize) -> Result<Vec<T>> {
         Unit::of::<T>("scatter_slice", None).during(|| {
-            let p = self.size() as usize;
-            let blocks: Vec<Bytes> = if self.node.mynode() == root {
-                if data.len() != count * p {
-                    return Err(Error::InvalidArgument(format!(
-                        "scatter_slice: the root passed {} elements for {p} members of {count}",
-                        data.len()
-                    )));
-                }
-                let all = encode(data);
-                let b = count * T::WIRE_SIZE;
-                (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect()
-            } else {
-                Vec::new()
-            };
-            let got = self.scatter(root, &blocks, count * T::WIRE_SIZE)?;
+            let got = self.scatter_typed(root, data, count, "scatter_slice")?;
             decode(&got, Some(count), "scatter_slice")
         })
     }
@@ -193,9 +179,7 @@ impl Subcube<'_> {
             let n = data.len();
             let p = self.size() as usize;
             let (all, _shared) = encode_vec(data);
-            let b = n / p * T::WIRE_SIZE;
-            let blocks: Vec<Bytes> = (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect();
-            drop(all);
+            let blocks = equal_blocks(all, p);
             let got = self.alltoall(&blocks)?;
             check_total::<T>(&got, n, "alltoall_buf")?;
             TypedBuf::from_parts(got, "alltoall_buf")
@@ -241,6 +225,31 @@ impl Subcube<'_> {
         })
     }
 
+    /// The typed scatter: the root's `data` (`count · size()` elements, checked) cut into
+    /// `count`-element blocks; returns this member's block, as bytes.
+    pub(crate) fn scatter_typed<T: Pod>(
+        &self,
+        root: NodeId,
+        data: &[T],
+        count: usize,
+        what: &str,
+    ) -> Result<Bytes> {
+        let p = self.size() as usize;
+        let blocks = if self.node.mynode() == root {
+            if data.len() != count * p {
+                return Err(Error::InvalidArgument(format!(
+                    "{what}: the root passed {} elements for {p} members of {count}; pass \
+                     {count} · {p}",
+                    data.len()
+                )));
+            }
+            equal_blocks(encode(data), p)
+        } else {
+            Vec::new()
+        };
+        self.scatter(root, &blocks, count * T::WIRE_SIZE)
+    }
+
     /// `n` elements must split into `size()` equal blocks.
     fn split_check(&self, n: usize, what: &str) -> Result<()> {
         let p = self.size() as usize;
@@ -255,9 +264,7 @@ impl Subcube<'_> {
     /// The typed all-to-all of `n` elements encoded as `all`: split without copying.
     fn alltoall_bytes<T: Pod>(&self, all: Bytes, n: usize, what: &str) -> Result<Vec<T>> {
         let p = self.size() as usize;
-        let b = n / p * T::WIRE_SIZE;
-        let blocks: Vec<Bytes> = (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect();
-        drop(all);
+        let blocks = equal_blocks(all, p);
         let got = self.alltoall(&blocks)?;
         decode_blocks(&got, n, what)
     }
@@ -276,6 +283,12 @@ impl Subcube<'_> {
             decode(&got, Some(data.len()), "shift_slice")
         })
     }
+}
+
+/// `all` cut into `p` blocks of equal length (views, no copy; `p` divides the length).
+pub(crate) fn equal_blocks(all: Bytes, p: usize) -> Vec<Bytes> {
+    let b = all.len() / p.max(1);
+    (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect()
 }
 
 /// The blocks hold `expected` elements of `T` in all (the error of a typed length
