@@ -279,9 +279,11 @@ impl Buffers {
     /// more ranks than cores it still takes a core from the ranks that are inside their timed
     /// call (a p-MiB copy per rank and call at 1 MiB all-to-all was a fifth of the job's CPU
     /// samples), and Open MPI's side makes no such copy.
-    fn refill(&mut self, bench: Bench, p: usize) {
+    /// A broadcast's leaves pass an empty vector: only its root (rank 0) makes the copy.
+    fn refill(&mut self, bench: Bench, p: usize, me: u32) {
         if !matches!(bench, Bench::Bcast | Bench::Allgather | Bench::Alltoall)
             || !matches!(self.form, Form::Vec | Form::Serde | Form::Buf)
+            || (bench == Bench::Bcast && me != 0)
         {
             return;
         }
@@ -534,7 +536,7 @@ fn collective(
             if bench == Bench::Gop {
                 scratch.copy_from_slice(&buf.floats);
             }
-            buf.refill(bench, p);
+            buf.refill(bench, p, me);
             let t0 = Instant::now();
             call(node, c, bench, s as usize, &mut buf, &mut scratch)
                 .with_context(|| format!("size {s}, iteration {i}"))?;
