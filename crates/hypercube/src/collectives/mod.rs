@@ -52,6 +52,7 @@ mod broadcast;
 mod exchange;
 mod gather;
 mod into;
+mod lend;
 mod reduce;
 mod reduce_scatter;
 mod scan;
