@@ -145,7 +145,7 @@ pub enum Error {
         source_node: NodeId,
         /// The type this node decodes (`std::any::type_name`).
         expected: String,
-        /// The sender's type, when this node knows its name (else its fingerprint).
+        /// The sender's type (`std::any::type_name`; the name travels with the value).
         found: String,
     },
 

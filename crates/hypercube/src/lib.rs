@@ -50,6 +50,7 @@ pub use hypercube_topology::NodeId;
 pub use ids::HOST;
 pub use message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
 pub use node::{Node, RecvRequest, SendRequest};
+pub use p2p_typed::Peer;
 pub use parts::{IntoPayload, Parts};
 pub use wire::codec;
 
@@ -102,17 +103,70 @@ fn keep_freed_memory() {
     }
 }
 
-/// Run a node program: `init`, then `f`; on an error, print it and stop the whole job
-/// (instead of waiting in finalize for ranks that wait for this one).
-pub fn run<F>(f: F) -> Result<()>
+/// Run a node program: `init`, then `f`; on an error, print it (with its causes) and stop
+/// the whole job (instead of waiting in finalize for ranks that wait for this one).
+///
+/// `f` may return any error that converts into `Box<dyn Error + Send + Sync>`: this
+/// crate's [`Error`], `anyhow::Error`, `eyre::Report`, `std::io::Error`, a `String`, ...
+/// A named function (`hypercube::run(program)` with
+/// `fn program(node: &Node) -> anyhow::Result<()>`) needs no annotation; a closure that
+/// uses `?` says its error type once, on its return type:
+///
+/// ```no_run
+/// fn main() -> hypercube::Result<()> {
+///     hypercube::run(|node| -> anyhow::Result<()> {
+///         let sum = node.cube().allreduce(&[1u64], hypercube::collectives::Op::Sum)?;
+///         anyhow::ensure!(sum[0] == u64::from(node.numnodes()), "bad sum {sum:?}");
+///         Ok(())
+///     })
+/// }
+/// ```
+pub fn run<F, E>(f: F) -> Result<()>
 where
-    F: FnOnce(&Node) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>,
+    F: FnOnce(&Node) -> std::result::Result<(), E>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let node = init()?;
     if let Err(e) = f(&node) {
-        node.abort(&e.to_string());
+        node.abort(&error_chain(&*e.into()));
     }
     node.finalize()
+}
+
+/// An error and its causes on one line: `outer: cause: root cause`.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let c_s = c.to_string();
+        // anyhow's context chain repeats nothing, but some errors print their source too.
+        if !s.contains(&c_s) {
+            s.push_str(": ");
+            s.push_str(&c_s);
+        }
+        cause = c.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod run_tests {
+    use super::error_chain;
+
+    /// `run`'s bound accepts the common error types (a compile-time check that fails
+    /// when the bound narrows again) and prints an error's causes.
+    #[test]
+    fn run_accepts_any_boxable_error() {
+        fn accepts<E: Into<Box<dyn std::error::Error + Send + Sync>>>() {}
+        accepts::<anyhow::Error>();
+        accepts::<std::io::Error>();
+        accepts::<crate::Error>();
+        accepts::<String>();
+        accepts::<Box<dyn std::error::Error + Send + Sync>>();
+        let e = anyhow::anyhow!("root cause").context("reading the input");
+        let boxed: Box<dyn std::error::Error + Send + Sync> = e.into();
+        assert_eq!(error_chain(&*boxed), "reading the input: root cause");
+    }
 }
 
 /// The README's node program, compiled and run as a doctest (as a one-node job).
@@ -124,6 +178,11 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/guide-sample-sort.md")]
 #[cfg(doctest)]
 pub struct SampleSortGuide;
+
+/// The guide `docs/guide-heat.md`, compiled and run as a doctest.
+#[doc = include_str!("../../../docs/guide-heat.md")]
+#[cfg(doctest)]
+pub struct HeatGuide;
 
 /// The examples of `docs/collectives.md`, compiled and run as doctests.
 #[doc = include_str!("../../../docs/collectives.md")]

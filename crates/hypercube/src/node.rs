@@ -123,7 +123,7 @@ impl Drop for RecvRequest {
     }
 }
 
-fn check_type(t: u32) -> Result<u32> {
+pub(crate) fn check_type(t: u32) -> Result<u32> {
     if t > MAX_USER_TYPE {
         return Err(Error::InvalidType {
             msg_type: t,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use hypercube::collectives::{Algorithm, Loc, Op, Pod, ShiftOrder};
 use hypercube::transport::local::run_local;
-use hypercube::{Error, MsgType, Node, Select, TypeSel};
+use hypercube::{Error, MsgType, Node, TypeSel};
 
 fn vals(seed: u64, n: usize) -> Vec<f64> {
     (0..n)
@@ -384,9 +384,8 @@ fn bcast_value_of_unknown_size_and_bad_input() {
                 found,
             }) => {
                 assert_eq!((source_node, expected.as_str()), (5, "u64"));
-                // Known here only if this process used f64 as a value before; in one
-                // process (threads) it did: the root encoded it.
-                assert!(found == "f64" || found.contains("fingerprint"), "{found}");
+                // The sender's type name travels with the value.
+                assert_eq!(found, "f64");
             }
             other => panic!("expected a type mismatch, got {other:?}"),
         }
@@ -439,6 +438,62 @@ fn gop_product_is_a_deprecated_alias_of_prod() {
     assert!(matches!(Op::<f64>::from_seed_char('*'), Some(Op::Prod)));
 }
 
+/// GOP over any plain data with any commutative operator: MaxLoc/MinLoc over `Loc`, a
+/// user struct with `Op::Commutative`, the seed's operators as before; a non-commutative
+/// `Op::Fn` and an operator the type lacks are errors on every member, nothing sent.
+#[test]
+fn gop_over_pod_with_any_op() {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[repr(C)]
+    struct MinMax {
+        lo: f64,
+        hi: f64,
+    }
+    // SAFETY: repr(C), two f64: no padding, every bit pattern valid.
+    unsafe impl Pod for MinMax {}
+    run_local(3, |node| {
+        let me = node.mynode();
+        let dim = node.cubedim();
+        // Values 0,1,2,0,1,2,0,1 on nodes 0..8: the maximum 2 first at node 2, minimum 0 at 0.
+        let v = f64::from(me % 3);
+        let mut best = [Loc::new(v, u64::from(me)), Loc::new(-v, u64::from(me))];
+        node.gop(&mut best, Op::MaxLoc, 0, dim).unwrap();
+        if me == 0 {
+            assert_eq!(best, [Loc::new(2.0, 2), Loc::new(0.0, 0)]);
+        }
+        let mut worst = [Loc::new(v, u64::from(me))];
+        node.gop(&mut worst, Op::MinLoc, 5, dim).unwrap();
+        if me == 5 {
+            assert_eq!(worst, [Loc::new(0.0, 0)]);
+        }
+        let span = |a: MinMax, b: MinMax| MinMax {
+            lo: a.lo.min(b.lo),
+            hi: a.hi.max(b.hi),
+        };
+        let mut mm = [MinMax { lo: v, hi: v }];
+        node.gop(&mut mm, Op::Commutative(&span), 7, dim).unwrap();
+        if me == 7 {
+            assert_eq!(mm, [MinMax { lo: 0.0, hi: 2.0 }]);
+        }
+        // The seed's operators still apply (ipsc::Op converts).
+        let mut x = [f64::from(me)];
+        node.gop(&mut x, hypercube::ipsc::Op::Sum, 0, dim).unwrap();
+        if me == 0 {
+            assert_eq!(x, [28.0]);
+        }
+        let keep_first = |a: f64, _b: f64| a;
+        assert!(matches!(
+            node.gop(&mut x, Op::Fn(&keep_first), 0, dim),
+            Err(Error::IpscArgument { routine: "GOP", .. })
+        ));
+        let e = node.gop(&mut [1.5f64], Op::BAnd, 0, dim).unwrap_err();
+        assert!(
+            e.to_string().contains("BAnd") && e.to_string().contains("f64"),
+            "{e}"
+        );
+    });
+}
+
 #[test]
 fn typed_point_to_point_halo_exchange() {
     run_local(2, |node| {
@@ -447,32 +502,117 @@ fn typed_point_to_point_halo_exchange() {
         for link in 0..node.cubedim() {
             let other = me ^ (1 << link);
             let halo = vec![me as f64; 1 << 17];
-            let (got, st) = node
-                .sendrecv_slice(
-                    other,
-                    MsgType(9),
-                    &halo,
-                    Select::from_node(other, TypeSel::Is(9)),
-                )
+            let got = node
+                .sendrecv_slice(other, MsgType(9), &halo, other)
                 .unwrap();
-            assert_eq!((st.source, got.len()), (other, 1 << 17));
+            assert_eq!(got.len(), 1 << 17);
             assert!(got.iter().all(|&x| x == other as f64));
         }
-        let (v, _): (String, _) = node
-            .sendrecv_value(
-                me ^ 3,
-                MsgType(10),
-                &format!("from {me}"),
-                Select::from_node(me ^ 3, TypeSel::Is(10)),
-            )
+        // The result type follows the value sent: no annotation.
+        let v = node.sendrecv_value(me ^ 3, MsgType(10), &format!("from {me}"), me ^ 3);
+        assert_eq!(v.unwrap(), format!("from {}", me ^ 3));
+        // Mesh edges: a ring 0-1-3-2 cut open after 2; nothing is sent to or received
+        // from `None`, and the result says so.
+        let chain = [0u32, 1, 3, 2];
+        let at = chain.iter().position(|&n| n == me).unwrap();
+        let next = chain.get(at + 1).copied();
+        let prev = at.checked_sub(1).map(|i| chain[i]);
+        let got = node
+            .sendrecv_value(next, MsgType(12), &(me, 1.5f64), prev)
             .unwrap();
-        assert_eq!(v, format!("from {}", me ^ 3));
+        assert_eq!(got, prev.map(|p| (p, 1.5)));
+        let got = node
+            .sendrecv_slice(prev, MsgType(13), &[me; 3], next)
+            .unwrap();
+        assert_eq!(got, next.map(|n| vec![n; 3]));
+        node.send_slice(None, MsgType(14), &[1u8]).unwrap();
+        assert!(matches!(
+            node.sendrecv_slice(None, MsgType(1 << 31), &[1u8], None),
+            Err(Error::InvalidType { .. })
+        ));
         if me == 0 {
             node.send_slice(1, MsgType(11), &[1u16, 2, 3]).unwrap();
         }
         if me == 1 {
             let (v, _) = node.recv_slice::<u16>(TypeSel::Is(11)).unwrap();
             assert_eq!(v, vec![1, 2, 3]);
+        }
+    });
+}
+
+/// Slices of different lengths in a typed collective: the error counts elements, names
+/// the element type and the typed v-variant, and says nothing of bytes or blocks — on
+/// every algorithm.
+#[test]
+fn typed_length_errors_speak_elements() {
+    for alg in [
+        Algorithm::Auto,
+        Algorithm::Hypercube,
+        Algorithm::Ring,
+        Algorithm::Mesh,
+    ] {
+        run_local(2, move |node| {
+            let c = node.cube().with(alg);
+            let n = if node.mynode() == 3 { 5 } else { 4 };
+            let mine = vec![1.0f32; n];
+            let e = c.allgather_slice(&mine).unwrap_err().to_string();
+            assert!(
+                e.contains("allgather_slice") && e.contains("allgatherv_slice"),
+                "{e}"
+            );
+            assert!(e.contains("element") && e.contains("f32"), "{e}");
+            assert!(!e.contains("byte") && !e.contains("block"), "{e}");
+        });
+    }
+    run_local(2, |node| {
+        let c = node.cube();
+        let n = if node.mynode() == 1 { 8 } else { 4 };
+        // (The member whose blocks are longer sees the others' shorter ones.)
+        if let Err(e) = c.alltoall_slice(&vec![1u64; n]) {
+            let e = e.to_string();
+            assert!(e.contains("alltoallv_slice") && !e.contains("byte"), "{e}");
+        } else {
+            assert_ne!(node.mynode(), 1);
+        }
+    });
+}
+
+/// `recv_slice_into`: the elements land in the caller's memory; a longer message is
+/// `Truncated` and stays queued; a partial element is an error.
+#[test]
+fn recv_slice_into_the_callers_memory() {
+    run_local(1, |node| {
+        if node.mynode() == 0 {
+            node.send_slice(1, MsgType(20), &[1.5f64, 2.5, 3.5])
+                .unwrap();
+            node.send(1, MsgType(21), vec![0u8; 5]).unwrap();
+        } else {
+            let mut buf = [0.0f64; 2];
+            assert!(matches!(
+                node.recv_slice_into(TypeSel::Is(20), &mut buf),
+                Err(Error::Truncated { needed: 24, .. })
+            ));
+            let mut buf = [0.0f64; 4];
+            let (n, st) = node.recv_slice_into(TypeSel::Is(20), &mut buf).unwrap();
+            assert_eq!((n, st.source, &buf[..n]), (3, 0, &[1.5, 2.5, 3.5][..]));
+            let e = node.recv_slice_into(TypeSel::Is(21), &mut buf).unwrap_err();
+            assert!(
+                e.to_string().contains("not a whole number of 8-byte f64"),
+                "{e}"
+            );
+        }
+    });
+}
+
+/// `recv_buf`: the slice viewed in the message buffer.
+#[test]
+fn recv_buf_views_the_message() {
+    run_local(1, |node| {
+        if node.mynode() == 0 {
+            node.send_slice(1, MsgType(22), &[1.5f64, 2.5]).unwrap();
+        } else {
+            let (got, st) = node.recv_buf::<f64>(TypeSel::Is(22)).unwrap();
+            assert_eq!((&got[..], st.source), (&[1.5, 2.5][..], 0));
         }
     });
 }

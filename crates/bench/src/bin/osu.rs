@@ -65,7 +65,10 @@ struct Args {
     /// vector built before the timer starts, as the byte form's buffer is), `bytes-to-vec`
     /// (the byte form, then the result turned into a `Vec<f32>`, as a caller of the byte form
     /// who needs numbers does), `serde` (`bcast_value`, `allgather_value`,
-    /// `alltoall_values` of a `Vec<f32>`; also prints the codec's in-process cost per value)
+    /// `alltoall_values` of a `Vec<f32>`; also prints the codec's in-process cost per value),
+    /// `into` (`*_into(&[f32], &mut [f32])`, the result copied into a buffer allocated
+    /// once per size, as MPI's receive buffer is), `buf` (`*_buf(Vec<f32>)`: the owned input
+    /// of `vec`, the result a `TypedBuf<f32>` viewing the message buffers in place)
     #[arg(long, value_enum, default_value = "bytes")]
     form: Form,
 }
@@ -83,6 +86,10 @@ enum Form {
     BytesToVec,
     /// The serde form over a `Vec<f32>` value.
     Serde,
+    /// `*_into` from a borrowed `&[f32]` into a caller's `&mut [f32]` allocated once.
+    Into,
+    /// `*_buf` over an owned `Vec<f32>`, the result viewed in place (`TypedBuf<f32>`).
+    Buf,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -229,6 +236,8 @@ struct Buffers {
     owned: Option<Vec<f32>>,
     /// The owned per-member values of `alltoall` in the `serde` form.
     owned_values: Option<Vec<Vec<f32>>>,
+    /// The result buffer of the `into` form (allocated once per size, outside the timer).
+    out: Vec<f32>,
 }
 
 impl Buffers {
@@ -253,6 +262,14 @@ impl Buffers {
             form: Form::Bytes,
             owned: None,
             owned_values: None,
+            out: vec![
+                0.0;
+                if bench == Bench::Allgather {
+                    count * p
+                } else {
+                    nf
+                }
+            ],
         }
     }
 
@@ -262,9 +279,11 @@ impl Buffers {
     /// more ranks than cores it still takes a core from the ranks that are inside their timed
     /// call (a p-MiB copy per rank and call at 1 MiB all-to-all was a fifth of the job's CPU
     /// samples), and Open MPI's side makes no such copy.
-    fn refill(&mut self, bench: Bench, p: usize) {
+    /// A broadcast's leaves pass an empty vector: only its root (rank 0) makes the copy.
+    fn refill(&mut self, bench: Bench, p: usize, me: u32) {
         if !matches!(bench, Bench::Bcast | Bench::Allgather | Bench::Alltoall)
-            || !matches!(self.form, Form::Vec | Form::Serde)
+            || !matches!(self.form, Form::Vec | Form::Serde | Form::Buf)
+            || (bench == Bench::Bcast && me != 0)
         {
             return;
         }
@@ -308,8 +327,22 @@ fn typed_call(
         (Form::Slice, Bench::Alltoall) => drop(c.alltoall_slice(&buf.floats)?),
         (Form::Vec, Bench::Bcast) => {
             let data = if root { owned()? } else { Vec::new() };
-            c.bcast_vec(0, data, s / 4)?;
+            c.bcast_vec(0, data)?;
         }
+        (Form::Into, Bench::Bcast) => {
+            if root {
+                buf.out.copy_from_slice(&buf.floats);
+            }
+            c.bcast_into(0, &mut buf.out)?;
+        }
+        (Form::Into, Bench::Allgather) => c.allgather_into(&buf.floats, &mut buf.out)?,
+        (Form::Into, Bench::Alltoall) => c.alltoall_into(&buf.floats, &mut buf.out)?,
+        (Form::Buf, Bench::Bcast) => {
+            let data = if root { owned()? } else { Vec::new() };
+            drop(c.bcast_buf(0, data, s / 4)?);
+        }
+        (Form::Buf, Bench::Allgather) => drop(c.allgather_buf(owned()?)?),
+        (Form::Buf, Bench::Alltoall) => drop(c.alltoall_buf(owned()?)?),
         (Form::Vec, Bench::Allgather) => drop(c.allgather_vec(owned()?)?),
         (Form::Vec, Bench::Alltoall) => drop(c.alltoall_vec(owned()?)?),
         (Form::BytesToVec, Bench::Bcast) => {
@@ -503,7 +536,7 @@ fn collective(
             if bench == Bench::Gop {
                 scratch.copy_from_slice(&buf.floats);
             }
-            buf.refill(bench, p);
+            buf.refill(bench, p, me);
             let t0 = Instant::now();
             call(node, c, bench, s as usize, &mut buf, &mut scratch)
                 .with_context(|| format!("size {s}, iteration {i}"))?;

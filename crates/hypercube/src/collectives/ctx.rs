@@ -192,12 +192,126 @@ pub(crate) fn check_equal(
     if !matches!(layout, Layout::Equal) || msg.len() == n * own {
         return Ok(());
     }
-    Err(Error::InvalidArgument(format!(
-        "{what}: node {from} sent {} bytes for {n} block{}, but this node's own block is {own} \
-         bytes: every participant must pass a block of the same length (or use the v-variant)",
-        msg.len(),
-        if n == 1 { "" } else { "s" }
-    )))
+    let blocks = if n == 1 { "block" } else { "blocks" };
+    Err(Error::InvalidArgument(match Unit::current() {
+        Some(u) => format!(
+            "{}: node {from} sent {} for {n} member{}'s slice{} where this node passed {} \
+             per member: every member must pass the same number of elements{}",
+            u.call,
+            u.count(msg.len()),
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "" } else { "s" },
+            u.count(own),
+            u.v_hint()
+        ),
+        None => format!(
+            "{what}: node {from} sent {} bytes for {n} {blocks}, but this node's own block is \
+             {own} bytes: every participant must pass a block of the same length{}",
+            msg.len(),
+            v_hint_bytes(what)
+        ),
+    }))
+}
+
+/// What a typed form (`allgather_slice`, `alltoall_vec`, ...) calls its data, set for the
+/// length of its call to the byte form ([`Unit::during`]) so that a length error found
+/// deep inside a byte algorithm speaks of elements and names the typed v-variant.
+/// (Thread-local: a collective runs on its caller's thread.)
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Unit {
+    /// Bytes per element.
+    pub size: usize,
+    /// The element type's name.
+    pub type_name: &'static str,
+    /// The typed call (`"allgather_slice"`).
+    pub call: &'static str,
+    /// Its form for slices of different lengths (`"allgatherv_slice"`), if there is one.
+    pub v_variant: Option<&'static str>,
+}
+
+thread_local! {
+    static UNIT: std::cell::Cell<Option<Unit>> = const { std::cell::Cell::new(None) };
+}
+
+impl Unit {
+    /// The unit of a typed call over elements of `T`.
+    pub fn of<T: super::Pod>(call: &'static str, v_variant: Option<&'static str>) -> Unit {
+        Unit {
+            size: T::WIRE_SIZE,
+            type_name: std::any::type_name::<T>(),
+            call,
+            v_variant,
+        }
+    }
+
+    /// Run `f` (the typed call's use of a byte form) with this unit in effect.
+    pub fn during<R>(self, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<Unit>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                UNIT.with(|u| u.set(self.0));
+            }
+        }
+        let _restore = Restore(UNIT.with(|u| u.replace(Some(self))));
+        f()
+    }
+
+    /// The unit of the typed call running on this thread, if any.
+    pub fn current() -> Option<Unit> {
+        UNIT.with(std::cell::Cell::get)
+    }
+
+    /// `bytes` as a count of elements: `"5 elements of f32"` (with the bytes if they are
+    /// not a whole number of elements).
+    pub fn count(&self, bytes: usize) -> String {
+        let size = self.size.max(1);
+        let n = bytes / size;
+        let s = if n == 1 { "" } else { "s" };
+        if bytes % size == 0 {
+            format!("{n} element{s} of {}", self.type_name)
+        } else {
+            format!(
+                "{bytes} bytes (not a whole number of {}-byte {} elements)",
+                self.size, self.type_name
+            )
+        }
+    }
+
+    /// `" — for slices of different lengths use allgatherv_slice"`, or nothing.
+    pub fn v_hint(&self) -> String {
+        self.v_variant.map_or_else(String::new, |v| {
+            format!(" (for slices of different lengths use {v})")
+        })
+    }
+}
+
+/// The byte form's v-variant named in a length error of `what` (`allgather` →
+/// `" (or use allgatherv)"`).
+pub(crate) fn v_hint_bytes(what: &str) -> String {
+    match what {
+        "allgather" => " (or use allgatherv)".into(),
+        "alltoall" => " (or use alltoallv)".into(),
+        "gather" => " (or use gatherv)".into(),
+        _ => String::new(),
+    }
+}
+
+/// Members passed blocks of different lengths (found after the exchange): in the typed
+/// call's words when one is running.
+pub(crate) fn unequal_blocks(what: &str) -> Error {
+    Error::InvalidArgument(match Unit::current() {
+        Some(u) => format!(
+            "{}: members passed slices of different lengths: every member must pass the same \
+             number of elements of {}{}",
+            u.call,
+            u.type_name,
+            u.v_hint()
+        ),
+        None => format!(
+            "{what}: members passed blocks of different lengths{}",
+            v_hint_bytes(what)
+        ),
+    })
 }
 
 /// [`unpack`] for an algorithm that must keep going when the blocks are wrong, so that no
@@ -239,11 +353,21 @@ pub(crate) fn unpack(
     let sizes: Vec<usize> = match layout {
         Layout::Equal => {
             if n == 0 || msg.len() % n != 0 {
-                return Err(bad(format!(
-                    "a message of {} bytes does not split into {n} equal blocks; every \
-                     participant must pass blocks of the same length (or use the v-variant)",
-                    msg.len()
-                )));
+                return Err(match Unit::current() {
+                    Some(u) => Error::InvalidArgument(format!(
+                        "{}: received {} for {n} members, which does not split evenly: \
+                         every member must pass the same number of elements{}",
+                        u.call,
+                        u.count(msg.len()),
+                        u.v_hint()
+                    )),
+                    None => bad(format!(
+                        "a message of {} bytes does not split into {n} equal blocks; every \
+                         participant must pass blocks of the same length{}",
+                        msg.len(),
+                        v_hint_bytes(what)
+                    )),
+                });
             }
             vec![msg.len() / n; n]
         }

@@ -130,13 +130,6 @@ element!(
     f32, f64
 );
 
-/// Encode [`Element`]s as little-endian bytes (GOP).
-pub(crate) fn encode_le<T: Element>(xs: &[T]) -> Bytes {
-    let mut b = Vec::with_capacity(xs.len() * T::SIZE);
-    T::extend_le(xs, &mut b);
-    Bytes::from(b)
-}
-
 /// Encode elements as their wire bytes (one copy).
 pub(crate) fn encode<T: Pod>(xs: &[T]) -> Bytes {
     let mut b = Vec::with_capacity(xs.len() * T::WIRE_SIZE);
@@ -184,18 +177,29 @@ pub(crate) fn take_back<T: Pod>(
     }
 }
 
+/// A received length that is not what this node expected, in elements of `T` (and in the
+/// words of the typed call running, with its v-variant, when there is one).
+pub(crate) fn length_error<T: Pod>(what: &str, got: usize, expected: Option<usize>) -> Error {
+    let unit = super::ctx::Unit::current().unwrap_or(super::ctx::Unit::of::<T>("", None));
+    let expected = match expected {
+        Some(1) => "1 element was expected".to_string(),
+        Some(n) => format!("{n} elements were expected"),
+        None => "a whole number of elements was expected".to_string(),
+    };
+    Error::InvalidArgument(format!(
+        "{what}: received {} where {expected}: every member must pass the same number of \
+         elements{}",
+        unit.count(got),
+        unit.v_hint()
+    ))
+}
+
 /// Decode little-endian bytes; `expected` elements if given (a clear error otherwise).
 pub(crate) fn decode<T: Pod>(b: &[u8], expected: Option<usize>, what: &str) -> Result<Vec<T>> {
     if b.len().checked_rem(T::WIRE_SIZE) != Some(0)
         || expected.is_some_and(|n| n * T::WIRE_SIZE != b.len())
     {
-        return Err(Error::InvalidArgument(format!(
-            "{what}: received {} bytes where {} elements of {} bytes were expected; every \
-             participant must pass the same number of elements",
-            b.len(),
-            expected.map_or_else(|| "whole".to_string(), |n| n.to_string()),
-            T::WIRE_SIZE
-        )));
+        return Err(length_error::<T>(what, b.len(), expected));
     }
     let mut out = Vec::with_capacity(b.len() / T::WIRE_SIZE);
     T::extend_from_wire(b, &mut out);
@@ -214,11 +218,7 @@ pub(crate) fn decode_blocks<T: Pod>(
             .iter()
             .any(|b| b.len().checked_rem(T::WIRE_SIZE) != Some(0))
     {
-        return Err(Error::InvalidArgument(format!(
-            "{what}: received {total} bytes where {expected} elements of {} bytes were \
-             expected; every participant must pass the same number of elements",
-            T::WIRE_SIZE
-        )));
+        return Err(length_error::<T>(what, total, Some(expected)));
     }
     let mut out = Vec::with_capacity(expected);
     for b in blocks {
@@ -227,15 +227,61 @@ pub(crate) fn decode_blocks<T: Pod>(
     Ok(out)
 }
 
+/// Decode exactly `out.len()` elements into `out` (the caller's memory; the same error as
+/// [`decode`] for another length).
+pub(crate) fn decode_into<T: Pod>(b: &[u8], out: &mut [T], what: &str) -> Result<()> {
+    check_len::<T>(b, out.len(), what)?;
+    T::copy_from_wire(b, out);
+    Ok(())
+}
+
+/// Decode blocks, joined, into exactly `out.len()` elements of the caller's memory (one
+/// copy; the same error as [`decode_blocks`] for another total).
+pub(crate) fn decode_blocks_into<T: Pod>(
+    blocks: &[Bytes],
+    out: &mut [T],
+    what: &str,
+) -> Result<()> {
+    let total: usize = blocks.iter().map(Bytes::len).sum();
+    if total != out.len() * T::WIRE_SIZE
+        || blocks
+            .iter()
+            .any(|b| b.len().checked_rem(T::WIRE_SIZE) != Some(0))
+    {
+        return Err(length_error::<T>(what, total, Some(out.len())));
+    }
+    let mut off = 0;
+    for b in blocks {
+        let n = b.len() / T::WIRE_SIZE;
+        T::copy_from_wire(b, &mut out[off..off + n]);
+        off += n;
+    }
+    Ok(())
+}
+
 /// Check that `b` holds exactly `n` elements of `T` (the same error as [`decode`]).
 pub(crate) fn check_len<T: Pod>(b: &[u8], n: usize, what: &str) -> Result<()> {
     if b.len() != n * T::WIRE_SIZE {
-        return Err(Error::InvalidArgument(format!(
-            "{what}: received {} bytes where {n} elements of {} bytes were expected; every \
-             participant must pass the same number of elements",
-            b.len(),
-            T::WIRE_SIZE
-        )));
+        return Err(length_error::<T>(what, b.len(), Some(n)));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reduction's length error counts elements of the caller's type, not bytes.
+    #[test]
+    fn length_errors_count_elements() {
+        let e = check_len::<f64>(&[0u8; 16], 3, "allreduce").unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("allreduce: received 2 elements of f64"), "{e}");
+        assert!(e.contains("3 elements were expected"), "{e}");
+        let e = decode::<u32>(&[0u8; 6], None, "recv_slice").unwrap_err();
+        assert!(
+            e.to_string().contains("not a whole number of 4-byte u32"),
+            "{e}"
+        );
+    }
 }

@@ -42,7 +42,7 @@ mod ctx;
 pub(crate) mod element;
 mod esbt;
 mod op;
-mod pod;
+pub(crate) mod pod;
 pub mod select;
 
 mod allgather;
@@ -52,21 +52,25 @@ mod barrier;
 mod broadcast;
 mod exchange;
 mod gather;
+mod into;
+mod lend;
 mod reduce;
 mod reduce_scatter;
 mod scan;
 mod scatter;
 mod shift;
 mod typed;
+mod typed_buf;
 mod values;
 
 #[cfg(test)]
 mod tests;
 
 pub use element::{Element, Op};
-pub use pod::{Builtin, Loc, Pod};
+pub use pod::{Builtin, Loc, LocIndex, Pod};
 pub use select::{Algorithm, Operation};
 pub use shift::ShiftOrder;
+pub use typed_buf::TypedBuf;
 
 use hypercube_topology::NodeId;
 

@@ -120,12 +120,37 @@ pub unsafe trait Pod: Copy + Send + Sync + 'static {
             out.set_len(out.len() + n);
         }
     }
+
+    /// Overwrite `out` with the elements whose bytes are `bytes` (exactly
+    /// `out.len() * WIRE_SIZE` of them).
+    #[doc(hidden)]
+    fn copy_from_wire(bytes: &[u8], out: &mut [Self]) {
+        assert_eq!(bytes.len(), std::mem::size_of_val(out));
+        // SAFETY: `out` is `bytes.len()` bytes of `Self`s, every byte pattern of which is a
+        // value (`Self: Pod`); the two do not overlap (`out` is borrowed mutably).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                out.as_mut_ptr().cast::<u8>(),
+                bytes.len(),
+            );
+        }
+    }
 }
 
 /// The memory of a slice of plain data as bytes.
 pub(crate) fn as_bytes<T: Pod>(xs: &[T]) -> &[u8] {
     // SAFETY: `T: Pod` has no padding, so all `size_of_val(xs)` bytes are initialized.
     unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
+}
+
+/// The memory of a mutable slice of plain data as bytes (any bytes written are values).
+pub(crate) fn as_bytes_mut<T: Pod>(xs: &mut [T]) -> &mut [u8] {
+    // SAFETY: `T: Pod` has no padding (all bytes initialized) and accepts every byte
+    // pattern, so any bytes written through the view leave valid values.
+    unsafe {
+        std::slice::from_raw_parts_mut(xs.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(xs))
+    }
 }
 
 /// Integers: wrapping arithmetic (as [`crate::collectives::Element`]) plus the bitwise and
@@ -198,6 +223,13 @@ macro_rules! pod_le {
         fn extend_from_wire(bytes: &[u8], out: &mut Vec<Self>) {
             out.extend(bytes.chunks_exact(size_of::<$t>()).map(Self::read_wire));
         }
+        #[cfg(target_endian = "big")]
+        fn copy_from_wire(bytes: &[u8], out: &mut [Self]) {
+            assert_eq!(bytes.len(), std::mem::size_of_val(out));
+            for (o, b) in out.iter_mut().zip(bytes.chunks_exact(size_of::<$t>())) {
+                *o = Self::read_wire(b);
+            }
+        }
     };
 }
 
@@ -209,9 +241,24 @@ pod_float!(f32, f64);
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// A value and its index: the element of [`Builtin::MaxLoc`] / [`Builtin::MinLoc`]
-/// (MPI's `MAXLOC` and `MINLOC`; ties go to the smaller index). `V` and `I` must have the
-/// same size so that the pair has no padding (`Loc<f64, u64>`, `Loc<f32, u32>`,
-/// `Loc<i64, i64>`, ...); another pair is a compile-time error when it is used.
+/// (MPI's `MAXLOC` and `MINLOC`; ties go to the smaller index). The value is a primitive
+/// number and the index an integer **of the value's size**, so that the pair has no
+/// padding: `Loc<f64, u64>` (the default index), `Loc<f32, u32>`, `Loc<i64, i64>`, ...
+/// ([`LocIndex`] lists the pairs). Another pair is refused where it is written:
+///
+/// ```compile_fail
+/// # use hypercube::collectives::Loc;
+/// let rank: u32 = 3; // node.mynode() is a u32
+/// let best = Loc::new(1.5f64, rank); // error: u32 is not an index for an f64 value
+/// ```
+///
+/// ```
+/// # use hypercube::collectives::Loc;
+/// let rank: u32 = 3;
+/// let best = Loc::new(1.5f64, u64::from(rank)); // Loc<f64, u64>
+/// let small = Loc::new(1.5f32, rank); // Loc<f32, u32>
+/// # let _ = (best, small);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 #[repr(C)]
 pub struct Loc<V, I = u64> {
@@ -221,30 +268,57 @@ pub struct Loc<V, I = u64> {
     pub index: I,
 }
 
-impl<V, I> Loc<V, I> {
-    /// A value and its index.
+impl<V, I: LocIndex<V>> Loc<V, I> {
+    /// A value and its index (an integer of the value's size, see [`LocIndex`]).
     pub fn new(value: V, index: I) -> Loc<V, I> {
         Loc { value, index }
     }
-
-    const NO_PADDING: () = assert!(
-        size_of::<V>() == size_of::<I>() && size_of::<Self>() == 2 * size_of::<V>(),
-        "Loc<V, I> needs an index type of the value's size (Loc<f64, u64>, Loc<f32, u32>)"
-    );
 }
 
-// SAFETY: `repr(C)` of two `Pod` fields of one size (checked by `NO_PADDING` wherever
-// the size is used): no padding, every bit pattern valid.
-unsafe impl<V: Pod + PartialOrd, I: Pod + PartialOrd> Pod for Loc<V, I> {
-    const WIRE_SIZE: usize = {
-        #[allow(clippy::let_unit_value)]
-        let () = Self::NO_PADDING;
-        size_of::<Self>()
-    };
+/// The integer types that can index a value of type `V` in a [`Loc`]: those of `V`'s
+/// size (`u64`/`i64` for `f64`, `i64` and `u64`; `u32`/`i32` for `f32`, `i32` and `u32`;
+/// alike for 8, 16 and 128 bits), so that `Loc<V, I>` has no padding and travels as its
+/// bytes. Sealed: implemented here for every such pair.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot index a `{V}` value in a Loc: the index must have the value's size",
+    label = "an index of another size than the value",
+    note = "use an integer of the value's size: Loc<f64, u64> (`u64::from(node.mynode())`), \
+            Loc<f32, u32>, Loc<i64, i64>, ..."
+)]
+pub trait LocIndex<V>: Pod + PartialOrd + sealed::Sealed<V> {}
 
+mod sealed {
+    /// Only this module's pairs are [`super::LocIndex`]es.
+    pub trait Sealed<V> {}
+}
+
+/// `LocIndex<V>` for every integer `I` of `V`'s size (one line per size class).
+macro_rules! loc_index {
+    ($([$($v:ty),*] by [$($i:ty),*];)*) => {$(
+        loc_index!(@each [$($v),*] [$($i),*]);
+    )*};
+    (@each [$($v:ty),*] $is:tt) => {$(
+        loc_index!(@one $v $is);
+    )*};
+    (@one $v:ty [$($i:ty),*]) => {$(
+        impl sealed::Sealed<$v> for $i {}
+        impl LocIndex<$v> for $i {}
+    )*};
+}
+
+loc_index! {
+    [i8, u8] by [i8, u8];
+    [i16, u16] by [i16, u16];
+    [f32, i32, u32] by [i32, u32];
+    [f64, i64, u64] by [i64, u64];
+    [i128, u128] by [i128, u128];
+}
+
+// SAFETY: `repr(C)` of a primitive value and an integer of the same size (`LocIndex`):
+// no padding, every bit pattern valid.
+unsafe impl<V: Pod + PartialOrd, I: LocIndex<V>> Pod for Loc<V, I> {
     #[inline(always)]
     fn builtin(op: Builtin, a: Self, b: Self) -> Option<Self> {
-        let _ = Self::WIRE_SIZE;
         let wins = match op {
             Builtin::MaxLoc => a.value > b.value,
             Builtin::MinLoc => a.value < b.value,

@@ -21,8 +21,10 @@
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
+use super::ctx::Unit;
 use super::element::{decode, decode_blocks, encode, encode_vec, take_back};
 use super::pod::Pod;
+use super::typed_buf::TypedBuf;
 use super::{ShiftOrder, Subcube};
 use crate::error::{Error, Result};
 
@@ -31,40 +33,47 @@ impl Subcube<'_> {
     /// others pass `&[]`). Every member passes the same `root` and `len`; for a value of
     /// unknown size use [`Subcube::bcast_value`].
     pub fn bcast_slice<T: Pod>(&self, root: NodeId, data: &[T], len: usize) -> Result<Vec<T>> {
-        let at_root = self.node.mynode() == root;
-        if at_root && data.len() != len {
-            return Err(Error::InvalidArgument(format!(
-                "bcast_slice: the root passed {} elements but len = {len}",
-                data.len()
-            )));
-        }
-        let bytes = if at_root { encode(data) } else { Bytes::new() };
-        let got = self.bcast(root, bytes, len * T::WIRE_SIZE)?;
-        if at_root {
-            // The root's result is its own data: no decoding of its own message.
-            return Ok(data.to_vec());
-        }
-        decode(&got, Some(len), "bcast_slice")
+        Unit::of::<T>("bcast_slice", None).during(|| {
+            let at_root = self.node.mynode() == root;
+            if at_root && data.len() != len {
+                return Err(Error::InvalidArgument(format!(
+                    "bcast_slice: the root passed {} elements but len = {len}",
+                    data.len()
+                )));
+            }
+            let bytes = if at_root { encode(data) } else { Bytes::new() };
+            let got = self.bcast(root, bytes, len * T::WIRE_SIZE)?;
+            if at_root {
+                // The root's result is its own data: no decoding of its own message.
+                return Ok(data.to_vec());
+            }
+            decode(&got, Some(len), "bcast_slice")
+        })
     }
 
-    /// [`Subcube::bcast_slice`] of an owned vector: the root sends the vector's memory
-    /// without copying it and gets the vector back (without a copy when the transport no
-    /// longer holds its bytes when the call ends); the others pass an empty vector.
-    pub fn bcast_vec<T: Pod>(&self, root: NodeId, data: Vec<T>, len: usize) -> Result<Vec<T>> {
-        let at_root = self.node.mynode() == root;
-        if !at_root {
-            let got = self.bcast(root, Bytes::new(), len * T::WIRE_SIZE)?;
-            return decode(&got, Some(len), "bcast_vec");
-        }
-        if data.len() != len {
-            return Err(Error::InvalidArgument(format!(
-                "bcast_vec: the root passed {} elements but len = {len}",
-                data.len()
-            )));
-        }
-        let (bytes, shared) = encode_vec(data);
-        drop(self.bcast(root, bytes.clone(), len * T::WIRE_SIZE)?);
-        take_back(shared, bytes)
+    /// Broadcast the root's vector, of any length: the root passes its vector and gets it
+    /// back, the others pass an empty one (`Vec::new()`) and get a copy — no member but the
+    /// root knows the length. The root sends the vector's memory without copying it (and
+    /// gets it back without a copy when the transport no longer holds its bytes when the
+    /// call ends). Costs one 8-byte broadcast of the length before the data (as
+    /// [`Subcube::bcast_value`]); when every member knows the length,
+    /// [`Subcube::bcast_slice`] or [`Subcube::bcast_into`] do without it.
+    pub fn bcast_vec<T: Pod>(&self, root: NodeId, data: Vec<T>) -> Result<Vec<T>> {
+        Unit::of::<T>("bcast_vec", None).during(|| {
+            let at_root = self.node.mynode() == root;
+            let head = if at_root { data.len() as u64 } else { 0 };
+            let len = self.bcast_head(root, head, || unreachable_none("bcast_vec"))? as usize;
+            let bytes_len = len.checked_mul(T::WIRE_SIZE).ok_or_else(|| {
+                Error::InvalidArgument(format!("bcast_vec: {len} elements do not fit in memory"))
+            })?;
+            if !at_root {
+                let got = self.bcast(root, Bytes::new(), bytes_len)?;
+                return decode(&got, Some(len), "bcast_vec");
+            }
+            let (bytes, shared) = encode_vec(data);
+            drop(self.bcast(root, bytes.clone(), bytes_len)?);
+            take_back(shared, bytes)
+        })
     }
 
     /// [`Subcube::scatter`] of a slice: the root passes `count` elements per member,
@@ -72,35 +81,25 @@ impl Subcube<'_> {
     /// returns its `count` elements. The others pass `&[]`; every member passes the same
     /// `root` and `count`.
     pub fn scatter_slice<T: Pod>(&self, root: NodeId, data: &[T], count: usize) -> Result<Vec<T>> {
-        let p = self.size() as usize;
-        let blocks: Vec<Bytes> = if self.node.mynode() == root {
-            if data.len() != count * p {
-                return Err(Error::InvalidArgument(format!(
-                    "scatter_slice: the root passed {} elements for {p} members of {count}",
-                    data.len()
-                )));
-            }
-            let all = encode(data);
-            let b = count * T::WIRE_SIZE;
-            (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect()
-        } else {
-            Vec::new()
-        };
-        let got = self.scatter(root, &blocks, count * T::WIRE_SIZE)?;
-        decode(&got, Some(count), "scatter_slice")
+        Unit::of::<T>("scatter_slice", None).during(|| {
+            let got = self.scatter_typed(root, data, count, "scatter_slice")?;
+            decode(&got, Some(count), "scatter_slice")
+        })
     }
 
     /// [`Subcube::gather`] of slices of one common length: `root` returns them all, joined
     /// in relative rank order (`Some`), the others `None`.
     pub fn gather_slice<T: Pod>(&self, root: NodeId, data: &[T]) -> Result<Option<Vec<T>>> {
-        match self.gather(root, encode(data))? {
-            Some(blocks) => Ok(Some(decode_blocks(
-                &blocks,
-                data.len() * blocks.len(),
-                "gather_slice",
-            )?)),
-            None => Ok(None),
-        }
+        Unit::of::<T>("gather_slice", Some("gatherv_slice")).during(|| {
+            match self.gather(root, encode(data))? {
+                Some(blocks) => Ok(Some(decode_blocks(
+                    &blocks,
+                    data.len() * blocks.len(),
+                    "gather_slice",
+                )?)),
+                None => Ok(None),
+            }
+        })
     }
 
     /// [`Subcube::gatherv`] of slices of any lengths: `root` returns each member's slice,
@@ -115,17 +114,21 @@ impl Subcube<'_> {
     /// [`Subcube::allgather`] of slices of one common length: every member returns them
     /// all, joined in relative rank order.
     pub fn allgather_slice<T: Pod>(&self, data: &[T]) -> Result<Vec<T>> {
-        let blocks = self.allgather(encode(data))?;
-        decode_blocks(&blocks, data.len() * blocks.len(), "allgather_slice")
+        Unit::of::<T>("allgather_slice", Some("allgatherv_slice")).during(|| {
+            let blocks = self.allgather(encode(data))?;
+            decode_blocks(&blocks, data.len() * blocks.len(), "allgather_slice")
+        })
     }
 
     /// [`Subcube::allgather_slice`] of an owned vector, sent without copying it (the
     /// typed form that costs what the byte form does, but for the one copy into the result).
     pub fn allgather_vec<T: Pod>(&self, data: Vec<T>) -> Result<Vec<T>> {
-        let n = data.len();
-        let (bytes, _shared) = encode_vec(data);
-        let blocks = self.allgather(bytes)?;
-        decode_blocks(&blocks, n * blocks.len(), "allgather_vec")
+        Unit::of::<T>("allgather_vec", Some("allgatherv_slice")).during(|| {
+            let n = data.len();
+            let (bytes, _shared) = encode_vec(data);
+            let blocks = self.allgather(bytes)?;
+            decode_blocks(&blocks, n * blocks.len(), "allgather_vec")
+        })
     }
 
     /// [`Subcube::allgatherv`] of slices of any lengths: every member returns each
@@ -138,16 +141,113 @@ impl Subcube<'_> {
     /// (elements `j·count .. (j+1)·count`) going to relative rank j; returns the blocks
     /// received, joined in relative rank order (as `MPI_Alltoall`).
     pub fn alltoall_slice<T: Pod>(&self, data: &[T]) -> Result<Vec<T>> {
-        self.split_check(data.len(), "alltoall_slice")?;
-        self.alltoall_bytes::<T>(encode(data), data.len(), "alltoall_slice")
+        Unit::of::<T>("alltoall_slice", Some("alltoallv_slice")).during(|| {
+            self.split_check(data.len(), "alltoall_slice")?;
+            self.alltoall_bytes::<T>(encode(data), data.len(), "alltoall_slice")
+        })
     }
 
     /// [`Subcube::alltoall_slice`] of an owned vector, sent without copying it.
     pub fn alltoall_vec<T: Pod>(&self, data: Vec<T>) -> Result<Vec<T>> {
-        self.split_check(data.len(), "alltoall_vec")?;
-        let n = data.len();
-        let (bytes, _shared) = encode_vec(data);
-        self.alltoall_bytes::<T>(bytes, n, "alltoall_vec")
+        Unit::of::<T>("alltoall_vec", Some("alltoallv_slice")).during(|| {
+            self.split_check(data.len(), "alltoall_vec")?;
+            let n = data.len();
+            let (bytes, _shared) = encode_vec(data);
+            self.alltoall_bytes::<T>(bytes, n, "alltoall_vec")
+        })
+    }
+
+    /// [`Subcube::allgather_vec`] with the result viewed where it arrived: a
+    /// [`TypedBuf`] of one part per member (by relative rank) that reads the message
+    /// buffers in place — no copy in (the vector's memory is sent) and none out, the cost
+    /// of the byte form.
+    pub fn allgather_buf<T: Pod>(&self, data: Vec<T>) -> Result<TypedBuf<T>> {
+        Unit::of::<T>("allgather_buf", Some("allgatherv_slice")).during(|| {
+            let n = data.len();
+            let (bytes, _shared) = encode_vec(data);
+            let blocks = self.allgather(bytes)?;
+            check_total::<T>(&blocks, n * blocks.len(), "allgather_buf")?;
+            TypedBuf::from_parts(blocks, "allgather_buf")
+        })
+    }
+
+    /// [`Subcube::alltoall_vec`] with the result viewed where it arrived: a [`TypedBuf`]
+    /// of one part per member (what relative rank j sent here is part j).
+    pub fn alltoall_buf<T: Pod>(&self, data: Vec<T>) -> Result<TypedBuf<T>> {
+        Unit::of::<T>("alltoall_buf", Some("alltoallv_slice")).during(|| {
+            self.split_check(data.len(), "alltoall_buf")?;
+            let n = data.len();
+            let p = self.size() as usize;
+            let (all, _shared) = encode_vec(data);
+            let blocks = equal_blocks(all, p);
+            let got = self.alltoall(&blocks)?;
+            check_total::<T>(&got, n, "alltoall_buf")?;
+            TypedBuf::from_parts(got, "alltoall_buf")
+        })
+    }
+
+    /// [`Subcube::bcast_slice`] of an owned vector with the result viewed where it
+    /// arrived (one part): the root passes its vector of `len` elements (sent without a
+    /// copy) and gets a view of it; the others pass `Vec::new()`. Every member passes the
+    /// same `root` and `len`.
+    pub fn bcast_buf<T: Pod>(&self, root: NodeId, data: Vec<T>, len: usize) -> Result<TypedBuf<T>> {
+        Unit::of::<T>("bcast_buf", None).during(|| {
+            let at_root = self.node.mynode() == root;
+            if at_root && data.len() != len {
+                return Err(Error::InvalidArgument(format!(
+                    "bcast_buf: the root passed {} elements but len = {len}",
+                    data.len()
+                )));
+            }
+            let bytes = if at_root {
+                encode_vec(data).0
+            } else {
+                Bytes::new()
+            };
+            let got = self.bcast(root, bytes, len * T::WIRE_SIZE)?;
+            check_total::<T>(std::slice::from_ref(&got), len, "bcast_buf")?;
+            TypedBuf::from_parts(vec![got], "bcast_buf")
+        })
+    }
+
+    /// [`Subcube::gather_slice`] with the result viewed where it arrived: `root` returns a
+    /// [`TypedBuf`] of one part per member (by relative rank), the others `None`.
+    pub fn gather_buf<T: Pod>(&self, root: NodeId, data: Vec<T>) -> Result<Option<TypedBuf<T>>> {
+        Unit::of::<T>("gather_buf", Some("gatherv_slice")).during(|| {
+            let n = data.len();
+            match self.gather(root, encode_vec(data).0)? {
+                Some(blocks) => {
+                    check_total::<T>(&blocks, n * blocks.len(), "gather_buf")?;
+                    Ok(Some(TypedBuf::from_parts(blocks, "gather_buf")?))
+                }
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// The typed scatter: the root's `data` (`count · size()` elements, checked) cut into
+    /// `count`-element blocks; returns this member's block, as bytes.
+    pub(crate) fn scatter_typed<T: Pod>(
+        &self,
+        root: NodeId,
+        data: &[T],
+        count: usize,
+        what: &str,
+    ) -> Result<Bytes> {
+        let p = self.size() as usize;
+        let blocks = if self.node.mynode() == root {
+            if data.len() != count * p {
+                return Err(Error::InvalidArgument(format!(
+                    "{what}: the root passed {} elements for {p} members of {count}; pass \
+                     {count} · {p}",
+                    data.len()
+                )));
+            }
+            equal_blocks(encode(data), p)
+        } else {
+            Vec::new()
+        };
+        self.scatter(root, &blocks, count * T::WIRE_SIZE)
     }
 
     /// `n` elements must split into `size()` equal blocks.
@@ -164,9 +264,7 @@ impl Subcube<'_> {
     /// The typed all-to-all of `n` elements encoded as `all`: split without copying.
     fn alltoall_bytes<T: Pod>(&self, all: Bytes, n: usize, what: &str) -> Result<Vec<T>> {
         let p = self.size() as usize;
-        let b = n / p * T::WIRE_SIZE;
-        let blocks: Vec<Bytes> = (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect();
-        drop(all);
+        let blocks = equal_blocks(all, p);
         let got = self.alltoall(&blocks)?;
         decode_blocks(&got, n, what)
     }
@@ -180,9 +278,31 @@ impl Subcube<'_> {
 
     /// [`Subcube::shift`] of a slice (every member passes the same number of elements).
     pub fn shift_slice<T: Pod>(&self, data: &[T], q: i64, order: ShiftOrder) -> Result<Vec<T>> {
-        let got = self.shift(encode(data), q, order)?;
-        decode(&got, Some(data.len()), "shift_slice")
+        Unit::of::<T>("shift_slice", None).during(|| {
+            let got = self.shift(encode(data), q, order)?;
+            decode(&got, Some(data.len()), "shift_slice")
+        })
     }
+}
+
+/// `all` cut into `p` blocks of equal length (views, no copy; `p` divides the length).
+pub(crate) fn equal_blocks(all: Bytes, p: usize) -> Vec<Bytes> {
+    let b = all.len() / p.max(1);
+    (0..p).map(|j| all.slice(j * b..(j + 1) * b)).collect()
+}
+
+/// The blocks hold `expected` elements of `T` in all (the error of a typed length
+/// mismatch otherwise).
+fn check_total<T: Pod>(blocks: &[Bytes], expected: usize, what: &str) -> Result<()> {
+    let total: usize = blocks.iter().map(Bytes::len).sum();
+    if total != expected * T::WIRE_SIZE {
+        return Err(super::element::length_error::<T>(
+            what,
+            total,
+            Some(expected),
+        ));
+    }
+    Ok(())
 }
 
 /// Decode every block on its own (a whole number of elements each).
@@ -190,8 +310,14 @@ fn decode_each<T: Pod>(blocks: &[Bytes], what: &str) -> Result<Vec<Vec<T>>> {
     blocks.iter().map(|b| decode(b, None, what)).collect()
 }
 
+/// The message of an error that cannot happen: a length is never [`u64::MAX`] elements.
+fn unreachable_none(what: &str) -> String {
+    format!("{what}: the root's vector is u64::MAX elements long")
+}
+
 #[cfg(test)]
 mod tests {
+    use crate::collectives::TypedBuf;
     use crate::local::run_local;
 
     /// The owned-vector forms give what the slice forms give, on every algorithm.
@@ -211,17 +337,38 @@ mod tests {
             );
             let root = 2;
             let data = if me == root { mine.clone() } else { Vec::new() };
-            let got = cube.bcast_vec(root, data, 1000).unwrap();
+            let got = cube.bcast_vec(root, data).unwrap();
             assert_eq!(got, (0..1000).map(|k| k * 10 + root).collect::<Vec<u32>>());
             let got = cube.bcast_slice(root, if me == root { &mine } else { &[] }, 1000);
             assert_eq!(
                 got.unwrap(),
                 (0..1000).map(|k| k * 10 + root).collect::<Vec<u32>>()
             );
-            // A root whose vector is not `len` long: an error (on the root).
-            if me == 0 {
-                assert!(cube.bcast_vec(0, vec![1u8], 2).is_err());
-            }
+            // The views give what the vectors give.
+            let want = cube.allgather_slice(&mine).unwrap();
+            let got = cube.allgather_buf(mine.clone()).unwrap();
+            assert_eq!((got.parts(), got.to_vec()), (4, want.clone()));
+            assert_eq!(got.part(2), &want[2000..3000]);
+            assert_eq!(&got[..], &want[..]);
+            let got = cube.alltoall_buf(mine.clone()).unwrap();
+            assert_eq!(got, cube.alltoall_slice(&mine).unwrap());
+            let data = if me == root { mine.clone() } else { Vec::new() };
+            let got = cube.bcast_buf(root, data, 1000).unwrap();
+            assert!(got.is_contiguous());
+            assert_eq!(
+                &got[..],
+                &(0..1000).map(|k| k * 10 + root).collect::<Vec<u32>>()[..]
+            );
+            let got = cube.gather_buf(1, mine.clone()).unwrap();
+            let want = cube.gather_slice(1, &mine).unwrap();
+            assert_eq!(got.map(TypedBuf::into_vec), want);
+            // A member with another length: an error in elements.
+            let n = if me == 3 { 999 } else { 1000 };
+            let e = cube.allgather_buf(vec![1u32; n]).unwrap_err().to_string();
+            assert!(e.contains("allgather_buf") && e.contains("element"), "{e}");
+            // An empty vector at the root: every member returns it.
+            let none = cube.bcast_vec(1, Vec::<u64>::new()).unwrap();
+            assert!(none.is_empty());
         });
     }
 }

@@ -143,7 +143,7 @@ impl Subcube<'_> {
     /// Broadcast the root's 8-byte header (a length or width; automatic algorithm) and
     /// return it on every member — or, if it is [`NONE`] (the root had nothing to send),
     /// the same `InvalidArgument(nothing())` on every member, so that all fail alike.
-    fn bcast_head(
+    pub(crate) fn bcast_head(
         &self,
         root: NodeId,
         value: u64,

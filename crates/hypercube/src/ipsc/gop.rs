@@ -14,6 +14,7 @@
 use hypercube_topology::NodeId;
 
 use super::{check_dim, check_node, high_bit};
+use crate::collectives::Pod;
 use crate::error::{Error, Result};
 use crate::node::{Node, RecvRequest};
 
@@ -62,10 +63,6 @@ impl Op {
     }
 }
 
-fn encode<T: Element>(x: &[T]) -> bytes::Bytes {
-    crate::collectives::element::encode_le(x)
-}
-
 impl Node {
     /// Combine `x` element-wise with the vectors of every other node of the root's subcube
     /// of dimension `dim` (seed §3, GOP with `OP` = `'+'`, `'*'`, `'M'` or `'m'`).
@@ -73,6 +70,11 @@ impl Node {
     /// On return, at `root` `x` holds the result; at every other node it holds the partial
     /// result over its subtree of the spanning tree. Every member of the subcube must call
     /// `gop` with the same `root`, `dim` and vector length.
+    ///
+    /// `op` is the seed's [`Op`] or any commutative operator of the collectives
+    /// ([`crate::collectives::Op`]), over any plain-data element ([`Pod`]): `MaxLoc` over
+    /// [`crate::collectives::Loc`], the bitwise ones over integers, `Commutative(&f)` over a
+    /// struct of your own.
     ///
     /// ```no_run
     /// use hypercube::ipsc::Op;
@@ -84,6 +86,10 @@ impl Node {
     ///     let p = node.numnodes() as f64;
     ///     assert_eq!(x, [p * (p - 1.0) / 2.0, p]);
     /// }
+    /// // MAXLOC: the largest value and the node that holds it.
+    /// use hypercube::collectives::{Loc, Op as COp};
+    /// let mut best = [Loc::new((node.mynode() % 3) as f64, u64::from(node.mynode()))];
+    /// node.gop(&mut best, COp::MaxLoc, 0, node.cubedim())?;
     /// # Ok(()) }
     /// ```
     ///
@@ -94,15 +100,40 @@ impl Node {
     ///   `GOP: SHORT MESSAGE`) when a child's vector had another length; the call still
     ///   completed (combining the overlapping elements) so that no other node hangs.
     /// - [`Error::IpscArgument`] / [`Error::InvalidNode`] for a `dim` or `root` outside
-    ///   the cube.
+    ///   the cube, a named operator `T` lacks (`BAnd` over `f64`) or a non-commutative
+    ///   `Op::Fn` (GOP groups terms in the spanning tree's order; pass `Op::Commutative`);
+    ///   nothing was sent.
     #[doc(alias = "GOP")]
-    pub fn gop<T: Element>(&self, x: &mut [T], op: Op, root: NodeId, dim: u32) -> Result<()> {
+    pub fn gop<'a, T: Pod>(
+        &self,
+        x: &mut [T],
+        op: impl Into<crate::collectives::Op<'a, T>>,
+        root: NodeId,
+        dim: u32,
+    ) -> Result<()> {
+        let op = op.into();
+        op.check().map_err(|e| Error::IpscArgument {
+            routine: "GOP",
+            detail: match e {
+                Error::InvalidArgument(m) => m,
+                other => other.to_string(),
+            },
+        })?;
+        if !op.is_commutative() {
+            return Err(Error::IpscArgument {
+                routine: "GOP",
+                detail: "Op::Fn is an operator that may not commute, but GOP combines in the \
+                         spanning tree's order: pass Op::Commutative(&f) if f commutes, or use \
+                         the collectives' reduce, which keeps rank order"
+                    .into(),
+            });
+        }
         self.gop_with(x, |a, b| op.apply(a, b), root, dim)
     }
 
     /// [`Node::gop`] with a caller's operation `f(mine, theirs)`, which must be associative
-    /// and commutative (the tree decides the grouping). Seed §3: "it is easy to modify the
-    /// source code to include other operations".
+    /// and commutative (the tree decides the grouping), over any plain-data element. Seed
+    /// §3: "it is easy to modify the source code to include other operations".
     ///
     /// ```no_run
     /// # fn main() -> hypercube::Result<()> {
@@ -114,7 +145,7 @@ impl Node {
     #[doc(alias = "GOP")]
     pub fn gop_with<T, F>(&self, x: &mut [T], f: F, root: NodeId, dim: u32) -> Result<()>
     where
-        T: Element,
+        T: Pod,
         F: Fn(T, T) -> T,
     {
         check_dim(self, "GOP", dim)?;
@@ -140,9 +171,10 @@ impl Node {
         for (child, req) in children {
             let m = req.wait()?;
             let data = m.data();
-            let received = data.len() / T::SIZE.max(1);
-            if data.len() != x.len() * T::SIZE && mismatch.is_none() {
-                mismatch = Some(if data.len() > x.len() * T::SIZE {
+            let size = T::WIRE_SIZE.max(1);
+            let received = data.len() / size;
+            if data.len() != x.len() * size && mismatch.is_none() {
+                mismatch = Some(if data.len() > x.len() * size {
                     Error::GopLongMessage {
                         from: child,
                         expected: x.len(),
@@ -156,13 +188,13 @@ impl Node {
                     }
                 });
             }
-            for (xi, chunk) in x.iter_mut().zip(data.chunks_exact(T::SIZE.max(1))) {
-                *xi = f(*xi, T::get_le(chunk));
+            for (xi, chunk) in x.iter_mut().zip(data.chunks_exact(size)) {
+                *xi = f(*xi, T::read_wire(chunk));
             }
         }
         if diff != 0 {
             let parent = me ^ high_bit(diff);
-            self.send_internal(parent, tag, encode(x))?;
+            self.send_internal(parent, tag, crate::collectives::element::encode(x))?;
         }
         match mismatch {
             Some(e) => Err(e),

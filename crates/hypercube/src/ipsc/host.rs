@@ -15,7 +15,8 @@
 use bytes::Bytes;
 use hypercube_topology::{subcube_base, NodeId};
 
-use super::{check_dim, Element};
+use super::check_dim;
+use crate::collectives::Pod;
 use crate::error::{Error, Result};
 use crate::ids::HOST;
 use crate::message::{MsgType, Select, TypeSel};
@@ -94,10 +95,10 @@ impl Node {
     /// the host with message type `ty`. On return `x` holds the seed's partial results
     /// (the full result at the lowest node).
     #[doc(alias = "GOP")]
-    pub fn gop_to_host<T: Element>(
+    pub fn gop_to_host<'a, T: Pod>(
         &self,
         x: &mut [T],
-        op: super::Op,
+        op: impl Into<crate::collectives::Op<'a, T>>,
         ty: MsgType,
         dim: u32,
     ) -> Result<()> {
@@ -105,7 +106,7 @@ impl Node {
         let base = subcube_base(self.mynode(), dim);
         self.gop(x, op, base, dim)?;
         if self.mynode() == base {
-            self.send(HOST, ty, crate::collectives::element::encode_le(x))?;
+            self.send(HOST, ty, crate::collectives::element::encode(x))?;
         }
         Ok(())
     }
@@ -113,23 +114,24 @@ impl Node {
     /// Host side of GOP: receive the result of type `ty` (from the lowest node of the
     /// subcube that ran [`Node::gop_to_host`]) as a vector of `T`.
     #[doc(alias = "GOP")]
-    pub fn gop_result<T: Element>(&self, ty: MsgType) -> Result<(NodeId, Vec<T>)> {
+    pub fn gop_result<T: Pod>(&self, ty: MsgType) -> Result<(NodeId, Vec<T>)> {
         need_host(self, "GOP")?;
         let m = self.recv(TypeSel::Is(ty.0))?;
         let bytes = m.data();
-        if T::SIZE == 0 || bytes.len() % T::SIZE != 0 {
+        if T::WIRE_SIZE == 0 || bytes.len() % T::WIRE_SIZE != 0 {
             return Err(Error::IpscArgument {
                 routine: "GOP",
                 detail: format!(
-                    "the result from node {} is {} bytes, not a whole number of {}-byte \
+                    "the result from node {} is {} bytes, not a whole number of {}-byte {} \
                      elements; the host and the nodes must use the same element type",
                     m.source(),
                     bytes.len(),
-                    T::SIZE
+                    T::WIRE_SIZE,
+                    std::any::type_name::<T>()
                 ),
             });
         }
-        let v = bytes.chunks_exact(T::SIZE).map(T::get_le).collect();
+        let v = crate::collectives::element::decode(bytes, None, "GOP")?;
         Ok((m.source(), v))
     }
 

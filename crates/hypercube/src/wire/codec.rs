@@ -8,7 +8,7 @@
 //! `tests/fuzz_decoders.rs`.
 //!
 //! The serde forms of the collectives (`allgather_value`, `bcast_value`, ...) put a type
-//! [`fingerprint`] (8 bytes) in front of each encoded value, so that a value sent as one
+//! [`fingerprint`] (8 bytes) and the type's name in front of each encoded value, so that a value sent as one
 //! type and decoded as another is an [`Error::TypeMismatch`] even when the two happen to
 //! decode from the same bytes (`u64` and `f64`, two structs of the same fields). The plain
 //! [`encode`] and [`decode`] (used by `send_value`, the iPSC `*_value` utilities and the
@@ -50,58 +50,61 @@ pub fn fingerprint<V: ?Sized>() -> u64 {
     h
 }
 
-/// The types this process has fingerprinted, to name the sender's type in a mismatch when
-/// this process knows it (in an SPMD program, it often does).
-static NAMES: std::sync::Mutex<Vec<(u64, &'static str)>> = std::sync::Mutex::new(Vec::new());
+/// The longest type name carried in front of a value (a longer one is cut at a character
+/// boundary; the fingerprint still tells the types apart).
+const MAX_NAME: usize = 255;
 
-/// Note the name of `V`'s fingerprint (once per type).
-fn remember<V: ?Sized>(fp: u64) {
-    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
-    if !names.iter().any(|(f, _)| *f == fp) && names.len() < 4096 {
-        names.push((fp, std::any::type_name::<V>()));
-    }
-}
-
-fn name_of(fp: u64) -> Option<&'static str> {
-    let names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
-    names.iter().find(|(f, _)| *f == fp).map(|(_, n)| *n)
-}
-
-/// Encode a value behind its type's [`fingerprint`] (little-endian), as the collectives'
-/// serde forms send it.
+/// Encode a value behind its type's [`fingerprint`] (little-endian) and its type's name
+/// (a length byte, then up to 255 bytes of `std::any::type_name`), as the collectives'
+/// serde forms send it: the receiver of a value of another type names both types.
 pub(crate) fn encode_typed<V: Serialize + ?Sized>(value: &V) -> Result<Vec<u8>> {
     let fp = fingerprint::<V>();
-    remember::<V>(fp);
-    let mut out = Vec::with_capacity(FINGERPRINT_LEN + 64);
+    let name = short_name(std::any::type_name::<V>());
+    let mut out = Vec::with_capacity(FINGERPRINT_LEN + 1 + name.len() + 64);
     out.extend_from_slice(&fp.to_le_bytes());
+    out.push(name.len() as u8);
+    out.extend_from_slice(name.as_bytes());
     bincode::serialize_into(&mut out, value).map_err(|e| Error::Codec(e.to_string()))?;
     Ok(out)
 }
 
+/// `name` cut to at most [`MAX_NAME`] bytes at a character boundary.
+fn short_name(name: &str) -> &str {
+    let mut end = name.len().min(MAX_NAME);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
 /// Decode a value [`encode_typed`] encoded, which `source_node` sent: another type's
-/// fingerprint is an [`Error::TypeMismatch`] naming both types where this process knows
-/// the sender's; bytes that do not decode are an [`Error::Codec`] naming the sender and
+/// fingerprint is an [`Error::TypeMismatch`] naming both types (the sender's name travels
+/// with the value); bytes that do not decode are an [`Error::Codec`] naming the sender and
 /// the type expected.
 pub(crate) fn decode_typed<V: DeserializeOwned>(bytes: &[u8], source_node: NodeId) -> Result<V> {
     let expected = std::any::type_name::<V>();
-    let Some((head, body)) = bytes.split_first_chunk::<FINGERPRINT_LEN>() else {
-        return Err(Error::Codec(format!(
+    let short = || {
+        Error::Codec(format!(
             "a value from node {source_node} is {} bytes long, too short for the type \
-             fingerprint of a collective's value (decoding as {expected})",
+             fingerprint and name of a collective's value (decoding as {expected})",
             bytes.len()
-        )));
+        ))
     };
+    let (head, rest) = bytes
+        .split_first_chunk::<FINGERPRINT_LEN>()
+        .ok_or_else(short)?;
+    let (&name_len, rest) = rest.split_first().ok_or_else(short)?;
+    let name_len = usize::from(name_len);
+    if rest.len() < name_len {
+        return Err(short());
+    }
+    let (name, body) = rest.split_at(name_len);
     let fp = u64::from_le_bytes(*head);
-    let want = fingerprint::<V>();
-    if fp != want {
-        remember::<V>(want);
+    if fp != fingerprint::<V>() {
         return Err(Error::TypeMismatch {
             source_node,
             expected: expected.to_string(),
-            found: name_of(fp).map_or_else(
-                || format!("another type (fingerprint {fp:#018x}, not one this node has used)"),
-                |n| n.to_string(),
-            ),
+            found: String::from_utf8_lossy(name).into_owned(),
         });
     }
     decode(body).map_err(|e| {
@@ -144,20 +147,29 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // A type this process never used: named by its fingerprint.
-        let mut b = b;
-        b[..8].copy_from_slice(&0x1234u64.to_le_bytes());
+        // A user type this process never used: named all the same (its name travels).
+        #[derive(Serialize)]
+        struct Sample {
+            key: u64,
+        }
+        let b = encode_typed(&Sample { key: 9 }).unwrap();
         let e = decode_typed::<u64>(&b, 1).unwrap_err().to_string();
-        assert!(e.contains("fingerprint 0x0000000000001234"), "{e}");
-        assert!(e.contains("node 1"), "{e}");
+        assert!(e.contains("Sample") && e.contains("u64"), "{e}");
+        assert!(e.contains("node 1") && !e.contains("fingerprint"), "{e}");
+        // A name cut in the middle of a character stays valid text.
+        assert_eq!(short_name(&"é".repeat(200)).len(), 254);
         // Too short, and garbage after a right fingerprint.
         assert!(matches!(
             decode_typed::<u64>(&[1, 2], 0),
             Err(Error::Codec(_))
         ));
         let mut g = fingerprint::<u64>().to_le_bytes().to_vec();
-        g.extend_from_slice(&[1, 2, 3]);
+        g.extend_from_slice(&[3, b'u', b'6', b'4', 1, 2, 3]);
         let e = decode_typed::<u64>(&g, 2).unwrap_err().to_string();
         assert!(e.contains("node 2") && e.contains("u64"), "{e}");
+        // A name longer than the bytes that follow: too short, not a panic.
+        g.truncate(8);
+        g.push(200);
+        assert!(matches!(decode_typed::<u64>(&g, 0), Err(Error::Codec(_))));
     }
 }

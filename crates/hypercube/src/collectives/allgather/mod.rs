@@ -11,7 +11,7 @@ use bytes::Bytes;
 use super::ctx::Layout;
 use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 impl Subcube<'_> {
     /// All-to-all broadcast: every member passes a block of one common length and returns
@@ -28,9 +28,7 @@ impl Subcube<'_> {
             other => return Err(not_implemented(Operation::Allgather, other)),
         };
         if out.iter().any(|b| b.len() != out[0].len()) {
-            return Err(Error::InvalidArgument(
-                "allgather: members passed blocks of different lengths; use allgatherv".into(),
-            ));
+            return Err(super::ctx::unequal_blocks("allgather"));
         }
         Ok(out)
     }

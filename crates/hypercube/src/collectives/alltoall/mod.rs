@@ -37,9 +37,7 @@ impl Subcube<'_> {
             other => return Err(not_implemented(Operation::Alltoall, other)),
         };
         if out.iter().any(|b| b.len() != blocks[0].len()) {
-            return Err(Error::InvalidArgument(
-                "alltoall: members passed blocks of different lengths; use alltoallv".into(),
-            ));
+            return Err(super::ctx::unequal_blocks("alltoall"));
         }
         Ok(out)
     }

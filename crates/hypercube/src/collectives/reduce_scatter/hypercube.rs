@@ -5,9 +5,11 @@
 //! a non-commutative ⊕ combines in rank order. Model time (the all-to-all broadcast
 //! expression, eq. 4.4, with m/p per block): `T = t_s log p + t_w (m/p)(p-1)`.
 //!
-//! Copies: the first step encodes the outgoing half straight from the caller's vector (one
-//! copy: the transport must own what it sends) and writes `mine ⊕ received` for each kept
-//! block into a vector of its own (no copy of the whole input first). Later steps send the
+//! Copies: the first step sends the outgoing half straight from the caller's vector,
+//! lent to the transport ([`lend`]: the call returns only when every copy of those bytes
+//! is dropped — over TCP, when the kernel has them; a copy only where memory is not the
+//! wire encoding), and writes `mine ⊕ received` for each kept block into a vector of its
+//! own (no copy of the whole input first). Later steps send the
 //! blocks they pass on as those vectors themselves, without encoding them again
 //! ([`encode_vec`]: the vector's memory is the message), and combine into the kept ones.
 
@@ -15,12 +17,24 @@ use crate::collectives::ctx::{bounds, Ctx};
 use bytes::Bytes;
 
 use crate::collectives::element::{check_len, encode_vec, Op};
+use crate::collectives::lend::{lend, Lender};
+use crate::collectives::pod::as_bytes;
 use crate::collectives::pod::Pod;
 use crate::error::{Error, Result};
 use crate::parts::Parts;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
 pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
+    lend(|lender| halving(c, data, op, lender))
+}
+
+/// Alg. 4.8 with the first step's outgoing blocks lent from `data`.
+fn halving<'a, T: Pod>(
+    c: &Ctx<'_>,
+    data: &'a [T],
+    op: Op<'_, T>,
+    lender: &Lender<'a>,
+) -> Result<Vec<T>> {
     let n = data.len();
     let p = c.p();
     if c.k == 0 {
@@ -40,7 +54,13 @@ pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> 
         let keep_ids: Vec<u32> = (0..p)
             .filter(|j| mine(j) && j & bit == c.me & bit)
             .collect();
-        let out: Parts = if i == 0 {
+        let out: Parts = if i == 0 && T::MEMORY_IS_WIRE {
+            let lent: Vec<Bytes> = send_ids
+                .iter()
+                .map(|&j| lender.lend(as_bytes(&data[bounds(n, p, j)])))
+                .collect();
+            lent.into()
+        } else if i == 0 {
             let send_len: usize = send_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
             let mut out = Vec::with_capacity(send_len * T::WIRE_SIZE);
             for &j in &send_ids {

@@ -1,0 +1,126 @@
+//! Sending borrowed memory without copying it: [`lend`] runs a closure with a [`Lender`]
+//! that turns the caller's slices into message bytes ([`Lender::lend`]), and returns only
+//! when the transport — and, over the in-process transport, the receiver, which is handed
+//! the same bytes — has dropped every copy of them: for TCP, when the kernel has the bytes.
+//! So a collective can send part of the caller's `&[T]` as it is (reduce-scatter's first
+//! step) where it would otherwise copy it into a message buffer it owns.
+//!
+//! The wait happens when the `Lender` is dropped, at the end of [`lend`] or while
+//! unwinding, and it cannot be skipped: the `Lender` lives on [`lend`]'s stack and is only
+//! borrowed by the closure, so no borrowed byte outlives the borrow. (If a copy were never
+//! dropped the call would wait forever — a hang, never a use after free.)
+
+use std::marker::PhantomData;
+use std::sync::{Arc, Condvar, Mutex};
+
+use bytes::Bytes;
+
+/// How many message handles still point at lent memory.
+#[derive(Default)]
+struct Count {
+    live: Mutex<usize>,
+    gone: Condvar,
+}
+
+/// Turns slices that live for `'a` into message bytes; see the module documentation.
+pub(crate) struct Lender<'a> {
+    count: Arc<Count>,
+    _borrow: PhantomData<&'a [u8]>,
+}
+
+/// One lent slice, the owner behind a `Bytes`: gives the slice, counts itself.
+struct Loan {
+    ptr: *const u8,
+    len: usize,
+    count: Arc<Count>,
+}
+
+// SAFETY: a `Loan` only reads memory that the `Lender` keeps borrowed (shared, immutable)
+// until the `Loan` is dropped; reading shared memory from any thread is sound.
+unsafe impl Send for Loan {}
+// SAFETY: as above; `as_ref` only reads.
+unsafe impl Sync for Loan {}
+
+impl AsRef<[u8]> for Loan {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `ptr..ptr + len` is a slice borrowed for the `Lender`'s lifetime, and the
+        // `Lender` waits in its `Drop` until every `Loan` is gone.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for Loan {
+    fn drop(&mut self) {
+        let mut live = self.count.live.lock().unwrap_or_else(|p| p.into_inner());
+        *live -= 1;
+        if *live == 0 {
+            self.count.gone.notify_all();
+        }
+    }
+}
+
+impl<'a> Lender<'a> {
+    /// `data` as message bytes, without a copy.
+    pub(crate) fn lend(&self, data: &'a [u8]) -> Bytes {
+        if data.is_empty() {
+            return Bytes::new();
+        }
+        *self.count.live.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        Bytes::from_owner(Loan {
+            ptr: data.as_ptr(),
+            len: data.len(),
+            count: self.count.clone(),
+        })
+    }
+}
+
+impl Drop for Lender<'_> {
+    /// Wait until no message handle points at lent memory.
+    fn drop(&mut self) {
+        let mut live = self.count.live.lock().unwrap_or_else(|p| p.into_inner());
+        while *live > 0 {
+            live = self
+                .count
+                .gone
+                .wait(live)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// Run `f` with a [`Lender`] of memory that lives for `'a`; return when every byte it lent
+/// has been let go of.
+pub(crate) fn lend<'a, R>(f: impl FnOnce(&Lender<'a>) -> R) -> R {
+    let lender = Lender {
+        count: Arc::new(Count::default()),
+        _borrow: PhantomData,
+    };
+    f(&lender)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lend;
+    use std::time::{Duration, Instant};
+
+    /// `lend` returns only after the last copy of the lent bytes is dropped, on another
+    /// thread, 50 ms later.
+    #[test]
+    fn lend_waits_for_the_last_copy() {
+        let data = vec![7u8; 1000];
+        let t0 = Instant::now();
+        let seen = lend(|l| {
+            let b = l.lend(&data[10..20]);
+            let copy = b.slice(2..5);
+            drop(b);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                copy.to_vec()
+            })
+        });
+        assert!(t0.elapsed() >= Duration::from_millis(50));
+        assert_eq!(seen.join().unwrap(), vec![7u8; 3]);
+        // Nothing lent: no wait.
+        assert_eq!(lend(|l| l.lend(&[]).len()), 0);
+    }
+}
