@@ -430,4 +430,21 @@ mod tests {
             assert!(check_name(bad).is_err(), "{bad}");
         }
     }
+
+    #[test]
+    fn the_link_timeout_grows_with_the_queue_a_slow_link_holds() {
+        let spec = |rate: &str, burst: u64| Spec {
+            dim: 3,
+            rate: parse_rate(rate).unwrap(),
+            burst,
+            name: "cube".into(),
+            kernel_routes: false,
+        };
+        let fast = spec("100mbit", 96 * 1024).link_timeout().as_secs_f64();
+        assert!((3.2..3.4).contains(&fast), "{fast}");
+        let slow = spec("100kbit", 66 * 1024).link_timeout().as_secs_f64();
+        // Over three 64 KiB segments at 12.5 kB/s: 3 s + 3 x (67 584 + 1 250) / 12 500.
+        assert!((19.0..20.0).contains(&slow), "{slow}");
+        assert_eq!(spec("1tbit", 96 * 1024).link_timeout().as_secs(), 3);
+    }
 }
