@@ -75,9 +75,9 @@ pub enum Error {
     /// interface down, a cable pulled, the neighbor's machine gone). The job cannot go on
     /// (frames are not rerouted around a dead link yet).
     #[error(
-        "{} is dead: {detail}; the job cannot continue — check that link (its interfaces, \
-         cable or the neighbor's machine) and run again (HYPERCUBE_LINK_TIMEOUT_MS sets how \
-         long a silent link is waited for)",
+        "{} is dead: {detail}; the job cannot continue — check the link's interfaces and \
+         cable or the neighbor's machine, and run again (HYPERCUBE_LINK_TIMEOUT_MS bounds the \
+         wait)",
         link_name(*node, *peer, *dim)
     )]
     LinkDead {
@@ -377,6 +377,13 @@ impl Error {
         text.contains(PEER_FINISHED_PHRASE) || text.contains("PeerFinished {")
     }
 
+    /// Whether `text` (as for [`Error::is_reaction_text`]) reports an [`Error::LinkDead`]
+    /// whose node found itself cut off from the cube (every link of it silent): the launcher
+    /// names that node first, since it, not one of its links, is what failed.
+    pub fn is_cut_off_text(text: &str) -> bool {
+        text.contains(CUT_OFF_PHRASE)
+    }
+
     /// Wrap an I/O error with what was being done.
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
@@ -443,6 +450,10 @@ fn link_name(node: NodeId, peer: NodeId, dim: Option<u32>) -> String {
         None => "the link between node 0 and the host".to_string(),
     }
 }
+
+/// The stable part of an [`Error::LinkDead`] detail whose node is cut off ("node 5 is cut
+/// off (its links in dims 0, 2 are silent too)").
+pub(crate) const CUT_OFF_PHRASE: &str = " is cut off (its links in dims ";
 
 /// The stable part of [`Error::Shutdown`]'s message.
 const SHUTDOWN_PHRASE: &str = "the job is shutting down: ";
@@ -533,6 +544,9 @@ mod tests {
             detail: String::new(),
         };
         assert!(host.to_string().contains("between node 0 and the host"));
+        assert!(!Error::is_cut_off_text(&copy.to_string()));
+        let cut = format!("node 5{CUT_OFF_PHRASE}0, 2 are silent too)");
+        assert!(Error::is_cut_off_text(&format!("Error: {cut}")), "{cut}");
     }
 
     #[test]

@@ -308,9 +308,9 @@ impl Engine {
         };
         let host_link = self.me == HOST || peer == HOST;
         let mut detail = format!(
-            "node {me} had no acknowledgement from node {peer} for {silent} \
-             ({doing} the link failed: {e})",
-            me = self.me
+            "node {me} had no acknowledgement from node {peer} for {silent} ({doing}: {e})",
+            me = self.me,
+            doing = doing.trim_end_matches(" to"),
         );
         if !host_link && self.cut_off(st, link) {
             let others: Vec<String> = (0..self.dim as usize)
@@ -318,10 +318,10 @@ impl Engine {
                 .map(|k| k.to_string())
                 .collect();
             detail += &format!(
-                "; node {me} is cut off: its other links (dims {}) are dead or have heard \
-                 nothing from their neighbors for {silent} either",
-                others.join(", "),
-                me = self.me
+                "; node {}{}{} are silent too)",
+                self.me,
+                crate::error::CUT_OFF_PHRASE,
+                others.join(", ")
             );
         }
         Error::LinkDead {
