@@ -571,10 +571,13 @@ fn random_traffic_arrives_whole_and_in_order_on_wires() {
     }
 }
 
-/// A `linkload` job on the emulated 3-cube at 100 Mbit/s (every link busy both ways, round
-/// after round, for minutes unless stopped) and its ranks' pids in rank order, once all
-/// eight have started.
-fn start_linkload() -> (LiveJob, KillList, Vec<u32>) {
+/// The node program of the link-pulling tests: `linkload` keeps every link busy both ways,
+/// round after round, for minutes unless stopped.
+const UNDER_LOAD: &[&str] = &[env!("CARGO_BIN_EXE_linkload"), "100000", "65536", "5"];
+
+/// Node program `prog` (printing `PID n` first) on the emulated 3-cube at 100 Mbit/s, and
+/// its ranks' pids in rank order, once all eight have started.
+fn start_on_3_cube(prog: &[&str]) -> (LiveJob, KillList, Vec<u32>) {
     let mut cmd = Command::new(hcrun());
     cmd.args([
         "--dim",
@@ -585,7 +588,7 @@ fn start_linkload() -> (LiveJob, KillList, Vec<u32>) {
         "120",
         "--",
     ])
-    .args([env!("CARGO_BIN_EXE_linkload"), "100000", "65536", "5"]);
+    .args(prog);
     let job = LiveJob::start(cmd);
     let mut ranks = KillList::default();
     let mut pids = [0u32; 8];
@@ -619,11 +622,11 @@ fn pull(pid: u32, node: u32, dims: &[u32]) {
     }
 }
 
-/// Run linkload, pull node 5's links of `dims` two seconds in, and return how long hcrun
-/// took to stop after that and its verdict lines (`hcrun: ...`); checks that it failed and
-/// that no rank outlived it.
-fn pull_links_under_load(dims: &[u32]) -> (Duration, String) {
-    let (mut job, ranks, pids) = start_linkload();
+/// Run `prog` on the 3-cube, pull node 5's links of `dims` two seconds in, and return how
+/// long hcrun took to stop after that and its verdict lines (`hcrun: ...`); checks that it
+/// failed and that no rank outlived it.
+fn pull_links(prog: &[&str], dims: &[u32]) -> (Duration, String) {
+    let (mut job, ranks, pids) = start_on_3_cube(prog);
     std::thread::sleep(Duration::from_secs(2));
     let pulled = Instant::now();
     pull(pids[5], 5, dims);
@@ -652,7 +655,7 @@ fn a_link_pulled_under_load_stops_the_job_within_10_s_naming_it() {
     }
     let _one = serial();
     let before = host_network();
-    let (stop, verdict) = pull_links_under_load(&[1]);
+    let (stop, verdict) = pull_links(UNDER_LOAD, &[1]);
     assert!(stop < Duration::from_secs(10), "took {stop:?}:\n{verdict}");
     assert!(
         verdict.contains("link dim 1 between node 5 and node 7 is dead"),
@@ -668,7 +671,7 @@ fn a_node_cut_off_stops_the_job_within_10_s_naming_it() {
         return;
     }
     let _one = serial();
-    let (stop, verdict) = pull_links_under_load(&[0, 1, 2]);
+    let (stop, verdict) = pull_links(UNDER_LOAD, &[0, 1, 2]);
     assert!(stop < Duration::from_secs(10), "took {stop:?}:\n{verdict}");
     let named = [
         "link dim 0 between node 4 and node 5 is dead",
@@ -680,6 +683,23 @@ fn a_node_cut_off_stops_the_job_within_10_s_naming_it() {
         "the verdict names none of node 5's links:\n{verdict}"
     );
     assert!(!verdict.contains("deadlock"), "{verdict}");
+}
+
+#[test]
+fn an_idle_link_pulled_is_found_dead_too() {
+    // Rank 0 computes for two minutes; the others wait for it, so nothing crosses the link
+    // between nodes 5 and 7 when it is pulled: keepalive finds it dead, at both ends,
+    // without a byte of the program's.
+    if !emulation_possible("an_idle_link_pulled_is_found_dead_too") {
+        return;
+    }
+    let _one = serial();
+    let (stop, verdict) = pull_links(&[env!("CARGO_BIN_EXE_fail"), "0", "hang"], &[1]);
+    assert!(stop < Duration::from_secs(10), "took {stop:?}:\n{verdict}");
+    assert!(
+        verdict.contains("link dim 1 between node 5 and node 7 is dead"),
+        "the verdict does not name the link:\n{verdict}"
+    );
 }
 
 #[test]
