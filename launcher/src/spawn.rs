@@ -114,6 +114,10 @@ impl Ranks {
     }
 }
 
+/// How long a rank waits on a silent link before declaring it dead (read by the runtime's
+/// TCP transport); hcrun sets it on the emulated network to suit the links' rate.
+const ENV_LINK_TIMEOUT_MS: &str = "HYPERCUBE_LINK_TIMEOUT_MS";
+
 /// Start every process of the job; they find hcrun at `control` and prove themselves with
 /// `creds`. On the emulated network (`net`) each starts in its node's namespace.
 ///
@@ -178,6 +182,12 @@ pub fn start(
             // The host program lives beside node 0 (its link goes to node 0).
             let node = if slot == slots.n { 0 } else { slot };
             cmd.env(control::ENV_ADDR, cubenet::cube_addr(node).to_string());
+            if std::env::var_os(ENV_LINK_TIMEOUT_MS).is_none()
+                && !job.env.iter().any(|(k, _)| k == ENV_LINK_TIMEOUT_MS)
+            {
+                let ms = spec.link_timeout().as_millis().to_string();
+                cmd.env(ENV_LINK_TIMEOUT_MS, ms);
+            }
             cubenet::enter_in_child(&mut cmd, cubenet::open_ns(spec, node)?);
         }
         let mut child = match cmd.spawn() {

@@ -70,6 +70,27 @@ pub enum Error {
         detail: String,
     },
 
+    /// A link to a neighbor stopped working while the job ran: bytes sent on it went
+    /// unacknowledged, or its keepalive probes unanswered, for the link timeout (an
+    /// interface down, a cable pulled, the neighbor's machine gone). The job cannot go on
+    /// (frames are not rerouted around a dead link yet).
+    #[error(
+        "{} is dead: {detail}; the job cannot continue — check the link's interfaces and \
+         cable or the neighbor's machine, and run again (HYPERCUBE_LINK_TIMEOUT_MS bounds the \
+         wait)",
+        link_name(*node, *peer, *dim)
+    )]
+    LinkDead {
+        /// This node.
+        node: NodeId,
+        /// The neighbor at the other end.
+        peer: NodeId,
+        /// The link's dimension (`None`: the link between node 0 and the host).
+        dim: Option<u32>,
+        /// What was not acknowledged for how long, and what the operating system said.
+        detail: String,
+    },
+
     /// The node a receive waits for has finished (returned from its program or called
     /// finalize), so the message can never come.
     #[error(
@@ -356,6 +377,13 @@ impl Error {
         text.contains(PEER_FINISHED_PHRASE) || text.contains("PeerFinished {")
     }
 
+    /// Whether `text` (as for [`Error::is_reaction_text`]) reports an [`Error::LinkDead`]
+    /// whose node found itself cut off from the cube (every link of it silent): the launcher
+    /// names that node first, since it, not one of its links, is what failed.
+    pub fn is_cut_off_text(text: &str) -> bool {
+        text.contains(CUT_OFF_PHRASE)
+    }
+
     /// Wrap an I/O error with what was being done.
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
@@ -380,6 +408,17 @@ impl Error {
                 detail: detail.clone(),
             },
             Error::Shutdown(s) => Error::Shutdown(s.clone()),
+            Error::LinkDead {
+                node,
+                peer,
+                dim,
+                detail,
+            } => Error::LinkDead {
+                node: *node,
+                peer: *peer,
+                dim: *dim,
+                detail: detail.clone(),
+            },
             Error::PeerFinished { peer, what } => Error::PeerFinished {
                 peer: *peer,
                 what: what.clone(),
@@ -398,6 +437,23 @@ fn units(n: &impl std::fmt::Display, unit: &str) -> String {
         format!("{n} {unit}s")
     }
 }
+
+/// "link dim 1 between node 5 and node 7", lower node first ("the link between node 0 and
+/// the host" for the host's).
+fn link_name(node: NodeId, peer: NodeId, dim: Option<u32>) -> String {
+    match dim {
+        Some(d) => format!(
+            "link dim {d} between node {} and node {}",
+            node.min(peer),
+            node.max(peer)
+        ),
+        None => "the link between node 0 and the host".to_string(),
+    }
+}
+
+/// The stable part of an [`Error::LinkDead`] detail whose node is cut off ("node 5 is cut
+/// off (its links in dims 0, 2 are silent too)").
+pub(crate) const CUT_OFF_PHRASE: &str = " is cut off (its links in dims ";
 
 /// The stable part of [`Error::Shutdown`]'s message.
 const SHUTDOWN_PHRASE: &str = "the job is shutting down: ";
@@ -459,6 +515,38 @@ mod tests {
             assert!(Error::is_peer_finished_text(&text), "{text}");
             assert!(!Error::is_reaction_text(&text), "{text}");
         }
+    }
+
+    /// A dead link is the fault hcrun must name, not a reaction to one, also once it has
+    /// been handed to every waiter.
+    #[test]
+    fn a_dead_link_names_both_nodes_and_the_dimension_and_is_no_reaction() {
+        let e = Error::LinkDead {
+            node: 7,
+            peer: 5,
+            dim: Some(1),
+            detail: "nothing acknowledged for 3.0 s".into(),
+        };
+        let copy = e.duplicate();
+        for text in [e.to_string(), copy.to_string(), format!("{copy:?}")] {
+            assert!(!Error::is_reaction_text(&text), "{text}");
+        }
+        assert!(!copy.is_reaction());
+        assert!(
+            copy.to_string()
+                .starts_with("link dim 1 between node 5 and node 7 is dead: nothing"),
+            "{copy}"
+        );
+        let host = Error::LinkDead {
+            node: 0,
+            peer: crate::HOST,
+            dim: None,
+            detail: String::new(),
+        };
+        assert!(host.to_string().contains("between node 0 and the host"));
+        assert!(!Error::is_cut_off_text(&copy.to_string()));
+        let cut = format!("node 5{CUT_OFF_PHRASE}0, 2 are silent too)");
+        assert!(Error::is_cut_off_text(&format!("Error: {cut}")), "{cut}");
     }
 
     #[test]

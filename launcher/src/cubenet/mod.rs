@@ -50,6 +50,11 @@ pub const MAX_EMULATED_DIM: u32 = 8;
 /// The `latency` bound of every link's token bucket: how long a packet may wait in the
 /// bucket's queue before it is dropped (bounds the queue to `rate·latency + burst`).
 pub const TBF_LATENCY: &str = "100ms";
+/// [`TBF_LATENCY`] in seconds.
+const TBF_LATENCY_S: f64 = 0.1;
+
+/// The link timeout of the runtime (`HYPERCUBE_LINK_TIMEOUT_MS`) when nothing says otherwise.
+const DEFAULT_LINK_TIMEOUT_S: f64 = 3.0;
 
 /// The cube addresses: `10.201.0.0/16`, node r at `10.201.0.0 + r + 1`.
 const CUBE_BASE: u32 = 0x0AC9_0000;
@@ -72,6 +77,21 @@ pub struct Spec {
     pub name: String,
     /// Also route between non-neighbours in the kernel (e-cube order) and forward.
     pub kernel_routes: bool,
+}
+
+impl Spec {
+    /// The link timeout hcrun gives the ranks on this network (`HYPERCUBE_LINK_TIMEOUT_MS`,
+    /// unless the user set it): the runtime's 3 s plus three times what a full token-bucket
+    /// queue (`burst + rate·latency`) takes to drain. The kernel counts a byte as
+    /// unacknowledged from when it was first sent, and on a slow link a byte waits in the
+    /// sending end's queue behind the whole queue, which `tbf` releases in GSO segments of
+    /// up to 64 KiB — at 100 kbit/s one segment every 5 s, with no acknowledgement between
+    /// (`docs/reliability.md`). 3.3 s at 100 Mbit/s, 19 s at 100 kbit/s.
+    pub fn link_timeout(&self) -> std::time::Duration {
+        let bytes_per_sec = (self.rate.bits_per_sec as f64 / 8.0).max(1.0);
+        let queue = self.burst as f64 + bytes_per_sec * TBF_LATENCY_S;
+        std::time::Duration::from_secs_f64(DEFAULT_LINK_TIMEOUT_S + 3.0 * queue / bytes_per_sec)
+    }
 }
 
 /// The largest name: interface names are at most 15 bytes (`<name>m<r>`, r < 256).
@@ -454,5 +474,22 @@ mod tests {
         for bad in ["", "Cube", "9cube", "cube-1", "abcdefghi"] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_link_timeout_grows_with_the_queue_a_slow_link_holds() {
+        let spec = |rate: &str, burst: u64| Spec {
+            dim: 3,
+            rate: parse_rate(rate).unwrap(),
+            burst,
+            name: "cube".into(),
+            kernel_routes: false,
+        };
+        let fast = spec("100mbit", 96 * 1024).link_timeout().as_secs_f64();
+        assert!((3.2..3.4).contains(&fast), "{fast}");
+        let slow = spec("100kbit", 66 * 1024).link_timeout().as_secs_f64();
+        // Over three 64 KiB segments at 12.5 kB/s: 3 s + 3 x (67 584 + 1 250) / 12 500.
+        assert!((19.0..20.0).contains(&slow), "{slow}");
+        assert_eq!(spec("1tbit", 96 * 1024).link_timeout().as_secs(), 3);
     }
 }

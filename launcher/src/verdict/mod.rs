@@ -5,7 +5,8 @@
 //! them. So hcrun collects the exits of a short while before it judges, reads each failed
 //! rank's last error line, and blames by cause: killed by a signal, then failed on its own
 //! (a panic, an error that is not a reaction), then gave up on a finished rank
-//! (`PeerFinished`), then the reactions; among equals, the first to exit.
+//! (`PeerFinished`), then the reactions; among equals, a node that reports itself cut off
+//! from the cube (every link dead), then the first to exit.
 
 mod cycle;
 mod tail;
@@ -170,7 +171,15 @@ pub fn count(n: u64, word: &str) -> String {
 impl JobFailure {
     /// Blame one of the failed exits (in the order they were reaped; not empty).
     pub fn from_exits(mut failed: Vec<RankExit>) -> JobFailure {
-        let Some(i) = (0..failed.len()).min_by_key(|&i| (failed[i].blame, i)) else {
+        // Among equals, a node that found itself cut off from the cube goes first: it names
+        // what failed (a node), where its neighbors name one link each.
+        let cut_off = |i: usize| {
+            failed[i]
+                .cause
+                .as_deref()
+                .is_some_and(Error::is_cut_off_text)
+        };
+        let Some(i) = (0..failed.len()).min_by_key(|&i| (failed[i].blame, !cut_off(i), i)) else {
             return JobFailure::CannotWait {
                 name: "a rank".into(),
                 error: "hcrun had no exit to judge (a bug in hcrun; please report it)".into(),
@@ -367,6 +376,36 @@ mod tests {
         let r = f.report(false);
         assert!(r.starts_with("hcrun: rank 3 failed"), "{r}");
         assert!(r.contains("\nhcrun: also rank 1 failed"), "{r}");
+    }
+
+    /// A node cut off from the cube is named before its neighbors, each of which names one
+    /// of its dead links, whichever exited first.
+    #[test]
+    fn a_node_cut_off_is_named_before_its_neighbors() {
+        let dead = |name: &str, text: &str| {
+            let mut e = exit(name, Blame::Own);
+            e.cause = Some(format!(
+                "Error: link dim 0 between node 4 and node 5 is dead: {text}"
+            ));
+            e
+        };
+        let cut = hypercube::Error::LinkDead {
+            node: 5,
+            peer: 4,
+            dim: Some(0),
+            detail: "no acknowledgement; node 5 is cut off (its links in dims 1, 2 are silent too)"
+                .into(),
+        }
+        .to_string();
+        assert!(Error::is_cut_off_text(&cut), "{cut}");
+        let f = JobFailure::from_exits(vec![
+            exit("rank 1", Blame::Reaction),
+            dead("rank 4", "no acknowledgement from node 5"),
+            dead("rank 5", &cut),
+        ]);
+        let r = f.report(false);
+        assert!(r.starts_with("hcrun: rank 5 failed"), "{r}");
+        assert!(r.contains("\nhcrun: also rank 4 failed"), "{r}");
     }
 
     #[test]

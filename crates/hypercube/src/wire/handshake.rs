@@ -7,7 +7,9 @@
 //! dialer   -> acceptor  Proof   mac_d:[32]  = SHA-256(secret | "dial" | job | nonce_a | rank_d | rank_a)
 //! acceptor -> dialer    Ok      0x01                                                     (1 B)
 //! ```
-//! A connection that fails any step is closed and logged; the job carries on.
+//! A connection that fails any step is closed and logged; the job carries on. The hello's
+//! two reserved fields must be zero: a later version may give them a meaning, and a peer
+//! that sets them is refused rather than misread.
 
 use std::io::{Read, Write};
 
@@ -119,6 +121,14 @@ pub(crate) fn accept(
     let ver = u16::from_le_bytes([hello[4], hello[5]]);
     if ver != VERSION {
         return Err(format!("protocol version {ver}, expected {VERSION}"));
+    }
+    if hello[6..8] != [0; 2] || hello[20..24] != [0; 4] {
+        return Err(format!(
+            "the hello's reserved bytes are not zero ({:02x?} at 6..8, {:02x?} at 20..24): \
+             a peer of another protocol revision, or a corrupted hello",
+            &hello[6..8],
+            &hello[20..24]
+        ));
     }
     let their_job = u64::from_le_bytes(hello[8..16].try_into().map_err(|_| "short hello")?);
     if their_job != job {
@@ -344,8 +354,9 @@ mod tests {
         }
 
         /// `accept` against a dialer whose hello and proof are mutated on the way: it
-        /// succeeds exactly when the authenticated fields of the hello (magic, version, job,
-        /// rank) and the proof arrived intact, and it answers nothing to a bad hello.
+        /// succeeds exactly when the checked fields of the hello (magic, version, the
+        /// reserved zeros, job, rank) and the proof arrived intact, and it answers nothing
+        /// to a bad hello.
         #[test]
         fn fuzz_accept_mutated_hello(
             (secret, job, me, rd, nd) in setting(),
@@ -360,9 +371,7 @@ mod tests {
             let mut peer = Peer::new(sent.clone(), on);
             let got = accept(&mut peer, &secret, job, me, |r| r == rd);
             let valid = hello(job, rd, &nd);
-            let hello_ok = sent.len() >= 40
-                && sent[0..6] == valid[0..6]
-                && sent[8..20] == valid[8..20];
+            let hello_ok = sent.len() >= 40 && sent[0..24] == valid[0..24];
             if !hello_ok {
                 prop_assert!(got.is_err());
                 prop_assert!(peer.written.is_empty(), "answered a bad hello");
@@ -389,6 +398,33 @@ mod tests {
             let mut peer = Peer::new(garbage, vec![]);
             prop_assert!(accept(&mut peer, &secret, job, me, |_| true).is_err());
         }
+    }
+
+    /// Each reserved byte of the hello set alone: refused, nothing answered, the reason
+    /// named; all of them zero: accepted.
+    #[test]
+    fn reserved_hello_bytes_must_be_zero() {
+        let (secret, job, me, rd, nd) = (b"s".to_vec(), 7, 1, 0, [3u8; 16]);
+        for at in (6..8).chain(20..24) {
+            for v in [1u8, 0x80, 0xff] {
+                let mut h = hello(job, rd, &nd);
+                h[at] = v;
+                let mut peer = Peer::new(h, vec![]);
+                let e = accept(&mut peer, &secret, job, me, |_| true).unwrap_err();
+                assert!(e.contains("reserved bytes"), "{e}");
+                assert!(
+                    peer.written.is_empty(),
+                    "answered a hello with reserved byte {at}"
+                );
+            }
+        }
+        let s1 = secret.clone();
+        let on: Vec<(usize, Answer)> = vec![(
+            56,
+            Box::new(move |w: &[u8]| proof(&s1, job, &w[8..24], rd, me)),
+        )];
+        let mut peer = Peer::new(hello(job, rd, &nd), on);
+        assert_eq!(accept(&mut peer, &secret, job, me, |_| true), Ok(rd));
     }
 
     proptest! {

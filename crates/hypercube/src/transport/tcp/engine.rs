@@ -119,6 +119,13 @@ impl Engine {
             let _ = s.set_nodelay(true);
             sockopt::set_buffers(&s, tuning.socket_buffer);
             sockopt::set_congestion(&s, &tuning.congestion);
+            if let Err(e) = sockopt::set_liveness(&s, tuning.link_timeout) {
+                // Only the bound is lost (the kernel's own, many minutes, stays).
+                tracing::warn!(
+                    "the link to node {peer} has no liveness bound ({e}): a dead link may \
+                     go unnoticed for minutes"
+                );
+            }
             let r = s
                 .try_clone()
                 .map_err(|e| Error::io("cloning a link socket", e))?;
@@ -260,17 +267,98 @@ impl Engine {
                 let peer = st.out[link].peer;
                 st.out[link].queue.clear();
                 if !st.closing {
-                    self.fail(
-                        st,
-                        Error::PeerGone {
-                            peer,
-                            detail: format!("writing to the link failed: {e}"),
-                        },
-                    );
+                    let err = self.link_error(st, link, peer, "writing to", &e);
+                    self.fail(st, err);
                 }
                 false
             }
         }
+    }
+
+    /// The error for link `link` (to `peer`) failing with `e` while `doing` it ("reading",
+    /// "writing to"): a link the kernel gave up on — nothing acknowledged within the link
+    /// timeout (`sockopt::set_liveness`), or no route left to the neighbor (its interface
+    /// went down) — is [`Error::LinkDead`]; anything else means the peer went away
+    /// ([`Error::PeerGone`]: a reset, a close).
+    pub(super) fn link_error(
+        &self,
+        st: &State,
+        link: usize,
+        peer: NodeId,
+        doing: &str,
+        e: &std::io::Error,
+    ) -> Error {
+        let errno = e.raw_os_error().unwrap_or(0);
+        let dead = [
+            libc::ETIMEDOUT,
+            libc::EHOSTUNREACH,
+            libc::ENETUNREACH,
+            libc::ENETDOWN,
+        ];
+        if !dead.contains(&errno) {
+            return Error::PeerGone {
+                peer,
+                detail: format!("{doing} the link failed: {e}"),
+            };
+        }
+        let silent = if self.tuning.link_timeout.is_zero() {
+            "the kernel's retransmission limit".to_string()
+        } else {
+            format!("{:.1} s", self.tuning.link_timeout.as_secs_f64())
+        };
+        let host_link = self.me == HOST || peer == HOST;
+        let mut detail = format!(
+            "node {me} had no acknowledgement from node {peer} for {silent} ({doing}: {e})",
+            me = self.me,
+            doing = doing.trim_end_matches(" to"),
+        );
+        if !host_link && self.cut_off(st, link) {
+            let others: Vec<String> = (0..self.dim as usize)
+                .filter(|&k| k != link)
+                .map(|k| k.to_string())
+                .collect();
+            detail += &format!(
+                "; node {}{}{} are silent too)",
+                self.me,
+                crate::error::CUT_OFF_PHRASE,
+                others.join(", ")
+            );
+        }
+        Error::LinkDead {
+            node: self.me,
+            peer,
+            dim: (!host_link).then_some(link as u32),
+            detail,
+        }
+    }
+
+    /// Whether this node is cut off from the cube: link `dead` is, and every other cube
+    /// link is dead too or has received no acknowledgement for two thirds of the link
+    /// timeout (a live link hears one at least every second, keepalive probes included).
+    /// False on a 0-cube and without a link timeout.
+    fn cut_off(&self, st: &State, dead: usize) -> bool {
+        let quiet = self.tuning.link_timeout * 2 / 3;
+        let cube_links = (self.dim as usize).min(st.out.len());
+        cube_links > 1
+            && !quiet.is_zero()
+            && (0..cube_links).filter(|&k| k != dead).all(|k| {
+                st.link_done[k]
+                    || sockopt::since_last_ack(&st.out[k].stream).is_some_and(|t| t >= quiet)
+            })
+    }
+
+    /// Whether a live link holds bytes its neighbor has not taken yet: frames queued here,
+    /// or bytes in the socket not acknowledged by the neighbor's kernel. A node waiting
+    /// then waits on a link, not on a program, and is not reported blocked to the
+    /// launcher's deadlock detector: within the link timeout the bytes go, or the link is
+    /// declared dead ([`Error::LinkDead`]) — the verdict a dead link deserves, not
+    /// "deadlock". Costs an `ioctl` per link; called only when a wait is to be reported.
+    pub(super) fn link_stalled(&self, st: &State) -> bool {
+        st.out.iter().enumerate().any(|(k, o)| {
+            !st.link_done[k]
+                && !o.closed
+                && (!o.queue.is_empty() || sockopt::unacknowledged(&o.stream) > 0)
+        })
     }
 
     /// Tell the launcher (if any) that this node is blocked or running again.
@@ -289,7 +377,10 @@ impl Engine {
     pub(super) fn fail(&self, st: &mut State, e: Error) {
         if st.failure.is_none() {
             tracing::error!("{e}");
-            if matches!(e, Error::PeerGone { .. } | Error::Protocol { .. }) {
+            if matches!(
+                e,
+                Error::PeerGone { .. } | Error::Protocol { .. } | Error::LinkDead { .. }
+            ) {
                 // The job cannot go on: under a process manager that does not watch
                 // every rank for us, this makes it stop them all.
                 crate::job::fatal(&e);

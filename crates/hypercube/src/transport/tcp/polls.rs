@@ -68,7 +68,16 @@ impl Engine {
             && span >= super::wait::BLOCKED_REPORT
             && s.inside.as_secs_f64() >= SPINNING_SHARE * span.as_secs_f64()
         {
-            s.reported = true;
+            drop(s);
+            // Waiting on a link that holds untaken bytes is not a deadlock (see
+            // `Engine::link_stalled`): look again at the next poll.
+            if self.link_stalled(&self.lock()) {
+                return;
+            }
+            s = relock(self.polls.lock());
+            if std::mem::replace(&mut s.reported, true) {
+                return;
+            }
             drop(s);
             self.report(&ToLauncher::Blocked {
                 rank: self.me,

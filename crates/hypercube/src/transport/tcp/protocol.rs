@@ -216,10 +216,7 @@ impl Engine {
                         peer: inp.peer,
                         detail,
                     },
-                    ReadError::Io(e) => Error::PeerGone {
-                        peer: inp.peer,
-                        detail: format!("reading the link failed: {e}"),
-                    },
+                    ReadError::Io(e) => self.link_error(&st, link, inp.peer, "reading", &e),
                 };
                 if !st.closing {
                     self.fail(&mut st, e);

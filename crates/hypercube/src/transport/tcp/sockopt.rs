@@ -1,4 +1,5 @@
-//! Socket options of a link: buffer sizes and the TCP congestion control.
+//! Socket options of a link: buffer sizes, the TCP congestion control, and the bound on
+//! how long a dead link goes unnoticed ([`set_liveness`]).
 //!
 //! Why the congestion control matters on loopback (figures in `docs/perf/analysis.md`,
 //! session 3): with this VM's default, BBR, a 1 MiB ping-pong between two spinning readers
@@ -12,6 +13,88 @@
 
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+/// `setsockopt` of one `c_int` option on our own socket.
+fn set_int(
+    s: &TcpStream,
+    level: libc::c_int,
+    opt: libc::c_int,
+    v: libc::c_int,
+) -> std::io::Result<()> {
+    // SAFETY: setsockopt on our own open socket with a pointer to a live c_int.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            level,
+            opt,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Bound how long the link stays silent before the kernel gives up on it (`timeout`; zero
+/// leaves the kernel's defaults, many minutes). Two mechanisms of the kernel, no frame of
+/// ours (`docs/reliability.md`, "Dead links"):
+///
+/// - `TCP_USER_TIMEOUT`: when bytes sent stay unacknowledged for `timeout` (the peer's
+///   kernel, not its program, acknowledges — a slow reader is not dead), the connection is
+///   aborted and the next read or write fails with `ETIMEDOUT`;
+/// - keepalive, idle after `timeout / 3` (at least 1 s), then a probe a second: an idle
+///   link is probed too, and with the user timeout set the kernel aborts once nothing has
+///   come for `timeout` and a probe is out — so the end with nothing to send also learns.
+pub(crate) fn set_liveness(s: &TcpStream, timeout: Duration) -> std::io::Result<()> {
+    if timeout.is_zero() {
+        return Ok(());
+    }
+    let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+    let idle = (timeout.as_secs() / 3).clamp(1, i32::MAX as u64 / 2) as libc::c_int;
+    let count = (timeout.as_secs() as libc::c_int).clamp(1, 127);
+    set_int(s, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT, ms)?;
+    set_int(s, libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
+    set_int(s, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, idle)?;
+    set_int(s, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 1)?;
+    set_int(s, libc::IPPROTO_TCP, libc::TCP_KEEPCNT, count)
+}
+
+/// Bytes written to the socket that the peer's kernel has not acknowledged yet, sent or not
+/// (`SIOCOUTQ`: `write_seq - snd_una`); 0 if the kernel does not say.
+pub(crate) fn unacknowledged(s: &TcpStream) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: SIOCOUTQ (= TIOCOUTQ) on our own open socket writes one c_int.
+    let rc = unsafe { libc::ioctl(s.as_raw_fd(), libc::TIOCOUTQ, &mut n) };
+    if rc == 0 {
+        n.max(0) as usize
+    } else {
+        0
+    }
+}
+
+/// How long ago the socket last received an acknowledgement from its peer's kernel
+/// (`TCP_INFO`'s `tcpi_last_ack_recv`); `None` if the kernel does not say. On a live link
+/// it stays short even when idle: keepalive probes are acknowledged every second.
+pub(crate) fn since_last_ack(s: &TcpStream) -> Option<Duration> {
+    // SAFETY: an all-zero tcp_info is a valid value of this plain C struct.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: getsockopt into a live tcp_info of the length given.
+    let rc = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0).then(|| Duration::from_millis(u64::from(info.tcpi_last_ack_recv)))
+}
 
 /// Ask for socket buffers of `bytes` each way (0: leave the kernel's autotuning alone).
 pub(crate) fn set_buffers(s: &TcpStream, bytes: usize) {
@@ -20,16 +103,7 @@ pub(crate) fn set_buffers(s: &TcpStream, bytes: usize) {
     }
     let v = bytes.min(i32::MAX as usize) as libc::c_int;
     for opt in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
-        // SAFETY: setsockopt on our own open socket with a pointer to a live c_int.
-        unsafe {
-            libc::setsockopt(
-                s.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&v as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
+        let _ = set_int(s, libc::SOL_SOCKET, opt, v);
     }
 }
 
@@ -93,6 +167,85 @@ mod tests {
         let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (b, _) = l.accept().unwrap();
         (a, b)
+    }
+
+    fn int_of(s: &TcpStream, level: libc::c_int, opt: libc::c_int) -> libc::c_int {
+        let mut v: libc::c_int = -1;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt into a live c_int of the length given.
+        let rc = unsafe {
+            libc::getsockopt(
+                s.as_raw_fd(),
+                level,
+                opt,
+                (&mut v as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(rc, 0, "getsockopt: {}", std::io::Error::last_os_error());
+        v
+    }
+
+    #[test]
+    fn liveness_reaches_the_socket_and_zero_leaves_the_defaults() {
+        let (a, b) = pair();
+        set_liveness(&a, Duration::from_millis(3000)).unwrap();
+        assert_eq!(int_of(&a, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT), 3000);
+        assert_eq!(int_of(&a, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 1);
+        assert_eq!(int_of(&a, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE), 1);
+        assert_eq!(int_of(&a, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL), 1);
+        set_liveness(&a, Duration::from_secs(30)).unwrap();
+        assert_eq!(
+            int_of(&a, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT),
+            30_000
+        );
+        assert_eq!(int_of(&a, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE), 10);
+        set_liveness(&b, Duration::ZERO).unwrap();
+        assert_eq!(int_of(&b, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT), 0);
+        assert_eq!(int_of(&b, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 0);
+    }
+
+    #[test]
+    fn unacknowledged_bytes_are_counted_until_acknowledged() {
+        let (a, mut b) = pair();
+        assert_eq!(unacknowledged(&a), 0);
+        // The peer's kernel acknowledges what it buffers, read or not: soon zero again.
+        std::io::Write::write_all(&mut &a, &[7u8; 1000]).unwrap();
+        let t0 = std::time::Instant::now();
+        while unacknowledged(&a) != 0 {
+            assert!(t0.elapsed() < Duration::from_secs(5), "never acknowledged");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // A peer that reads nothing: its window closes, and the rest stays unacknowledged.
+        a.set_nonblocking(true).unwrap();
+        let chunk = vec![0u8; 64 << 10];
+        while std::io::Write::write(&mut &a, &chunk).is_ok() {}
+        assert!(unacknowledged(&a) > 0);
+        let mut buf = [0u8; 10];
+        std::io::Read::read_exact(&mut b, &mut buf).unwrap();
+    }
+
+    /// The kernel does what the bound promises: a peer that stops acknowledging (here: a
+    /// receiver that never reads, so the window closes — the same clock) makes the writer
+    /// fail with `ETIMEDOUT` after about the timeout, not minutes later.
+    #[test]
+    fn unacknowledged_bytes_time_out_after_the_bound() {
+        let (a, _b) = pair();
+        set_liveness(&a, Duration::from_millis(300)).unwrap();
+        a.set_nonblocking(true).unwrap();
+        let chunk = vec![0u8; 64 << 10];
+        let t0 = std::time::Instant::now();
+        let err = loop {
+            assert!(t0.elapsed() < Duration::from_secs(20), "no timeout in 20 s");
+            match std::io::Write::write(&mut &a, &chunk) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(err.raw_os_error(), Some(libc::ETIMEDOUT), "{err}");
     }
 
     #[test]

@@ -42,6 +42,10 @@ pub struct Tuning {
     /// whole before they go on (one read takes them anyway; handing on pieces costs a
     /// write per piece).
     pub cut_through_min: usize,
+    /// How long a link may leave bytes unacknowledged (or keepalive probes unanswered, when
+    /// idle) before it is declared dead (`TCP_USER_TIMEOUT` and TCP keepalive on every link
+    /// socket: `docs/reliability.md`); zero: no bound (the kernel's own, many minutes).
+    pub link_timeout: Duration,
 }
 
 impl Default for Tuning {
@@ -60,6 +64,7 @@ impl Default for Tuning {
             congestion: vec!["cubic".into(), "reno".into()],
             forwarding: crate::transport::Forwarding::default(),
             cut_through_min: 64 << 10,
+            link_timeout: Duration::from_secs(3),
         }
     }
 }
@@ -96,7 +101,7 @@ impl Tuning {
     /// `HYPERCUBE_SPIN_YIELD` (0 or 1), `HYPERCUBE_PROGRESS_TICK_US`,
     /// `HYPERCUBE_TCP_CONGESTION` (comma-separated names, tried in order, or `system`),
     /// `HYPERCUBE_FORWARDING` (`cut-through` or `store-and-forward`) and
-    /// `HYPERCUBE_CUT_THROUGH_MIN` (bytes).
+    /// `HYPERCUBE_CUT_THROUGH_MIN` (bytes) and `HYPERCUBE_LINK_TIMEOUT_MS` (0: no bound).
     pub fn from_env(num_nodes: u32) -> Result<Tuning> {
         let mut t = Tuning::default();
         let cores = std::thread::available_parallelism()
@@ -156,6 +161,10 @@ impl Tuning {
         t.forwarding = crate::transport::Forwarding::from_env()?;
         if let Some(v) = get("HYPERCUBE_CUT_THROUGH_MIN")? {
             t.cut_through_min = v.min(crate::wire::frame::MAX_FRAME_LEN as u64) as usize;
+        }
+        if let Some(v) = get("HYPERCUBE_LINK_TIMEOUT_MS")? {
+            // TCP_USER_TIMEOUT takes an int of milliseconds.
+            t.link_timeout = Duration::from_millis(v.min(i32::MAX as u64));
         }
         Ok(t)
     }

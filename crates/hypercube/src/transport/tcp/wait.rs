@@ -36,14 +36,19 @@ impl<'a> BlockedReport<'a> {
         }
     }
 
-    /// Called after each park: frames arrived → alive; none for a while → report.
+    /// Called after each park: frames arrived → alive; none for a while, and no link of
+    /// this node holding bytes its neighbor has not taken (`Engine::link_stalled`) →
+    /// report.
     fn tick(&mut self, st: &State, describe: &dyn Fn(&State) -> String) {
         let now_seen = self.e.activity.load(Ordering::Relaxed);
         if now_seen != self.seen {
             self.seen = now_seen;
             self.since = Instant::now();
             self.running();
-        } else if !self.reported && self.since.elapsed() >= BLOCKED_REPORT {
+        } else if !self.reported
+            && self.since.elapsed() >= BLOCKED_REPORT
+            && !self.e.link_stalled(st)
+        {
             self.reported = true;
             self.e.report(&crate::wire::control::ToLauncher::Blocked {
                 rank: self.e.me,
