@@ -2,7 +2,7 @@
 //! machines of docs/cubenet.md): [`all_port_time`], beside Grama's one-port
 //! [`super::model_time`].
 
-use super::model::CostModel;
+use super::cost::CostModel;
 use super::names::{Algorithm, Operation};
 use crate::transport::Forwarding;
 

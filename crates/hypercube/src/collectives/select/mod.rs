@@ -11,20 +11,25 @@
 //! [`Machine`]; ties as [`automatic`] says. Every input to the choice is the
 //! same on every member, so all members choose alike.
 //!
-//! Four rooms: `names.rs` (what can be asked for: [`Operation`], [`Algorithm`]),
-//! `model.rs` (what each algorithm costs), `all_port.rs` (what the all-port ones cost where
-//! links are wires) and `policy.rs` (what runs: [`choose`]).
+//! The rooms: `names.rs` (what can be asked for: [`Operation`], [`Algorithm`]), `cost.rs`
+//! (Grama's parameters: [`CostModel`]), `model.rs` (what each algorithm costs, one-port),
+//! `all_port.rs` (what the all-port ones cost where links are wires), `traffic.rs` (the
+//! bytes each moves), `machine.rs` (this [`Machine`] and the time the choice compares) and
+//! `policy.rs` (what runs: [`choose`]).
 
 mod all_port;
+mod cost;
+mod machine;
 mod model;
 mod names;
 mod policy;
+mod traffic;
 
 pub use all_port::all_port_time;
-pub use model::{
-    chain_segments, machine, mesh_shape, model_time, model_traffic, model_work, selection_time,
-    CostModel, Machine, Traffic,
-};
+pub use cost::CostModel;
+pub use machine::{machine, selection_time, Machine};
+pub use model::{chain_segments, mesh_shape, model_time};
 pub use names::{Algorithm, Operation};
 pub(crate) use policy::not_implemented;
 pub use policy::{automatic, choose};
+pub use traffic::{model_traffic, model_work, Traffic};

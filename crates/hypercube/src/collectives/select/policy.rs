@@ -1,7 +1,9 @@
 //! Which algorithm runs: the caller's request, else the job setting, else the automatic
 //! choice by [`selection_time`] within the rules this machine was measured to need.
 
-use super::model::{machine, model_time, selection_time, CostModel, Machine};
+use super::cost::CostModel;
+use super::machine::{machine, selection_time, Machine};
+use super::model::model_time;
 use super::names::{Algorithm, Operation};
 use crate::error::{Error, Result};
 
@@ -46,7 +48,7 @@ use crate::error::{Error, Result};
 /// Where the links, not the cores, limit the operation ([`Machine::links_bound`]: the
 /// probe found them slow), the rules that rest on shared cores do not apply, and the
 /// all-port all-to-all ([`Algorithm::Ecube`], priced by
-/// [`super::model::all_port_time`]) joins the candidates; elsewhere it is by request only,
+/// [`super::all_port_time`]) joins the candidates; elsewhere it is by request only,
 /// since Grama's one-port model prices it as Alg. 4.10 and the shared-core rule above
 /// already excludes that.
 fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {

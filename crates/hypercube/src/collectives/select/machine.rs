@@ -1,0 +1,130 @@
+//! What is known of this machine ([`Machine`], [`machine`]) and the time the automatic
+//! choice compares ([`selection_time`]): Grama's model time (one-port, or all-port where
+//! the links are wires) against the work the shared cores must do.
+
+use super::all_port::all_port_time;
+use super::cost::CostModel;
+use super::model::model_time;
+use super::names::{Algorithm, Operation};
+use super::traffic::model_traffic;
+use crate::transport::Forwarding;
+
+/// What the automatic choice knows of the machine: Grama's parameters and the routing
+/// regime in force, the cost of moving one byte through a link in CPU time (sent by its
+/// owner, or passed on by an intermediate node), and the cores the ranks share.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Machine {
+    /// `t_s`, `t_w` and `t_h` of the critical path, in seconds (per byte for `t_w`), and
+    /// the routing regime ([`Forwarding::current`] for [`machine`]).
+    pub model: CostModel,
+    /// CPU seconds per byte moved over a link by the node that sends it, both ends'
+    /// copies together.
+    pub copy: f64,
+    /// CPU seconds per byte that an intermediate node passes on along an e-cube route
+    /// ([`Traffic::forwarded`](super::Traffic::forwarded)); [`Machine::copy`] unless a cheaper (e.g. zero-copy)
+    /// forwarding path is measured.
+    pub forward_copy: f64,
+    /// Cores the ranks of the job share.
+    pub cores: usize,
+    /// Seconds per byte of the job's links as measured at start-up (the slowest of node
+    /// 0's; `boot::probe`), or `None` where nothing was measured (the in-process
+    /// transport, a job of one node, `HYPERCUBE_LINK_PROBE=0`).
+    pub link_tw: Option<f64>,
+}
+
+impl Machine {
+    /// How much slower than a copy a link must measure to count as a wire of its own
+    /// rather than a memcpy on the shared cores (loopback measures 1–3 copies' worth).
+    pub const WIRE_FACTOR: f64 = 10.0;
+
+    /// The links' seconds per byte when they are wires — slower than
+    /// [`Machine::WIRE_FACTOR`] copies — else `None` (loopback, or not measured).
+    pub fn wire_tw(&self) -> Option<f64> {
+        self.link_tw
+            .filter(|&tw| tw.is_finite() && tw >= Self::WIRE_FACTOR * self.copy)
+    }
+
+    /// Are the links of a subcube of dimension `k ≥ 1` wires ([`Machine::wire_tw`]), each
+    /// node's an independent resource that can be busy at once with the others (the
+    /// all-port model)? Then [`selection_time`] prices the all-port algorithms by
+    /// [`all_port_time`], and the rules measured where a link is a copy on the shared
+    /// cores do not apply. What the cores can copy still bounds every algorithm (the work
+    /// term of [`selection_time`]): on the emulated 4-cube at 1 Gbit/s, 16 ranks on two
+    /// cores cannot feed all 64 links, and the all-port all-to-all still measured 1.3–2.2×
+    /// faster than store-and-forward there (docs/perf/cubenet.md), moving the same bytes
+    /// in fewer copies.
+    pub fn links_bound(&self, k: u32) -> bool {
+        k > 0 && self.wire_tw().is_some()
+    }
+}
+
+/// The time the automatic choice compares: the larger of Grama's model time (the
+/// critical path, every node on its own processor, in the machine's routing regime) and
+/// the work bound — the bytes [`model_traffic`] moves, at [`Machine::copy`] each on their
+/// first link and [`Machine::forward_copy`] on every later one, spread over the cores the
+/// ranks share (at most one per rank). With a core per rank the first term decides; with
+/// 16 ranks on 2 cores, long messages are decided by the volume. On the development VM
+/// both terms predict the measured scan within 10% (docs/perf/analysis.md).
+pub fn selection_time(
+    op: Operation,
+    alg: Algorithm,
+    k: u32,
+    m_bytes: usize,
+    machine: &Machine,
+) -> Option<f64> {
+    let mut t = model_time(op, alg, k, m_bytes, machine.model)?;
+    if machine.links_bound(k) {
+        if let Some(all) = all_port_time(op, alg, k, m_bytes, machine.model) {
+            t = all;
+        }
+    }
+    let shared = machine.cores.clamp(1, 1 << k.min(30)) as f64;
+    let work = model_traffic(op, alg, k, m_bytes).map_or(0.0, |w| {
+        w.first_hop * machine.copy + w.forwarded * machine.forward_copy
+    }) / shared;
+    Some(t.max(work))
+}
+
+/// This machine, from the environment (see the module docs), read once per process:
+/// `HYPERCUBE_MODEL_TS_US` (default 150), `HYPERCUBE_MODEL_TW_NS` (1.2),
+/// `HYPERCUBE_MODEL_TH_US` (0: the per-hop time has not been measured on the development
+/// VM), the regime of `HYPERCUBE_FORWARDING` ([`Forwarding::current`]),
+/// `HYPERCUBE_MODEL_COPY_NS` (0.55 ns per byte, fitted to the scans at p = 4..16 on the
+/// development VM), `HYPERCUBE_MODEL_FORWARD_COPY_NS` (the copy cost unless set) and
+/// `HYPERCUBE_MODEL_CORES`, which `hcrun` sets for every rank to the launching machine's
+/// available parallelism (else this machine's), so that every member chooses alike.
+pub fn machine() -> Machine {
+    static MACHINE: std::sync::OnceLock<Machine> = std::sync::OnceLock::new();
+    *MACHINE.get_or_init(|| {
+        let get = |name: &str, default: f64| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .unwrap_or(default)
+        };
+        let cores = std::env::var("HYPERCUBE_MODEL_CORES")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let copy_ns = get("HYPERCUBE_MODEL_COPY_NS", 0.55);
+        let mut m = Machine {
+            model: CostModel::new(
+                get("HYPERCUBE_MODEL_TS_US", 150.0) * 1e-6,
+                get("HYPERCUBE_MODEL_TW_NS", 1.2) * 1e-9,
+            )
+            .with_hop(get("HYPERCUBE_MODEL_TH_US", 0.0) * 1e-6)
+            .with_forwarding(Forwarding::current()),
+            copy: copy_ns * 1e-9,
+            forward_copy: get("HYPERCUBE_MODEL_FORWARD_COPY_NS", copy_ns) * 1e-9,
+            cores,
+            link_tw: crate::boot::probe::measured(),
+        };
+        // A wire is no faster than the probe measured it.
+        if let Some(tw) = m.wire_tw() {
+            m.model.t_w = m.model.t_w.max(tw);
+        }
+        m
+    })
+}
