@@ -75,7 +75,7 @@ pub fn init() -> Result<Node> {
     if collectives::select::machine().links_bound(1) {
         t.links_are_wires();
     }
-    trace::estimate_clock(&t);
+    boot::clock::estimate_clock(&t);
     Ok(Node::with_transport(Arc::new(t)))
 }
 

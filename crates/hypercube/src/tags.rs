@@ -13,7 +13,7 @@
 //! | `0x8000_0000..=0xC3FF_FFFF` | 0..=16 | utilities and collectives on a subcube of dimension = slot ([`COLLECTIVE`], [`collective`]) | the call counter (wrapping) |
 //! | `0xC400_0000..=0xE7FF_FFFF` | 17..=25 | spare, unassigned ([`SPARE`]) | — |
 //! | `0xE800_0000..=0xEBFF_FFFF` | 26 | the start-up link probe ([`BOOTSTRAP`], `boot::probe`) | — |
-//! | `0xEC00_0000..=0xEFFF_FFFF` | 27 | the trace's start-up clock exchange ([`TRACE`], `trace::estimate_clock`) | — |
+//! | `0xEC00_0000..=0xEFFF_FFFF` | 27 | the trace's start-up clock exchange ([`TRACE`], `boot::clock::estimate_clock`) | — |
 //! | `0xF000_0000..=0xF3FF_FFFF` | 28 | runtime control ([`CONTROL`]): the finalize barrier, [`FINALIZE`] = `0xF000_0000`; the rest unused | — |
 //! | `0xF400_0000..=0xF7FF_FFFF` | 29 | sparse send, SPGSNW / SPGRCW ([`Keyed::Sparse`]) | the user's type, ≤ [`MAX_RESERVED_USER_TYPE`] |
 //! | `0xF800_0000..=0xFBFF_FFFF` | 30 | long-message chunks, LSENDW / LRECVW ([`Keyed::LongData`]) | the user's type |

@@ -13,6 +13,7 @@
 //! [`crate::job::Supervisor`].
 
 mod addr;
+pub(crate) mod clock;
 mod hcrun;
 mod links;
 mod pmi;

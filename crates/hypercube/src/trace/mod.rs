@@ -16,7 +16,7 @@
 //!
 //! Times are `CLOCK_MONOTONIC` in nanoseconds, shared by all processes of one host
 //! (`HYPERCUBE_TRACE_CLOCK_SKEW_NS`, for tests only, shifts one rank's clock). Ranks on
-//! other hosts estimate their offset to rank 0's clock at start-up ([`estimate_clock`]).
+//! other hosts estimate their offset to rank 0's clock at start-up (`boot::clock`).
 //! A message is named by its sender and the sender's `msg_id` (the frame header's, which
 //! the sender numbers for every message, eager or not), so its send, every hop that
 //! forwarded it and its receive can be joined.
@@ -41,12 +41,18 @@ use std::cell::RefCell;
 use std::fs::File;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use hypercube_topology::NodeId;
 
 use crate::ids::HOST;
+
+mod recorder;
+
+#[cfg(test)]
+use recorder::parse_bytes;
+use recorder::{bound_from_env, Recorder, State};
 
 /// The environment variable that turns tracing on: the prefix of the per-rank files.
 pub(crate) const ENV_TRACE: &str = "HYPERCUBE_TRACE";
@@ -71,119 +77,6 @@ static ON: AtomicBool = AtomicBool::new(false);
 static SKEW: AtomicI64 = AtomicI64::new(0);
 static REC: OnceLock<Recorder> = OnceLock::new();
 
-/// The per-process recorder (exists only when tracing is on).
-struct Recorder {
-    /// The buffer being filled, and its accounting.
-    state: Mutex<State>,
-    /// Wakes the writer thread (half full, or stop).
-    wake: Condvar,
-    /// The file, and the second buffer (the one being written, then kept for reuse).
-    out: Mutex<(File, Vec<u8>)>,
-    /// Each buffer's bound: half of the memory bound.
-    half: usize,
-    /// This rank (for the writer thread's name).
-    rank: NodeId,
-    /// The writer thread runs (started, and finish not reached).
-    writer: AtomicBool,
-}
-
-#[derive(Default)]
-struct State {
-    buf: Vec<u8>,
-    /// The capacity of the other buffer, for the accounting.
-    spare_cap: usize,
-    /// The largest buffer memory seen (both buffers' capacities).
-    peak: usize,
-    records: u64,
-    /// Dropped since the last write, and in all.
-    lost: u64,
-    lost_bytes: u64,
-    dropped: u64,
-    dropped_bytes: u64,
-    /// The writer thread was asked to write early.
-    woken: bool,
-    stop: bool,
-}
-
-impl Recorder {
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Append one line (with its newline), or count it as dropped.
-    fn push(&self, line: &[u8]) {
-        let mut s = self.state();
-        let len = s.buf.len();
-        let need = len + line.len();
-        if need > self.half {
-            s.lost += 1;
-            s.lost_bytes += line.len() as u64;
-            s.dropped += 1;
-            s.dropped_bytes += line.len() as u64;
-            return;
-        }
-        if need > s.buf.capacity() {
-            // Grow by doubling, never past the bound.
-            let cap = (s.buf.capacity() * 2).max(need).min(self.half);
-            s.buf.reserve_exact(cap - len);
-            let mem = s.buf.capacity() + s.spare_cap;
-            s.peak = s.peak.max(mem);
-        }
-        s.buf.extend_from_slice(line);
-        s.records += 1;
-        if need > self.half / 2 && !s.woken {
-            s.woken = true;
-            drop(s);
-            self.wake.notify_one();
-        }
-    }
-
-    /// Write what is buffered to the file (the writer thread, a parking caller, the end).
-    fn write_out(&self) {
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
-        let (file, spare) = &mut *out;
-        let (lost, lost_bytes) = {
-            let mut s = self.state();
-            s.woken = false;
-            if s.buf.is_empty() && s.lost == 0 {
-                return;
-            }
-            spare.clear();
-            std::mem::swap(&mut s.buf, spare);
-            s.spare_cap = spare.capacity();
-            let lost = (s.lost, s.lost_bytes);
-            (s.lost, s.lost_bytes) = (0, 0);
-            lost
-        };
-        let _ = file.write_all(spare);
-        if lost > 0 {
-            let _ = writeln!(
-                file,
-                "{{\"ev\":\"lost\",\"t\":{},\"records\":{lost},\"bytes\":{lost_bytes}}}",
-                now()
-            );
-        }
-        spare.clear();
-    }
-
-    /// The writer thread: every [`FLUSH_EVERY`], or when woken, until stopped.
-    fn run(&self) {
-        loop {
-            {
-                let s = self.state();
-                let (s, _) = self
-                    .wake
-                    .wait_timeout_while(s, FLUSH_EVERY, |s| !s.stop && !s.woken)
-                    .unwrap_or_else(|p| p.into_inner());
-                if s.stop {
-                    return;
-                }
-            }
-            self.write_out();
-        }
-    }
-}
-
 /// Is tracing on? One relaxed load: the only cost of the hooks when it is off.
 #[inline(always)]
 pub(crate) fn on() -> bool {
@@ -200,38 +93,6 @@ pub(crate) fn now() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     let t = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
     t.saturating_add_signed(SKEW.load(Ordering::Relaxed))
-}
-
-/// Parse a byte count: `123`, `64K`, `64KiB`, `8M`, `8MiB`, `1G`.
-fn parse_bytes(v: &str) -> Option<usize> {
-    let v = v.trim();
-    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
-    let n: usize = v[..digits].parse().ok()?;
-    let mult = match v[digits..].trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        _ => return None,
-    };
-    n.checked_mul(mult)
-}
-
-/// The memory bound from `HYPERCUBE_TRACE_BUFFER` (a warning and the default if malformed).
-fn bound_from_env() -> usize {
-    match std::env::var(ENV_BUFFER) {
-        Err(_) => DEFAULT_BOUND,
-        Ok(v) => match parse_bytes(&v) {
-            Some(b) => b.max(MIN_BOUND),
-            None => {
-                tracing::warn!(
-                    "{ENV_BUFFER}={v:?} is not a byte count (like 65536, 64K or 8M); using {} bytes",
-                    DEFAULT_BOUND
-                );
-                DEFAULT_BOUND
-            }
-        },
-    }
 }
 
 /// The test-only clock skew for `rank` from `HYPERCUBE_TRACE_CLOCK_SKEW_NS`: `None` if the
@@ -276,7 +137,7 @@ fn clock_id(skewed: Option<i64>) -> String {
     }
 }
 
-static CLOCK_ID: OnceLock<String> = OnceLock::new();
+pub(crate) static CLOCK_ID: OnceLock<String> = OnceLock::new();
 
 /// Start recording if `HYPERCUBE_TRACE` is set (a TCP rank calls this once it knows who it
 /// is). A file that cannot be created is a warning, not an error: the job runs untraced.
@@ -427,13 +288,6 @@ pub(crate) fn finish() {
     let _ = out.0.write_all(line.as_bytes());
 }
 
-/// Tags of the start-up clock exchange (the slot [`crate::tags::TRACE`]): requests to
-/// rank 0 and its replies.
-const CLOCK_PING: u32 = *crate::tags::TRACE.start();
-const CLOCK_REPLY: u32 = CLOCK_PING + 1;
-/// Rank 0's turn to a rank: start pinging.
-const CLOCK_GO: u32 = CLOCK_PING + 2;
-
 /// The runtime's own start-up work runs — the link probe, the clock exchange — whose
 /// waits are not the program's and are not recorded.
 static IN_STARTUP_WORK: AtomicBool = AtomicBool::new(false);
@@ -447,157 +301,6 @@ pub(crate) fn startup_work<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// Ping-pongs a rank makes with rank 0 when their clocks differ.
-const CLOCK_SAMPLES: u32 = 16;
-
-/// How long the clock exchange waits for one message before it gives up (the job then
-/// runs with this rank's clock uncorrected).
-const CLOCK_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// One clock sample: NTP's offset ((t1 − t0) + (t2 − t3)) / 2 and round trip
-/// (t3 − t0) − (t2 − t1), where t0, t3 are this rank's send and receive times and t1, t2
-/// rank 0's receive and reply times.
-pub(crate) fn clock_sample(t0: u64, t1: u64, t2: u64, t3: u64) -> (i64, u64) {
-    let (t0, t1, t2, t3) = (t0 as i128, t1 as i128, t2 as i128, t3 as i128);
-    let offset = ((t1 - t0) + (t2 - t3)) / 2;
-    let rtt = ((t3 - t0) - (t2 - t1)).max(0);
-    (
-        offset.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
-        rtt.min(u64::MAX as i128) as u64,
-    )
-}
-
-fn u64_at(b: &[u8], i: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?))
-}
-
-/// Estimate this rank's clock offset to rank 0's and record it (a `clock` line), when
-/// tracing is on. Every node of the cube takes part (the host does not: it is on the
-/// launcher's machine, and its offset is taken as 0). A rank first sends its clock id:
-/// if rank 0's is the same (same kernel boot, so the same `CLOCK_MONOTONIC`) the offset
-/// is exactly 0 and one round trip is all; otherwise [`CLOCK_SAMPLES`] ping-pongs, and the
-/// sample with the smallest round trip gives the offset. Rank 0 serves the ranks one after
-/// the other. A failure is a warning: the trace then has no offset for the rank.
-pub(crate) fn estimate_clock(t: &Tr) {
-    if !on() {
-        return;
-    }
-    let (me, dim) = (t.rank(), t.dim());
-    if me == HOST || dim == 0 {
-        return;
-    }
-    let id = CLOCK_ID.get().cloned().unwrap_or_default();
-    let res = startup_work(|| {
-        if me == 0 {
-            clock_serve(t, (1u32 << dim) - 1, &id).map(|()| (0, 0, 0, true))
-        } else {
-            clock_ask(t, &id)
-        }
-    });
-    match res {
-        Ok((offset, rtt, samples, same)) => emit(format_args!(
-            "{{\"ev\":\"clock\",\"ref\":0,\"offset_ns\":{offset},\"rtt_ns\":{rtt},\"samples\":{samples},\"same_clock\":{same}}}"
-        )),
-        Err(e) => tracing::warn!(
-            "trace: the clock offset to rank 0 was not estimated ({e}); this rank's times are merged uncorrected"
-        ),
-    }
-}
-
-type Tr = dyn crate::transport::Transport;
-
-fn clock_send(t: &Tr, dest: NodeId, tag: u32, data: Vec<u8>) -> Result<(), String> {
-    let send = || {
-        let tok = t.isend(
-            dest,
-            tag,
-            crate::parts::Parts::from(bytes::Bytes::from(data)),
-        )?;
-        t.wait_send(tok)
-    };
-    send().map_err(|e| format!("sending to node {dest}: {e}"))
-}
-
-fn clock_recv(t: &Tr, from: Option<NodeId>, tag: u32) -> Result<crate::message::Message, String> {
-    let tok = t
-        .post_recv(crate::message::Select::internal(from, tag))
-        .map_err(|e| e.to_string())?;
-    t.wait_recv(tok, Some(CLOCK_TIMEOUT))
-        .map_err(|e| format!("waiting for the clock exchange: {e}"))
-}
-
-/// Rank 0: one rank after the other (so that no ping queues behind another rank's), tell
-/// it to go, then answer its pings until it says it is done (a ping whose first byte is
-/// 1). A ping is `[0][t0: u64][clock id]`; the reply `[t1: u64][t2: u64][same: u8]`.
-fn clock_serve(t: &Tr, others: u32, id: &str) -> Result<(), String> {
-    for r in 1..=others {
-        clock_send(t, r, CLOCK_GO, Vec::new())?;
-        // Bounded: a rank sends at most CLOCK_SAMPLES pings, then its done.
-        for _ in 0..=CLOCK_SAMPLES {
-            let m = clock_recv(t, Some(r), CLOCK_PING)?;
-            let t1 = now();
-            let d = m.data();
-            if d.first() != Some(&0) {
-                break;
-            }
-            let same = d.get(9..).is_some_and(|their| their == id.as_bytes()) && !id.is_empty();
-            let mut reply = Vec::with_capacity(17);
-            reply.extend_from_slice(&t1.to_le_bytes());
-            reply.extend_from_slice(&now().to_le_bytes());
-            reply.push(same as u8);
-            clock_send(t, r, CLOCK_REPLY, reply)?;
-        }
-    }
-    Ok(())
-}
-
-/// A rank other than 0: ping rank 0 (see [`clock_serve`]); (offset, round trip, samples,
-/// same clock).
-fn clock_ask(t: &Tr, id: &str) -> Result<(i64, u64, u32, bool), String> {
-    let mut best: Option<(i64, u64)> = None;
-    let mut n = 0;
-    let mut same = false;
-    // Wait for this rank's turn.
-    clock_recv(t, Some(0), CLOCK_GO)?;
-    let result = (|| {
-        for _ in 0..CLOCK_SAMPLES {
-            let mut p = Vec::with_capacity(9 + id.len());
-            p.push(0);
-            let t0 = now();
-            p.extend_from_slice(&t0.to_le_bytes());
-            p.extend_from_slice(id.as_bytes());
-            clock_send(t, 0, CLOCK_PING, p)?;
-            let m = clock_recv(t, Some(0), CLOCK_REPLY)?;
-            let t3 = now();
-            let d = m.data();
-            let (Some(t1), Some(t2), Some(s)) = (u64_at(d, 0), u64_at(d, 8), d.get(16)) else {
-                return Err(format!(
-                    "a clock reply of {} bytes from rank 0 (17 expected)",
-                    d.len()
-                ));
-            };
-            if *s == 1 {
-                same = true;
-                return Ok(());
-            }
-            n += 1;
-            let (off, rtt) = clock_sample(t0, t1, t2, t3);
-            if best.map_or(true, |(_, r)| rtt < r) {
-                best = Some((off, rtt));
-            }
-        }
-        Ok(())
-    })();
-    // Always say done, so rank 0 does not wait for this rank.
-    let done = clock_send(t, 0, CLOCK_PING, vec![1]);
-    result?;
-    done?;
-    if same {
-        return Ok((0, 0, 0, true));
-    }
-    let (off, rtt) = best.unwrap_or((0, 0));
-    Ok((off, rtt, n, false))
-}
 /// A node number as JSON (the host is `"host"`).
 pub(crate) struct Node(pub NodeId);
 
@@ -757,15 +460,6 @@ mod tests {
         assert_eq!(Str("a \"b\"\\\n").to_string(), r#""a \"b\"\\\u000a""#);
         assert_eq!(Node(HOST).to_string(), "\"host\"");
         assert_eq!(Node(5).to_string(), "5");
-    }
-
-    #[test]
-    fn ntp_offset_of_a_skewed_clock() {
-        // Rank 0's clock is 1000 ns ahead; 100 ns each way, 50 ns at rank 0.
-        let (t0, t1, t2, t3) = (10_000, 11_100, 11_150, 10_250);
-        assert_eq!(clock_sample(t0, t1, t2, t3), (1000, 200));
-        // Asymmetric: 300 ns out, 100 ns back: the error is half the difference.
-        assert_eq!(clock_sample(10_000, 11_300, 11_300, 10_400), (1100, 400));
     }
 
     #[test]
