@@ -21,7 +21,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs, UdpSocket};
 use crate::error::{Error, Result};
 
 /// Environment variable: the address to publish, overriding every rule.
-pub(crate) const ENV_ADDR: &str = "HYPERCUBE_ADDR";
+pub(crate) use crate::wire::control::ENV_ADDR;
 /// Environment variable: the interface whose address to publish.
 pub(crate) const ENV_IFACE: &str = "HYPERCUBE_IFACE";
 

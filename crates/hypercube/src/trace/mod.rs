@@ -55,7 +55,7 @@ use recorder::parse_bytes;
 use recorder::{bound_from_env, Recorder, State};
 
 /// The environment variable that turns tracing on: the prefix of the per-rank files.
-pub(crate) const ENV_TRACE: &str = "HYPERCUBE_TRACE";
+pub(crate) use crate::wire::control::ENV_TRACE;
 
 /// The recorder's memory bound in bytes (both buffers together; `64K`, `8M` also work).
 pub(crate) const ENV_BUFFER: &str = "HYPERCUBE_TRACE_BUFFER";

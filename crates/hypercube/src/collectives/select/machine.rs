@@ -103,7 +103,7 @@ pub fn machine() -> Machine {
                 .filter(|v| v.is_finite() && *v >= 0.0)
                 .unwrap_or(default)
         };
-        let cores = std::env::var("HYPERCUBE_MODEL_CORES")
+        let cores = std::env::var(crate::wire::control::ENV_MODEL_CORES)
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
             .filter(|&c| c > 0)
