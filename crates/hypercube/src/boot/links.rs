@@ -13,6 +13,7 @@ use hypercube_topology::NodeId;
 use super::Deadline;
 use crate::error::{Error, Result};
 use crate::ids::HOST;
+use crate::transport::relock;
 use crate::wire::handshake;
 
 /// Who this node is in the job and the job's keys.
@@ -209,10 +210,6 @@ pub(crate) fn establish(
         }
     }
     Ok(links.into_iter().flatten().collect())
-}
-
-fn relock<T>(r: std::sync::LockResult<T>) -> T {
-    r.unwrap_or_else(|p| p.into_inner())
 }
 
 /// At most one warning line per 10 s window; the lines held back are counted and the count

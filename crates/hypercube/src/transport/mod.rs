@@ -19,6 +19,13 @@ pub use tcp::Tuning;
 
 pub use crate::mailbox::RecvToken;
 
+/// A lock's guard even when another thread panicked while holding it: the transport's
+/// state stays usable (every holder leaves it consistent between statements), and a
+/// panicking node program must not take its transport's other threads down with it.
+pub(crate) fn relock<T>(r: std::sync::LockResult<T>) -> T {
+    r.unwrap_or_else(|p| p.into_inner())
+}
+
 /// Identifies a started send.
 pub type SendToken = u64;
 

@@ -94,9 +94,7 @@ pub(crate) struct Engine {
     pub(super) addrs: Vec<Option<SocketAddr>>,
 }
 
-pub(super) fn relock<T>(r: std::sync::LockResult<T>) -> T {
-    r.unwrap_or_else(|p| p.into_inner())
-}
+pub(super) use crate::transport::relock;
 
 impl Engine {
     /// Assemble the engine from established links (`links[k]` is link k, to the node named
