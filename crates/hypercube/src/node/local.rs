@@ -3,8 +3,9 @@
 //! describe the whole, virtual clock included); [`run_local_timed`] gives every node a
 //! virtual clock under a [`CostModel`], and [`now`] reads the calling node's.
 //!
-//! It builds `Node`s, so it sits above `node.rs`, beside `boot` (which joins a real job);
-//! `hypercube::transport::local` re-exports it under its old paths.
+//! Public as `hypercube::local`. It builds `Node`s, so it sits with them in `node/`, beside
+//! `boot` (which joins a real job); `hypercube::transport::local` re-exports it under its
+//! old paths.
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
