@@ -2,7 +2,7 @@
 //! per-job setting `HYPERCUBE_ALG_<OP>=<name>` (e.g. `HYPERCUBE_ALG_ALLREDUCE=ring`), else
 //! the algorithm with the least [`selection_time`] (Grama's expressions, [`model_time`],
 //! bounded below by the bytes moved over the cores the ranks share, [`model_work`]) under this
-//! [`machine`]'s parameters: `t_s` = `HYPERCUBE_MODEL_TS_US` (default 150 µs) and `t_w` =
+//! [`machine()`]'s parameters: `t_s` = `HYPERCUBE_MODEL_TS_US` (default 150 µs) and `t_w` =
 //! `HYPERCUBE_MODEL_TW_NS` per byte (default 1.2 ns), fitted to the `coll_bench` example at
 //! p = 8 on the 2-core development VM (see `docs/collectives.md`), `t_h` =
 //! `HYPERCUBE_MODEL_TH_US` per link beyond the first (default 0, not measured), the routing

@@ -87,8 +87,8 @@ pub(crate) struct Engine {
     /// `epoch` (0: never) — the progress thread keeps off the sockets for a tick after it.
     pub(super) last_wait_end_us: AtomicU64,
     pub(super) epoch: Instant,
-    /// The current streak of non-blocking polls that found nothing (`polls.rs`).
-    pub(super) polls: super::polls::Polls,
+    /// The current streak of non-blocking polls that found nothing (`blocked.rs`).
+    pub(super) polls: super::blocked::Polls,
     /// Link listener addresses by rank, where known (every rank's under `hcrun`, the
     /// neighbors' under PMI).
     pub(super) addrs: Vec<Option<SocketAddr>>,

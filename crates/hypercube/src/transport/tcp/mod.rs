@@ -12,10 +12,10 @@
 //! a caller waits; `progress.rs` the progress thread; `finalize.rs` leaving the job;
 //! `link.rs` one socket's frames; `sockopt.rs` socket options; `tuning.rs` the knobs.
 
+mod blocked;
 mod engine;
 mod finalize;
 mod link;
-mod polls;
 mod progress;
 mod protocol;
 mod sockopt;

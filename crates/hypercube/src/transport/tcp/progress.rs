@@ -40,7 +40,7 @@ pub(super) fn run(e: &Engine) {
         // A rank reported as spinning on iprobe/test is looked at again within the gap
         // that ends its streak, so that the report is taken back once it computes.
         let idle = if e.check_polls() {
-            super::polls::POLL_GAP
+            super::blocked::POLL_GAP
         } else {
             Duration::from_secs(1)
         };

@@ -7,7 +7,8 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::engine::{Engine, State};
+use super::blocked::{Say, WaitWatch};
+use super::engine::{relock, Engine, State};
 use crate::error::{Error, Result};
 use crate::ids::HOST;
 use crate::message::{Message, Select, Status, TypeSel, MAX_USER_TYPE};
@@ -15,59 +16,83 @@ use crate::tags;
 use crate::trace;
 use crate::transport::RecvToken;
 
-/// How long a caller must wait with no frame arriving before the launcher hears of it.
-pub(super) const BLOCKED_REPORT: Duration = Duration::from_secs(1);
-
-/// Reports a long wait to the launcher, and its end.
+/// A wait's report to the launcher ([`WaitWatch`] decides, this says it), taken back when
+/// the wait ends.
 struct BlockedReport<'a> {
     e: &'a Engine,
-    seen: u64,
-    since: Instant,
-    reported: bool,
+    watch: WaitWatch,
 }
 
 impl<'a> BlockedReport<'a> {
     fn new(e: &'a Engine) -> Self {
+        let seen = e.activity.load(Ordering::Relaxed);
         BlockedReport {
             e,
-            seen: e.activity.load(Ordering::Relaxed),
-            since: Instant::now(),
-            reported: false,
+            watch: WaitWatch::new(seen, Instant::now()),
         }
     }
 
-    /// Called after each park: frames arrived → alive; none for a while, and no link of
-    /// this node holding bytes its neighbor has not taken (`Engine::link_stalled`) →
-    /// report.
+    /// Called after each park.
     fn tick(&mut self, st: &State, describe: &dyn Fn(&State) -> String) {
-        let now_seen = self.e.activity.load(Ordering::Relaxed);
-        if now_seen != self.seen {
-            self.seen = now_seen;
-            self.since = Instant::now();
-            self.running();
-        } else if !self.reported
-            && self.since.elapsed() >= BLOCKED_REPORT
-            && !self.e.link_stalled(st)
-        {
-            self.reported = true;
-            self.e.report(&crate::wire::control::ToLauncher::Blocked {
-                rank: self.e.me,
-                waiting_for: describe(st),
-            });
-        }
-    }
-
-    fn running(&mut self) {
-        if std::mem::take(&mut self.reported) {
-            self.e
-                .report(&crate::wire::control::ToLauncher::Running { rank: self.e.me });
-        }
+        let act = self.e.activity.load(Ordering::Relaxed);
+        let say = self
+            .watch
+            .tick(act, Instant::now(), || self.e.link_stalled(st));
+        self.e.say(say, || describe(st));
     }
 }
 
 impl Drop for BlockedReport<'_> {
     fn drop(&mut self) {
-        self.running();
+        let say = self.watch.end();
+        self.e.say(say, String::new);
+    }
+}
+
+impl Engine {
+    /// Tell the launcher what [`super::blocked`] decided; `what` describes what this rank
+    /// waits for (only called for a report of blocked).
+    fn say(&self, say: Say, what: impl FnOnce() -> String) {
+        use crate::wire::control::ToLauncher;
+        match say {
+            Say::Nothing => {}
+            Say::Blocked => self.report(&ToLauncher::Blocked {
+                rank: self.me,
+                waiting_for: what(),
+            }),
+            Say::Running => self.report(&ToLauncher::Running { rank: self.me }),
+        }
+    }
+
+    /// Account for one non-blocking poll (`iprobe`, `test`) that started at `t0`; `found`:
+    /// it found what it looked for; `what` describes what the rank polls for (only called
+    /// to report). See [`super::blocked::Streak`].
+    pub(super) fn after_poll(&self, t0: Instant, found: bool, what: impl FnOnce() -> String) {
+        let act = self.activity.load(Ordering::Relaxed);
+        let step = relock(self.polls.lock()).after_poll(t0, Instant::now(), found, act);
+        if step.running {
+            self.say(Say::Running, String::new);
+        }
+        // Waiting on a link that holds untaken bytes is not a deadlock
+        // (`Engine::link_stalled`): look again at the next poll. The state lock is never
+        // taken under the streak's.
+        if step.candidate && !self.link_stalled(&self.lock()) && relock(self.polls.lock()).confirm()
+        {
+            self.say(Say::Blocked, || {
+                format!("{} (polling with iprobe/test, nothing arrives)", what())
+            });
+        }
+    }
+
+    /// For the progress thread: take back the report of a rank that stopped polling (it
+    /// computes now). Returns whether a report is still outstanding (then look again
+    /// within [`super::blocked::POLL_GAP`]).
+    pub(super) fn check_polls(&self) -> bool {
+        let (take_back, still) = relock(self.polls.lock()).check(Instant::now());
+        if take_back {
+            self.say(Say::Running, String::new);
+        }
+        still
     }
 }
 
@@ -214,7 +239,7 @@ impl Engine {
     }
 
     /// [`Engine::wait_for`] with a description of what is awaited, computed only if the
-    /// wait lasts long enough to be reported to the launcher (after `BLOCKED_REPORT` without
+    /// wait lasts long enough to be reported to the launcher (after `blocked::BLOCKED_REPORT` without
     /// any frame arriving); the launcher ends a job in which every rank is so blocked.
     pub(super) fn wait_described<T>(
         &self,
