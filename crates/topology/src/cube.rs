@@ -9,9 +9,7 @@
 use std::ops::Range;
 
 use crate::error::TopologyError;
-
-/// A node number in the hypercube (0 .. 2^d).
-pub type NodeId = u32;
+pub use crate::ids::NodeId;
 
 /// The largest cube dimension this crate supports: node numbers are `u32` and
 /// the node count `2^d` must fit in one too.

@@ -6,7 +6,7 @@
 //! seed's wording as a stable prefix (e.g. `MESH: TOO LARGE`) that callers and
 //! log readers can match.
 
-use crate::cube::NodeId;
+use crate::ids::NodeId;
 
 /// Everything that can go wrong in this crate: a node, dimension, axis or mesh
 /// that does not fit the hypercube it is used with.

@@ -19,6 +19,7 @@
 mod cube;
 mod error;
 mod gray;
+mod ids;
 mod mesh;
 mod route;
 mod sparse;
