@@ -5,17 +5,9 @@
 use hypercube_tests::run_job;
 
 fn suite(d: u32) {
-    let checks = [
-        "sendrecv",
-        "exchange",
-        "allgather_slice",
-        "bcast_value",
-        "serde",
-        "reductions",
-    ];
     run_job(d, env!("CARGO_BIN_EXE_typed_suite"), &[])
         .assert_ok()
-        .assert_every_rank_passed(1 << d, &checks);
+        .assert_every_rank_passed(1 << d, &hypercube_tests::suites::typed::CHECK_NAMES);
 }
 
 #[test]

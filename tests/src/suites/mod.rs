@@ -5,3 +5,4 @@
 
 pub mod collectives;
 pub mod ipsc;
+pub mod typed;
