@@ -2,7 +2,7 @@
 //! `hypercube_tests::suites::collectives` that `coll_suite` runs over TCP, on cubes larger
 //! than the process tests start (up to 64 nodes in one process).
 
-use hypercube::transport::local::run_local;
+use hypercube::local::run_local;
 
 fn suite(d: u32) {
     let results = run_local(d, |node| {

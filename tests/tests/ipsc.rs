@@ -101,7 +101,7 @@ fn normalize_matches_sequential() {
 /// process, which also exercises the per-node keying of LRECVW's kept-aside headers.
 #[test]
 fn ipsc_in_process_d5() {
-    let results = hypercube::transport::local::run_local(5, |node| {
+    let results = hypercube::local::run_local(5, |node| {
         hypercube_tests::suites::ipsc::run(&node, &[])
             .map_err(|e| format!("node {}: {e:#}", node.mynode()))
     });

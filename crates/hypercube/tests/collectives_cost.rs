@@ -9,8 +9,9 @@
 //! each regime's. Where the book states a bound, the test says so.
 
 use bytes::Bytes;
+use hypercube::collectives::select::CostModel;
 use hypercube::collectives::{Algorithm, Op, ShiftOrder};
-use hypercube::transport::local::{run_local_timed, CostModel};
+use hypercube::local::run_local_timed;
 use hypercube::transport::Forwarding;
 use hypercube::Node;
 
@@ -732,7 +733,7 @@ fn all_to_all_on_slow_links_is_all_port_and_on_loopback_as_before() {
 #[test]
 fn all_port_clock_meets_the_all_port_formulas() {
     use hypercube::collectives::select::{all_port_time, Operation};
-    use hypercube::transport::local::run_local_timed_all_port;
+    use hypercube::local::run_local_timed_all_port;
     // Divisible by every d and p·d used: the parts are equal.
     let m: usize = 960 * 64;
     for k in 1..=4u32 {

@@ -1,7 +1,8 @@
 //! The in-process transport: delivery, rank order of results, the virtual clock, and no
 //! hang when a node panics or returns early.
 
-use hypercube::transport::local::{now, run_local, run_local_timed, CostModel};
+use hypercube::collectives::select::CostModel;
+use hypercube::local::{now, run_local, run_local_timed};
 use hypercube::{MsgType, Select, TypeSel};
 
 #[test]

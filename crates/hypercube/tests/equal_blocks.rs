@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 use hypercube::collectives::Algorithm;
-use hypercube::transport::local::run_local;
+use hypercube::local::run_local;
 use hypercube::Error;
 
 fn block(me: u32) -> Bytes {

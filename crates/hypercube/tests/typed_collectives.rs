@@ -5,7 +5,7 @@
 //! `hypercube_tests::suites::typed` (`tests/tests/typed_local.rs`, `tests/tests/typed.rs`).
 
 use hypercube::collectives::{Algorithm, Loc, Op, Pod};
-use hypercube::transport::local::run_local;
+use hypercube::local::run_local;
 use hypercube::{Error, MsgType, TypeSel};
 
 #[test]

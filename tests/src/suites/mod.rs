@@ -1,7 +1,7 @@
 //! The correctness suites of the node programs, one per API, written once for both
 //! transports: each is a library function that every node of a cube calls, run over TCP by a
 //! node program of `src/bin` (through the launcher, Hydra or Slurm) and on threads by an
-//! in-process test (`hypercube::transport::local::run_local`).
+//! in-process test (`hypercube::local::run_local`).
 
 pub mod collectives;
 pub mod ipsc;

@@ -6,7 +6,7 @@ use anyhow::bail;
 use bytes::Bytes;
 use hypercube::collectives::select::CostModel;
 use hypercube::collectives::{Algorithm, Op, ShiftOrder};
-use hypercube::transport::local::{run_local_timed, run_local_timed_all_port};
+use hypercube::local::{run_local_timed, run_local_timed_all_port};
 use hypercube::Node;
 
 /// One call of `bench` with the inputs `osu` gives it at SIZE `s` (bytes form, f32 sums).

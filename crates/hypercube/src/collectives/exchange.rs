@@ -30,7 +30,7 @@ impl Subcube<'_> {
     /// link at once: t_s + t_w·m).
     ///
     /// ```
-    /// hypercube::transport::local::run_local(2, |node| {
+    /// hypercube::local::run_local(2, |node| {
     ///     let me = node.mynode() as u8;
     ///     // Pairs across dimension 1: 0 <-> 2, 1 <-> 3.
     ///     let got = node.cube().exchange(1, bytes::Bytes::from(vec![me; 3])).unwrap();
@@ -73,7 +73,7 @@ impl Subcube<'_> {
     ///
     /// ```
     /// use hypercube::topology::{Boundary, Mesh};
-    /// hypercube::transport::local::run_local(3, |node| {
+    /// hypercube::local::run_local(3, |node| {
     ///     // A 2 x 4 mesh, periodic along the rows: halos along axis 1.
     ///     let mesh = Mesh::new(&[2, 4], &[Boundary::Closed, Boundary::Periodic], 3).unwrap();
     ///     let me = node.mynode();

@@ -25,7 +25,7 @@ use crate::error::Result;
 /// `f32` over TCP, d = 3, 8 B to 1 MiB, every part arrived aligned).
 ///
 /// ```
-/// hypercube::transport::local::run_local(2, |node| {
+/// hypercube::local::run_local(2, |node| {
 ///     let me = node.mynode() as f64;
 ///     let all = node.cube().allgather_buf(vec![me, me + 0.5]).unwrap();
 ///     assert_eq!(all.part(3), &[3.0, 3.5][..]); // rank 3's block, in place

@@ -275,7 +275,7 @@ impl Node {
     ///
     /// ```
     /// use hypercube::{MsgType, TypeSel};
-    /// hypercube::transport::local::run_local(1, |node| {
+    /// hypercube::local::run_local(1, |node| {
     ///     let other = node.mynode() ^ 1;
     ///     let big = vec![node.mynode() as u8; 1 << 20];
     ///     let m = node.sendrecv(other, MsgType(7), big, TypeSel::Is(7)).unwrap();

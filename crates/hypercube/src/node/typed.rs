@@ -91,7 +91,7 @@ impl Node {
     ///
     /// ```
     /// use hypercube::MsgType;
-    /// hypercube::transport::local::run_local(2, |node| {
+    /// hypercube::local::run_local(2, |node| {
     ///     // A chain 0-1-2-3: every node sends its row up and receives the row from below.
     ///     let me = node.mynode();
     ///     let up = (me < 3).then(|| me + 1);
@@ -122,7 +122,7 @@ impl Node {
     ///
     /// ```
     /// use hypercube::MsgType;
-    /// hypercube::transport::local::run_local(1, |node| {
+    /// hypercube::local::run_local(1, |node| {
     ///     let other = node.mynode() ^ 1;
     ///     let got = node.sendrecv_value(other, MsgType(2), &format!("hi from {}", node.mynode()), other);
     ///     assert_eq!(got.unwrap(), format!("hi from {other}"));

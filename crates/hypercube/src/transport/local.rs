@@ -1,15 +1,15 @@
 //! In-process transport: one thread per node, shared mailboxes, optional virtual clock.
 //!
-//! [`run_local`] runs an SPMD closure on 2^d threads, each with its own [`Node`](crate::Node); every
-//! utility and collective runs on it unchanged. [`run_local_timed`] adds the textbook's cost
-//! model (Grama §4 intro, §2.5.1; [`CostModel`]) as a **virtual clock** per node:
+//! [`run_local`](crate::local::run_local) runs an SPMD closure on 2^d threads, each with its own [`Node`](crate::Node); every
+//! utility and collective runs on it unchanged. [`run_local_timed`](crate::local::run_local_timed) adds the textbook's cost
+//! model (Grama §4 intro, §2.5.1; [`CostModel`](crate::collectives::select::CostModel)) as a **virtual clock** per node:
 //!
 //! - a send occupies the sender's single port for the message's whole time over its
 //!   e-cube route, `CostModel::message_over(m, l)`, where **m is the payload length in
 //!   bytes** and l the hamming distance between sender and receiver: `t_s + t_w m` to a
 //!   neighbour, plus for every link beyond the first `t_h` under cut-through (eq. 2.3) or
 //!   `t_h + t_w m` under store-and-forward (eq. 2.2) — the regime and `t_h` of the
-//!   [`CostModel`] (the first link's header time is part of `t_s`, so neighbour messages
+//!   [`CostModel`](crate::collectives::select::CostModel) (the first link's header time is part of `t_s`, so neighbour messages
 //!   cost chapter 4's `t_s + t_w m` in both regimes). The message is stamped with the
 //!   sender's clock after the send;
 //! - a receive sets `clock = max(clock, stamp)`; receiving does not occupy the port (the
@@ -20,9 +20,9 @@
 //!   itself sends).
 //!
 //! With `t_h = 0` under cut-through the cost does not depend on the distance: chapter 4's
-//! assumption, and [`CostModel::new`]'s default.
+//! assumption, and [`CostModel::new`](crate::collectives::select::CostModel::new)'s default.
 //!
-//! [`run_local_timed_all_port`] models **all-port**
+//! [`run_local_timed_all_port`](crate::local::run_local_timed_all_port) models **all-port**
 //! nodes instead (Grama §4.1's closing remarks; the iPSC; the emulated cube of
 //! docs/cubenet.md): a node has one port per dimension, and a send occupies the port of
 //! the first link of its e-cube route (the lowest differing bit) for `message_over(m, l) −
@@ -32,7 +32,7 @@
 //! least that time. Sends on different ports overlap; sends on one port queue.
 //!
 //! For a deterministic algorithm the final clock is the algorithm's model time, which is how
-//! the tests hold each collective to its equation. [`now`] reads the calling node's clock.
+//! the tests hold each collective to its equation. [`now`](crate::local::now) reads the calling node's clock.
 //!
 //! Blocking calls never hang forever: if a node thread panics, every waiting call returns
 //! [`Error::PeerGone`]; if every live node waits for a message that nobody can send any more
@@ -451,8 +451,3 @@ impl Drop for LocalTransport {
         self.finish();
     }
 }
-
-// The old paths of what moved out of this file: the driver (above `Node`) and the cost
-// model (beside the algorithm selection). Re-exports only; nothing here uses them.
-pub use crate::collectives::select::CostModel;
-pub use crate::local::{now, run_local, run_local_timed, run_local_timed_all_port};
