@@ -12,7 +12,7 @@
 //!        ═ part 2 ═▶ tree 2 ─▶ …      next    ▕p0▏p1▕p2▏…   (d + 1 links deep)
 //! ```
 //!
-//! All-port time `(n + d)(t_s + t_w m/(d n))`; at the best n (`esbt::pieces`) it
+//! All-port time `(n + d)(t_s + t_w m/(d n))`; at the best n (`select::pieces`) it
 //! approaches the link bound `t_w m/d`, where Alg. 4.2 needs `(t_s + t_w m) log p`.
 //! One-port, each node serves its links in turn: `(n + d)(d t_s + t_w m/n)`.
 
@@ -24,7 +24,13 @@ use crate::error::{Error, Result};
 
 /// Broadcast `data` (meaningful at `root`, a relative rank) of `len` bytes.
 pub(crate) fn bcast(c: &Ctx<'_>, root: u32, data: Bytes, len: usize) -> Result<Bytes> {
-    bcast_in(c, root, data, len, esbt::pieces(len, c.k))
+    bcast_in(
+        c,
+        root,
+        data,
+        len,
+        crate::collectives::select::pieces(len, c.k),
+    )
 }
 
 /// [`bcast`] with every part cut into `n ≥ 1` pieces (the same `n` on every member).
@@ -59,7 +65,7 @@ fn bcast_in(c: &Ctx<'_>, root: u32, data: Bytes, len: usize, n: usize) -> Result
     // Every other node: piece j of part t comes from the node's parent in tree t, about
     // `j + depth` piece-times after the start; the node takes the pieces in that order
     // (the order they arrive in), hands each on to its children in that tree at once and
-    // puts it in place. Every node cuts the parts alike (`esbt::pieces` of the same
+    // puts it in place. Every node cuts the parts alike (`select::pieces` of the same
     // length), so a piece of another size is a member's error.
     let n = n as u32;
     let mut out = BytesMut::zeroed(len);

@@ -8,7 +8,7 @@
 //! parent, while piece j + 1 arrives.
 //!
 //! All-port time `(n + d)(t_s + t_w m/(d n))` plus the combining; at the best n
-//! (`esbt::pieces`) it approaches the link bound `t_w m/d`, where Alg. 4.3 needs
+//! (`select::pieces`) it approaches the link bound `t_w m/d`, where Alg. 4.3 needs
 //! `(t_s + t_w m) log p`. The trees combine partial results out of rank order: a
 //! commutative ⊕ only.
 
@@ -26,7 +26,7 @@ pub(crate) fn reduce<T: Pod>(
     data: &[T],
     op: Op<'_, T>,
 ) -> Result<Option<Vec<T>>> {
-    let n = esbt::pieces(std::mem::size_of_val(data), c.k);
+    let n = crate::collectives::select::pieces(std::mem::size_of_val(data), c.k);
     reduce_in(c, root, data, op, n)
 }
 

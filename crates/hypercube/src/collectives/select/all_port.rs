@@ -58,9 +58,15 @@ pub fn all_port_time(
             Some(c.t_s * lg * lg + c.t_w * m * (p - 1.0) / lg.max(1.0))
         }
         // d parts in n pieces through the edge-disjoint trees, d + 1 links deep.
-        (Operation::Bcast | Operation::Reduce, Algorithm::AllPort) => Some(
-            crate::collectives::esbt::pipelined_time(m_bytes, k, c, true),
-        ),
+        (Operation::Bcast | Operation::Reduce, Algorithm::AllPort) => {
+            Some(super::pipeline::pipelined_time(
+                m_bytes,
+                k,
+                super::machine::pieces(m_bytes, k),
+                c,
+                true,
+            ))
+        }
         // The same per phase with m/p blocks.
         (Operation::ReduceScatter, Algorithm::AllPort) => {
             Some(c.t_s * lg * lg + c.t_w * (m / p) * (p - 1.0) / lg.max(1.0))

@@ -1,12 +1,8 @@
-//! What is known of this machine ([`Machine`], [`machine`]) and the time the automatic
-//! choice compares ([`selection_time`]): Grama's model time (one-port, or all-port where
-//! the links are wires) against the work the shared cores must do.
+//! What is known of this machine ([`Machine`], [`machine`]), and what follows from it
+//! alone: how many pieces the pipelined trees cut a part into ([`pieces`]).
 
-use super::all_port::all_port_time;
 use super::cost::CostModel;
-use super::model::model_time;
-use super::names::{Algorithm, Operation};
-use super::traffic::model_traffic;
+use super::pipeline::pieces_for;
 use crate::transport::Forwarding;
 
 /// What the automatic choice knows of the machine: Grama's parameters and the routing
@@ -46,43 +42,16 @@ impl Machine {
 
     /// Are the links of a subcube of dimension `k ≥ 1` wires ([`Machine::wire_tw`]), each
     /// node's an independent resource that can be busy at once with the others (the
-    /// all-port model)? Then [`selection_time`] prices the all-port algorithms by
-    /// [`all_port_time`], and the rules measured where a link is a copy on the shared
+    /// all-port model)? Then [`selection_time`](super::selection_time) prices the all-port algorithms by
+    /// [`all_port_time`](super::all_port_time), and the rules measured where a link is a copy on the shared
     /// cores do not apply. What the cores can copy still bounds every algorithm (the work
-    /// term of [`selection_time`]): on the emulated 4-cube at 1 Gbit/s, 16 ranks on two
+    /// term of [`selection_time`](super::selection_time)): on the emulated 4-cube at 1 Gbit/s, 16 ranks on two
     /// cores cannot feed all 64 links, and the all-port all-to-all still measured 1.3–2.2×
     /// faster than store-and-forward there (docs/perf/cubenet.md), moving the same bytes
     /// in fewer copies.
     pub fn links_bound(&self, k: u32) -> bool {
         k > 0 && self.wire_tw().is_some()
     }
-}
-
-/// The time the automatic choice compares: the larger of Grama's model time (the
-/// critical path, every node on its own processor, in the machine's routing regime) and
-/// the work bound — the bytes [`model_traffic`] moves, at [`Machine::copy`] each on their
-/// first link and [`Machine::forward_copy`] on every later one, spread over the cores the
-/// ranks share (at most one per rank). With a core per rank the first term decides; with
-/// 16 ranks on 2 cores, long messages are decided by the volume. On the development VM
-/// both terms predict the measured scan within 10% (docs/perf/analysis.md).
-pub fn selection_time(
-    op: Operation,
-    alg: Algorithm,
-    k: u32,
-    m_bytes: usize,
-    machine: &Machine,
-) -> Option<f64> {
-    let mut t = model_time(op, alg, k, m_bytes, machine.model)?;
-    if machine.links_bound(k) {
-        if let Some(all) = all_port_time(op, alg, k, m_bytes, machine.model) {
-            t = all;
-        }
-    }
-    let shared = machine.cores.clamp(1, 1 << k.min(30)) as f64;
-    let work = model_traffic(op, alg, k, m_bytes).map_or(0.0, |w| {
-        w.first_hop * machine.copy + w.forwarded * machine.forward_copy
-    }) / shared;
-    Some(t.max(work))
 }
 
 /// This machine, from the environment (see the module docs), read once per process:
@@ -127,4 +96,11 @@ pub fn machine() -> Machine {
         }
         m
     })
+}
+
+/// How many pieces each of the d parts of an `m_bytes` pipelined broadcast or reduction
+/// is cut into on this machine (`pipeline::pieces_for` under [`machine`]'s model): the
+/// same on every node of a job.
+pub(crate) fn pieces(m_bytes: usize, d: u32) -> usize {
+    pieces_for(m_bytes, d, machine().model)
 }

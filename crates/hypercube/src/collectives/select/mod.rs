@@ -14,22 +14,25 @@
 //! The rooms: `names.rs` (what can be asked for: [`Operation`], [`Algorithm`]), `cost.rs`
 //! (Grama's parameters: [`CostModel`]), `model.rs` (what each algorithm costs, one-port),
 //! `all_port.rs` (what the all-port ones cost where links are wires), `traffic.rs` (the
-//! bytes each moves), `machine.rs` (this [`Machine`] and the time the choice compares) and
-//! `policy.rs` (what runs: [`choose`]).
+//! bytes each moves), `pipeline.rs` (the pieces of the pipelined trees), `machine.rs`
+//! (this [`Machine`]) and `policy.rs` (the time the choice compares, [`selection_time`],
+//! and what runs: [`choose`]).
 
 mod all_port;
 mod cost;
 mod machine;
 mod model;
 mod names;
+mod pipeline;
 mod policy;
 mod traffic;
 
 pub use all_port::all_port_time;
 pub use cost::CostModel;
-pub use machine::{machine, selection_time, Machine};
+pub(crate) use machine::pieces;
+pub use machine::{machine, Machine};
 pub use model::{chain_segments, mesh_shape, model_time};
 pub use names::{Algorithm, Operation};
 pub(crate) use policy::not_implemented;
-pub use policy::{automatic, choose};
+pub use policy::{automatic, choose, selection_time};
 pub use traffic::{model_traffic, model_work, Traffic};

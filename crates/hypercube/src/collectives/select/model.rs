@@ -48,7 +48,7 @@ pub fn mesh_shape(k: u32) -> (u32, u32) {
 ///   the distance costs nothing);
 /// - the all-port broadcast and reduction (d parts in n pieces pipelined through Johnsson
 ///   & Ho's edge-disjoint trees) on one port, each node serving its links in turn:
-///   `(n + d)(d t_s + t_w m/n)` (`esbt::pipelined_time`); the all-port scatter and gather
+///   `(n + d)(d t_s + t_w m/n)` (`pipeline::pipelined_time`); the all-port scatter and gather
 ///   (each block in d parts down or up those trees) on one port: `(p − 1 + log p) t_w m +
 ///   log p (p − 1) t_s`.
 pub fn model_time(
@@ -91,9 +91,13 @@ pub fn model_time(
         (Operation::ReduceScatter, Hypercube) => ts * lg + tw * (m / p) * (p - 1.0),
         (Operation::ReduceScatter, Ring) => (ts + tw * m / p) * (p - 1.0),
         (Operation::ReduceScatter, AllPort) => ts * lg * lg + tw * (m / p) * (p - 1.0),
-        (Operation::Bcast | Operation::Reduce, AllPort) => {
-            crate::collectives::esbt::pipelined_time(m_bytes, k, c, false)
-        }
+        (Operation::Bcast | Operation::Reduce, AllPort) => super::pipeline::pipelined_time(
+            m_bytes,
+            k,
+            super::machine::pieces(m_bytes, k),
+            c,
+            false,
+        ),
         (Operation::Allreduce, AllPort) => 2.0 * (ts * lg * lg + tw * (m / p) * (p - 1.0)),
         (Operation::Alltoall, StoreForward) => (ts + tw * m * p / 2.0) * lg,
         (Operation::Alltoall, Pairwise | Ecube)

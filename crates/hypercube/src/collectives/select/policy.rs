@@ -1,11 +1,40 @@
 //! Which algorithm runs: the caller's request, else the job setting, else the automatic
 //! choice by [`selection_time`] within the rules this machine was measured to need.
 
+use super::all_port::all_port_time;
 use super::cost::CostModel;
-use super::machine::{machine, selection_time, Machine};
+use super::machine::{machine, Machine};
 use super::model::model_time;
 use super::names::{Algorithm, Operation};
+use super::traffic::model_traffic;
 use crate::error::{Error, Result};
+
+/// The time the automatic choice compares: the larger of Grama's model time (the
+/// critical path, every node on its own processor, in the machine's routing regime) and
+/// the work bound — the bytes [`model_traffic`] moves, at [`Machine::copy`] each on their
+/// first link and [`Machine::forward_copy`] on every later one, spread over the cores the
+/// ranks share (at most one per rank). With a core per rank the first term decides; with
+/// 16 ranks on 2 cores, long messages are decided by the volume. On the development VM
+/// both terms predict the measured scan within 10% (docs/perf/analysis.md).
+pub fn selection_time(
+    op: Operation,
+    alg: Algorithm,
+    k: u32,
+    m_bytes: usize,
+    machine: &Machine,
+) -> Option<f64> {
+    let mut t = model_time(op, alg, k, m_bytes, machine.model)?;
+    if machine.links_bound(k) {
+        if let Some(all) = all_port_time(op, alg, k, m_bytes, machine.model) {
+            t = all;
+        }
+    }
+    let shared = machine.cores.clamp(1, 1 << k.min(30)) as f64;
+    let work = model_traffic(op, alg, k, m_bytes).map_or(0.0, |w| {
+        w.first_hop * machine.copy + w.forwarded * machine.forward_copy
+    }) / shared;
+    Some(t.max(work))
+}
 
 /// May the automatic choice pick `a` for `op` (a block or vector of `m_bytes`, on `2^k`
 /// nodes)? Four measured rules, where the model and this machine disagree (commands in
