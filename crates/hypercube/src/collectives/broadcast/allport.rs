@@ -70,6 +70,7 @@ fn bcast_in(c: &Ctx<'_>, root: u32, data: Bytes, len: usize, n: usize) -> Result
     let n = n as u32;
     let mut out = BytesMut::zeroed(len);
     let mut sends = Vec::new();
+    let kids: Vec<Vec<u32>> = (0..d).map(|t| esbt::children(v, t, d)).collect();
     let mut order: Vec<(u32, u32)> = (0..d).flat_map(|t| (0..n).map(move |j| (t, j))).collect();
     order.sort_by_key(|&(t, j)| (j + esbt::depth(v, t, d), t));
     for (t, j) in order {
@@ -85,7 +86,7 @@ fn bcast_in(c: &Ctx<'_>, root: u32, data: Bytes, len: usize, n: usize) -> Result
                 at.len()
             )));
         }
-        for kid in esbt::children(v, t, d) {
+        for &kid in &kids[t as usize] {
             sends.push(c.isend(kid ^ root, piece.clone())?);
         }
         out[part.start + at.start..part.start + at.end].copy_from_slice(&piece);

@@ -17,7 +17,7 @@ use crate::collectives::broadcast::allport::stray;
 use crate::collectives::ctx::{bounds, concat, Ctx};
 use crate::collectives::esbt;
 use crate::collectives::scatter::allport::{astray, dest_of, twice};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::parts::Parts;
 
 /// Every node's `mine` → at relative rank `root`, all blocks by relative rank.
@@ -79,13 +79,9 @@ pub(crate) fn gather(
     }
     out[root as usize] = mine;
     if equal {
-        if let Some(j) = (0..p as usize).find(|&j| out[j].len() != out[root as usize].len()) {
-            return Err(Error::InvalidArgument(format!(
-                "gather: relative rank {j} sent {} bytes but the root's block has {}; every \
-                 member must pass a block of one length (or use gatherv)",
-                out[j].len(),
-                out[root as usize].len()
-            )));
+        let own = out[root as usize].len();
+        if let Some(j) = (0..p).find(|&j| out[j as usize].len() != own) {
+            return Err(super::ecube::unequal(j, out[j as usize].len(), own));
         }
     }
     Ok(Some(out))

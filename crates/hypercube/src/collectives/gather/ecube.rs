@@ -37,11 +37,16 @@ pub(crate) fn gather(
         out[j as usize] = b;
     }
     if let Some((j, len)) = wrong {
-        return Err(Error::InvalidArgument(format!(
-            "gather: relative rank {j} sent {len} bytes but the root's block has {}; every \
-             member must pass a block of one length (or use gatherv)",
-            out[root as usize].len()
-        )));
+        return Err(unequal(j, len, out[root as usize].len()));
     }
     Ok(Some(out))
+}
+
+/// A gather (not gatherv) whose relative rank `j` sent `len` bytes where the root's block
+/// has `own`.
+pub(super) fn unequal(j: u32, len: usize, own: usize) -> Error {
+    Error::InvalidArgument(format!(
+        "gather: relative rank {j} sent {len} bytes but the root's block has {own}; every \
+         member must pass a block of one length (or use gatherv)"
+    ))
 }
