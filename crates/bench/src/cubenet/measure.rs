@@ -93,14 +93,17 @@ pub(super) fn measure_case(
         )?),
         None => None,
     };
+    // Ours always; Open MPI where its network is up.
+    let runtimes: &[&str] = if net.is_some() {
+        &[OURS, OMPI]
+    } else {
+        &[OURS]
+    };
     // 1. The one-hop stream rate: 64 × 64 KiB in flight per iteration, about 3 s.
     let per_iter = osu::WINDOW as f64 * STREAM_SIZE as f64;
     let n = ((3.0 * nominal / per_iter).round() as u64).clamp(3, 200);
     let mut rates: Vec<(&str, f64)> = Vec::new();
-    for imp in [OURS, OMPI] {
-        if imp == OMPI && net.is_none() {
-            continue;
-        }
+    for &imp in runtimes {
         let j = Job {
             imp,
             dim,
@@ -161,10 +164,7 @@ pub(super) fn measure_case(
                 let est = estimate_secs(bench, dim, size, link_bps);
                 let max = max_iters_of(bench, plan.max_iters);
                 let (iters, warmup) = iterations(est, plan.budget_s, plan.min_iters, max, size);
-                for imp in [OURS, OMPI] {
-                    if imp == OMPI && net.is_none() {
-                        continue;
-                    }
+                for &imp in runtimes {
                     let j = Job {
                         imp,
                         dim,
