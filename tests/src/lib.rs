@@ -5,6 +5,7 @@
 
 pub mod cargo;
 pub mod cluster;
+pub mod emulation;
 pub mod job;
 pub mod process;
 pub mod rng;
