@@ -11,6 +11,7 @@
 //! | `cube` | [`NodeId`], [`neighbor`], [`hamming`], subcubes (§1) |
 //! | `gray` | [`gray`], [`ginv`], the Gray-code ring (§9, GRAY listing) |
 //! | `route` | [`ecube_next_hop`], [`ecube_route`] |
+//! | `plan` | [`Plan`], [`Route`]: balanced routes for a many-to-many exchange (Bhatt ch. 4) |
 //! | `sparse` | [`between`], [`split`], [`sparse_fanout`] (§7, §9) |
 //! | `mesh` | [`Mesh`], [`mesh_shape_for`] (§5) |
 //! | `error` | [`TopologyError`] |
@@ -21,6 +22,7 @@ mod error;
 mod gray;
 mod ids;
 mod mesh;
+pub mod plan;
 mod route;
 mod sparse;
 
@@ -31,6 +33,7 @@ pub use cube::{
 pub use error::TopologyError;
 pub use gray::{ginv, gray, gray_ring, ring_predecessor, ring_successor};
 pub use mesh::{mesh_shape_for, Boundary, Mesh, MeshPosition};
+pub use plan::{Leg, Plan, PlanOptions, Route, MAX_PLAN_DIM, MAX_ROUTE_HOPS};
 pub use route::{ecube_next_hop, ecube_route};
 pub use sparse::{
     between, sparse_fanout, sparse_send_plan, split, split_in_place, try_sparse_fanout, Split,
