@@ -570,10 +570,33 @@ fn alltoallv(s: &Scope<'_>) -> Result<()> {
         .map(|f| a2a_block(s, f, s.me, len(f, s.me)))
         .collect();
     ensure!(s.sc.alltoallv(&mine)? == want, "wrong blocks");
-    ensure!(
-        s.with(Algorithm::Ecube).alltoallv(&mine)? == want,
-        "wrong blocks (Ecube)"
-    );
+    for alg in [Algorithm::Ecube, Algorithm::Planned] {
+        ensure!(
+            s.with(alg).alltoallv(&mine)? == want,
+            "wrong blocks ({alg:?})"
+        );
+    }
+    // Long blocks, some empty, to a few members: with HYPERCUBE_PLAN_MIN_PART small, the
+    // planned routes cut them into parts over several paths.
+    let len = |a: usize, b: usize| {
+        if (a ^ b) % 3 == 1 {
+            5000 + 37 * a + b
+        } else {
+            0
+        }
+    };
+    let mine: Vec<Bytes> = (0..s.p)
+        .map(|t| a2a_block(s, s.me, t, len(s.me, t)))
+        .collect();
+    let want: Vec<Bytes> = (0..s.p)
+        .map(|f| a2a_block(s, f, s.me, len(f, s.me)))
+        .collect();
+    for alg in [Algorithm::Auto, Algorithm::Pairwise, Algorithm::Planned] {
+        ensure!(
+            s.with(alg).alltoallv(&mine)? == want,
+            "wrong long blocks ({alg:?})"
+        );
+    }
     Ok(())
 }
 

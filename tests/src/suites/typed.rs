@@ -271,7 +271,7 @@ fn check(node: &Node, k: u32) {
             .collect();
         assert_eq!(got, want, "alltoall_slice {alg:?}");
     }
-    for alg in [Algorithm::Pairwise, Algorithm::Auto] {
+    for alg in [Algorithm::Pairwise, Algorithm::Auto, Algorithm::Planned] {
         let s = sc.with(alg);
         let blocks: Vec<Vec<u32>> = (0..p)
             .map(|j| ints((me * 100 + j) as u64, j + me))

@@ -76,6 +76,18 @@ impl<'a> Ctx<'a> {
         self.node.isend_internal(self.phys(rel), self.tag, data)
     }
 
+    /// Start a send along `route` (dimensions of the subcube, which are the cube's own
+    /// low dimensions).
+    pub fn isend_routed(
+        &self,
+        rel: u32,
+        data: impl Into<Parts>,
+        route: hypercube_topology::Route,
+    ) -> Result<crate::node::SendRequest> {
+        self.node
+            .isend_routed_internal(self.phys(rel), self.tag, data, route)
+    }
+
     /// Post a receive for the next message of this call from `rel`.
     pub fn irecv(&self, rel: u32) -> Result<crate::node::RecvRequest> {
         self.node.irecv_internal(Some(self.phys(rel)), self.tag)

@@ -22,13 +22,14 @@ fn all_operations() -> Vec<Operation> {
         Scatter,
         Gather,
         Alltoall,
+        Alltoallv,
         Shift,
         Barrier,
     ];
     for op in all {
         match op {
             Bcast | Reduce | Allgather | ReduceScatter | Allreduce | Scan | Scatter | Gather
-            | Alltoall | Shift | Barrier => {}
+            | Alltoall | Alltoallv | Shift | Barrier => {}
         }
     }
     all.to_vec()
@@ -74,6 +75,11 @@ fn call(sc: Subcube<'_>, op: Operation) -> Result<()> {
         Operation::Alltoall => {
             let got = sc.alltoall(&vec![block; p as usize])?;
             assert_eq!(got.len(), p as usize);
+        }
+        Operation::Alltoallv => {
+            let got = sc.alltoallv(&vec![block; p as usize])?;
+            let want: Vec<Bytes> = (0..p).map(|j| Bytes::from(vec![j as u8; 4])).collect();
+            assert_eq!(got, want);
         }
         Operation::Shift => {
             assert_eq!(sc.shift(block, 1, ShiftOrder::Ring)?.len(), 4);

@@ -197,6 +197,21 @@ impl Node {
         })
     }
 
+    /// Start a send with a reserved tag along `route` (`Transport::isend_routed`).
+    pub(crate) fn isend_routed_internal(
+        &self,
+        dest: NodeId,
+        tag: u32,
+        data: impl Into<Parts>,
+        route: hypercube_topology::Route,
+    ) -> Result<SendRequest> {
+        let token = self.inner.t.isend_routed(dest, tag, data.into(), route)?;
+        Ok(SendRequest {
+            t: self.inner.t.clone(),
+            token,
+        })
+    }
+
     /// Send with a reserved tag.
     pub(crate) fn send_internal(
         &self,

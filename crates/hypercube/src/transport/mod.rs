@@ -41,6 +41,21 @@ pub trait Transport: Send + Sync + 'static {
     /// Start sending `data` to `dest`. The data is shared, never copied on the way; its
     /// parts arrive as one contiguous message.
     fn isend(&self, dest: NodeId, tag: u32, data: Parts) -> Result<SendToken>;
+    /// [`Transport::isend`] along `route`: the message crosses the route's dimensions in
+    /// order, then follows e-cube order (`wire/frame.rs`). A transport without links of its
+    /// own (the in-process one) delivers it as `isend` does. Messages from one source with
+    /// one tag on different routes may overtake each other: give them distinct tags, or
+    /// tell them apart by their contents.
+    fn isend_routed(
+        &self,
+        dest: NodeId,
+        tag: u32,
+        data: Parts,
+        route: hypercube_topology::Route,
+    ) -> Result<SendToken> {
+        let _ = route;
+        self.isend(dest, tag, data)
+    }
     /// Has the send finished (its buffer handed over)?
     fn test_send(&self, token: SendToken) -> Result<bool>;
     /// Block until the send has finished.

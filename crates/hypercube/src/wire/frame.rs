@@ -3,7 +3,7 @@
 //! ```text
 //! offset size field
 //!  0     1    kind        1 Eager, 2 Rts, 3 Cts, 4 Data, 5 Credit, 6 Close, 7 Fin
-//!  1     1    flags       0 (reserved)
+//!  1     1    hops        the route's listed hops, 0..=8 (0: e-cube order)
 //!  2     2    reserved    0
 //!  4     4    src         origin node of the message (not the previous hop)
 //!  8     4    dest        final destination node
@@ -12,10 +12,18 @@
 //!                         names every message (Eager too) in a trace
 //! 24     8    total_len   the whole message's length (Rts, Data, Eager); credits (Credit)
 //! 32     4    frame_len   payload bytes that follow this header
-//! 36     4    reserved    0
+//! 36     4    route       the dimensions of the next `hops` hops, 4 bits each, the next
+//!                         hop in the lowest bits; 0 beyond them
 //! ```
+//!
+//! A frame with `hops = 0` follows its e-cube route. A routed frame (a planned many-to-many,
+//! `hypercube_topology::Plan`) crosses the listed dimensions first, in order, and then
+//! (if it is not there yet) follows e-cube order: every node that passes it on takes the
+//! first hop off the list, so the header always lists the hops still to take from the node
+//! that receives it. A route names any dimensions of the cube (hops `< d`) and at most 8,
+//! so a frame's path is finite whatever a peer sends.
 
-use hypercube_topology::NodeId;
+use hypercube_topology::{NodeId, Route};
 
 use crate::ids::HOST;
 
@@ -71,6 +79,8 @@ pub(crate) struct Header {
     pub msg_id: u64,
     pub total_len: u64,
     pub frame_len: u32,
+    /// The hops still to take after the link this header travels on.
+    pub route: Route,
 }
 
 impl Header {
@@ -84,6 +94,7 @@ impl Header {
             msg_id,
             total_len,
             frame_len: 0,
+            route: Route::ECUBE,
         }
     }
 
@@ -91,6 +102,9 @@ impl Header {
     pub fn encode(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
         b[0] = self.kind as u8;
+        let (hops, route) = self.route.packed();
+        b[1] = hops;
+        b[36..40].copy_from_slice(&route.to_le_bytes());
         b[4..8].copy_from_slice(&self.src.to_le_bytes());
         b[8..12].copy_from_slice(&self.dest.to_le_bytes());
         b[12..16].copy_from_slice(&self.tag.to_le_bytes());
@@ -110,9 +124,18 @@ impl Header {
             u64::from_le_bytes(x)
         };
         let kind = Kind::from_u8(b[0]).ok_or_else(|| format!("unknown frame kind {}", b[0]))?;
-        if b[1] != 0 || b[2] != 0 || b[3] != 0 || u32_at(36) != 0 {
+        if b[2] != 0 || b[3] != 0 {
             return Err("reserved header bytes are not zero".into());
         }
+        let dim = num_nodes.trailing_zeros();
+        let route = Route::from_packed(b[1], u32_at(36), dim).ok_or_else(|| {
+            format!(
+                "route of {} hops {:#010x} is not one in a {dim}-cube (at most 8 hops, each \
+                 a dimension below {dim}, nothing beyond the last)",
+                b[1],
+                u32_at(36)
+            )
+        })?;
         let h = Header {
             kind,
             src: u32_at(4),
@@ -121,6 +144,7 @@ impl Header {
             msg_id: u64_at(16),
             total_len: u64_at(24),
             frame_len: u32_at(32),
+            route,
         };
         let valid = |n: NodeId| n < num_nodes || (host && n == HOST);
         if !valid(h.src) || !valid(h.dest) {
@@ -171,6 +195,19 @@ pub(crate) mod strategy {
         }
     }
 
+    /// A route valid in a cube of dimension `dim`: none (e-cube) or up to 8 hops.
+    pub(crate) fn route(dim: u32) -> BoxedStrategy<Route> {
+        if dim == 0 {
+            return Just(Route::ECUBE).boxed();
+        }
+        prop_oneof![
+            Just(Route::ECUBE),
+            prop::collection::vec(0..dim, 1..=8)
+                .prop_map(|dims| Route::from_dims(&dims).expect("at most 8 hops below 16")),
+        ]
+        .boxed()
+    }
+
     /// A payload length, the limits weighted up.
     pub(crate) fn frame_len(max: u32) -> impl Strategy<Value = u32> {
         prop_oneof![Just(0), Just(max), 0..=max]
@@ -191,23 +228,27 @@ pub(crate) mod strategy {
             any::<u64>(),
             prop_oneof![Just(u64::MAX), any::<u64>()],
             frame_len(max_payload),
+            route(num_nodes.trailing_zeros()),
         )
-            .prop_map(|(kind, src, dest, tag, msg_id, total_len, frame_len)| {
-                let (total_len, frame_len) = match kind {
-                    Kind::Eager => (frame_len as u64, frame_len),
-                    Kind::Data => (total_len.max(frame_len as u64), frame_len),
-                    _ => (total_len, 0),
-                };
-                Header {
-                    kind,
-                    src,
-                    dest,
-                    tag,
-                    msg_id,
-                    total_len,
-                    frame_len,
-                }
-            })
+            .prop_map(
+                |(kind, src, dest, tag, msg_id, total_len, frame_len, route)| {
+                    let (total_len, frame_len) = match kind {
+                        Kind::Eager => (frame_len as u64, frame_len),
+                        Kind::Data => (total_len.max(frame_len as u64), frame_len),
+                        _ => (total_len, 0),
+                    };
+                    Header {
+                        kind,
+                        src,
+                        dest,
+                        tag,
+                        msg_id,
+                        total_len,
+                        frame_len,
+                        route,
+                    }
+                },
+            )
     }
 
     /// A cube size (1 to 2^16 nodes) and whether the job has a host.
@@ -291,6 +332,7 @@ mod tests {
                     msg_id: 0,
                     total_len: u64::MAX,
                     frame_len,
+                    route: Route::ECUBE,
                 };
                 let e = Header::decode(&h.encode(), 2, false).unwrap_err();
                 assert!(e.contains("exceeds the limit"), "{e}");
@@ -312,6 +354,7 @@ mod tests {
             msg_id: 1 << 40,
             total_len: 5 << 30,
             frame_len: 1 << 20,
+            route: Route::from_dims(&[2, 0, 1]).unwrap(),
         };
         assert_eq!(Header::decode(&h.encode(), 8, false), Ok(h));
     }
@@ -331,6 +374,17 @@ mod tests {
         let mut h = Header::control(Kind::Rts, 0, 1, 0, 10).encode();
         h[32] = 1;
         assert!(Header::decode(&h, 8, false).is_err());
+        // Routes: more than 8 hops, a hop beyond the cube, bits beyond the last hop.
+        let mut h = Header::control(Kind::Rts, 0, 1, 0, 10).encode();
+        h[1] = 9;
+        assert!(Header::decode(&h, 8, false).unwrap_err().contains("route"));
+        h[1] = 1;
+        h[36] = 3;
+        assert!(Header::decode(&h, 8, false).unwrap_err().contains("3-cube"));
+        h[36] = 0x12;
+        assert!(Header::decode(&h, 8, false).is_err());
+        h[36] = 2;
+        assert!(Header::decode(&h, 8, false).is_ok());
     }
 
     #[test]

@@ -3,13 +3,14 @@
 mod ecube;
 mod mesh;
 mod pairwise;
+mod planned;
 mod ring;
 mod store_forward;
 
 use bytes::Bytes;
 
 use super::ctx::Ctx;
-use super::select::{not_implemented, Algorithm, Operation};
+use super::select::{machine, not_implemented, requested_or_set, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
 
@@ -43,19 +44,76 @@ impl Subcube<'_> {
     }
 
     /// All-to-all personalized with blocks of any lengths: pairwise exchange (Alg. 4.10),
-    /// or, when asked for, e-cube with every block in flight at once (`alltoall/ecube.rs`);
-    /// no other algorithm applies.
+    /// e-cube with every block in flight at once (`alltoall/ecube.rs`), or planned routes
+    /// (`alltoall/planned.rs`: the block sizes are exchanged first, then every block goes
+    /// along a minimal path that unloads the busiest link, when that pays).
+    ///
+    /// The automatic choice (no algorithm asked for, no `HYPERCUBE_ALG_ALLTOALLV`): planned
+    /// where the links are wires (the start-up probe says so) on subcubes of 2 to 8
+    /// dimensions, else pairwise. It cannot depend on the block sizes, which differ between
+    /// members until they are exchanged.
     #[doc(alias = "MPI_Alltoallv")]
     pub fn alltoallv(&self, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
         self.check_blocks(blocks)?;
-        let c = Ctx::new(self.node, self.dim)?;
-        match self.alg {
-            Algorithm::Auto | Algorithm::Pairwise => pairwise::alltoall(&c, blocks),
-            Algorithm::Ecube => ecube::alltoall(&c, blocks),
-            other => Err(Error::InvalidArgument(format!(
-                "alltoallv: algorithm {other:?} does not apply; only Pairwise and Ecube do"
-            ))),
+        let mut alg = requested_or_set(Operation::Alltoallv, self.alg, true)?;
+        let asked = alg == Algorithm::Planned;
+        if alg == Algorithm::Auto {
+            let planned = (2..=hypercube_topology::MAX_PLAN_DIM).contains(&self.dim)
+                && machine().links_bound(self.dim);
+            alg = if planned {
+                Algorithm::Planned
+            } else {
+                Algorithm::Pairwise
+            };
         }
+        let sizes = if alg == Algorithm::Planned {
+            Some(self.block_sizes(blocks)?)
+        } else {
+            None
+        };
+        let c = Ctx::new(self.node, self.dim)?;
+        let bytes = blocks.iter().map(Bytes::len).max().unwrap_or(0);
+        let c = if c.call.is_some() {
+            c.traced(Operation::Alltoallv.env_name(), &alg, bytes)
+        } else {
+            c
+        };
+        match (alg, sizes) {
+            (Algorithm::Pairwise, _) => pairwise::alltoall(&c, blocks),
+            (Algorithm::Ecube, _) => ecube::alltoall(&c, blocks),
+            (Algorithm::Planned, Some(sizes)) => planned::alltoall(&c, blocks, &sizes, asked),
+            (other, _) => Err(not_implemented(Operation::Alltoallv, other)),
+        }
+    }
+
+    /// Every member's block lengths, row by row (p × p, row = sender), by an allgather of
+    /// each member's p lengths.
+    fn block_sizes(&self, blocks: &[Bytes]) -> Result<Vec<u64>> {
+        let row: Vec<u8> = blocks
+            .iter()
+            .flat_map(|b| (b.len() as u64).to_le_bytes())
+            .collect();
+        let rows = Subcube {
+            alg: Algorithm::Auto,
+            ..*self
+        }
+        .allgather(Bytes::from(row))?;
+        let mut sizes = Vec::with_capacity(blocks.len() * blocks.len());
+        for (src, r) in rows.iter().enumerate() {
+            if r.len() != 8 * blocks.len() {
+                return Err(Error::InvalidArgument(format!(
+                    "alltoallv: member {src} passed {} blocks, this member {}: every member \
+                     passes one block per member",
+                    r.len() / 8,
+                    blocks.len()
+                )));
+            }
+            sizes.extend(
+                r.chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8 bytes"))),
+            );
+        }
+        Ok(sizes)
     }
 
     fn check_blocks(&self, blocks: &[Bytes]) -> Result<()> {

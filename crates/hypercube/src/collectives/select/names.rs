@@ -38,6 +38,12 @@ pub enum Algorithm {
     /// (the linear array of §4.1.1 with the pipelining of §4.2): fewer bytes than Alg. 4.9
     /// (≈ 2m(p−1) instead of m p log p), more steps.
     Chain,
+    /// All-to-all personalized with blocks of any lengths along planned routes: after an
+    /// exchange of the block sizes every member computes the same plan
+    /// (`hypercube_topology::Plan`, after Bhatt's ALG II), a minimal path per block (or
+    /// part of a block) chosen to unload the busiest link, and the transport forwards each
+    /// along its route (`alltoall/planned.rs`).
+    Planned,
     /// For all-port hardware: the message in d parts, each over the log p-step algorithm
     /// with its dimension order rotated (Johnsson & Ho's rotated spanning binomial trees),
     /// so that every step drives all d links of every node: one-to-all broadcast and
@@ -64,11 +70,12 @@ impl FromStr for Algorithm {
                 "gray-ring" => Algorithm::GrayRing,
                 "chain" => Algorithm::Chain,
                 "all-port" | "allport" => Algorithm::AllPort,
+                "planned" => Algorithm::Planned,
                 other => {
                     return Err(Error::Config(format!(
                     "unknown collective algorithm {other:?}; use one of auto, hypercube, ring, \
                      mesh, scatter-allgather, reduce-scatter-gather, reduce-scatter-allgather, \
-                     store-forward, pairwise, ecube, gray-ring, chain, all-port"
+                     store-forward, pairwise, ecube, gray-ring, chain, all-port, planned"
                 )))
                 }
             },
@@ -96,8 +103,10 @@ pub enum Operation {
     Scatter,
     /// Gather (`MPI_Gather`, `MPI_Gatherv`).
     Gather,
-    /// All-to-all personalized (`MPI_Alltoall`, `MPI_Alltoallv`).
+    /// All-to-all personalized with blocks of one length (`MPI_Alltoall`).
     Alltoall,
+    /// All-to-all personalized with blocks of any lengths (`MPI_Alltoallv`).
+    Alltoallv,
     /// Circular q-shift.
     Shift,
     /// Barrier (`MPI_Barrier`).
@@ -117,6 +126,7 @@ impl Operation {
             Operation::Scatter => "SCATTER",
             Operation::Gather => "GATHER",
             Operation::Alltoall => "ALLTOALL",
+            Operation::Alltoallv => "ALLTOALLV",
             Operation::Shift => "SHIFT",
             Operation::Barrier => "BARRIER",
         }
@@ -135,6 +145,7 @@ impl Operation {
             Operation::Scatter | Operation::Gather => &[Hypercube, Ecube, AllPort],
             Operation::Barrier => &[Hypercube],
             Operation::Alltoall => &[StoreForward, Pairwise, Ecube, Ring, Mesh],
+            Operation::Alltoallv => &[Pairwise, Ecube, Planned],
             Operation::Shift => &[Ecube, GrayRing],
         }
     }

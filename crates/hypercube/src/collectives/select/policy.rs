@@ -137,6 +137,20 @@ pub fn choose(
     m_bytes: usize,
     commutative: bool,
 ) -> Result<Algorithm> {
+    let alg = requested_or_set(op, requested, commutative)?;
+    if alg != Algorithm::Auto {
+        return Ok(alg);
+    }
+    Ok(automatic(op, k, m_bytes, commutative, &machine()))
+}
+
+/// `requested` unless `Auto`, else the job setting `HYPERCUBE_ALG_<OP>`, else `Auto`:
+/// checked to implement `op` (and, for a non-commutative ⊕, not to reorder it).
+pub(crate) fn requested_or_set(
+    op: Operation,
+    requested: Algorithm,
+    commutative: bool,
+) -> Result<Algorithm> {
     let mut alg = requested;
     if alg == Algorithm::Auto {
         if let Some(v) = job_setting(op) {
@@ -156,9 +170,8 @@ pub fn choose(
                  operator; use Op::Commutative or another algorithm"
             )));
         }
-        return Ok(alg);
     }
-    Ok(automatic(op, k, m_bytes, commutative, &machine()))
+    Ok(alg)
 }
 
 /// The error of an operation's dispatch for an algorithm it has no arm for. [`choose`]

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use hypercube_topology::NodeId;
+use hypercube_topology::{NodeId, Route};
 
 use super::link::{Flush, LinkIn, LinkOut, OutFrame};
 use super::{sockopt, Tuning};
@@ -24,6 +24,8 @@ use crate::wire::frame::Header;
 pub(super) struct PendingSend {
     pub(super) dest: NodeId,
     pub(super) data: Parts,
+    /// The route its data frames take (the one its request took).
+    pub(super) route: Route,
 }
 
 /// Everything the engine's threads share, under one lock.
@@ -44,8 +46,17 @@ pub(crate) struct State {
     pub(super) peer_closed: Vec<bool>,
     /// Per link: EOF or error seen; not polled any more.
     pub(super) link_done: Vec<bool>,
-    /// Per node: it has finished and will send nothing more.
+    /// Per node: it has finished and will send nothing more, and every message it sent
+    /// here has arrived.
     pub(super) finished: Vec<bool>,
+    /// Per node: the messages (eager or announced) this node sent it.
+    pub(super) sent_to: Vec<u64>,
+    /// Per node: the messages (eager or announced) that arrived from it.
+    pub(super) arrived_from: Vec<u64>,
+    /// Per node: how many messages its `Fin` said it sent here (`None`: no `Fin` yet).
+    /// Messages on different routes may arrive after the `Fin`: the node is finished
+    /// when all of them are in.
+    pub(super) fin_count: Vec<Option<u64>>,
 }
 
 /// The engine behind a TCP node.
@@ -160,6 +171,9 @@ impl Engine {
             peer_closed: vec![false; nlinks],
             link_done: vec![false; nlinks],
             finished: vec![false; num_nodes as usize + 1],
+            sent_to: vec![0; num_nodes as usize + 1],
+            arrived_from: vec![0; num_nodes as usize + 1],
+            fin_count: vec![None; num_nodes as usize + 1],
         };
         Ok(Engine {
             me,
@@ -204,6 +218,26 @@ impl Engine {
         let target = if dest == HOST { 0 } else { dest };
         let next = hypercube_topology::ecube_next_hop(self.me, target).unwrap_or(self.me);
         (self.me ^ next).trailing_zeros() as usize
+    }
+
+    /// The link a frame leaves this node on: the first hop its route lists, else its
+    /// e-cube next hop ([`Engine::route`]). Frames to or from the host follow e-cube.
+    pub(super) fn next_link(&self, h: &Header) -> usize {
+        match h.route.first() {
+            Some(k) if self.me != HOST && h.dest != HOST => k as usize,
+            _ => self.route(h.dest),
+        }
+    }
+
+    /// [`Engine::next_link`], and the header as it goes out: its route without that hop.
+    pub(super) fn hop(&self, h: &mut Header) -> usize {
+        let link = self.next_link(h);
+        h.route = if self.me != HOST && h.dest != HOST {
+            h.route.rest()
+        } else {
+            Route::ECUBE
+        };
+        link
     }
 
     /// Index of a node (or the host) in per-node tables.
@@ -388,15 +422,15 @@ impl Engine {
         self.notify();
     }
 
-    /// Route a frame towards its destination (or deliver it here).
+    /// Send a frame on its way: along the hops its route lists, then e-cube.
     pub(super) fn send_frame(
         &self,
         st: &mut State,
-        h: Header,
+        mut h: Header,
         payload: Parts,
         completes: Option<u64>,
     ) {
-        let link = self.route(h.dest);
+        let link = self.hop(&mut h);
         self.push(st, link, OutFrame::new(&h, payload, completes));
     }
 

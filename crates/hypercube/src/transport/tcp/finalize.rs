@@ -34,7 +34,10 @@ impl TcpTransport {
                 let mut st = e.lock();
                 let others: Vec<NodeId> = e.others().collect();
                 for n in others {
-                    let h = Header::control(Kind::Fin, e.me, n, 0, 0);
+                    // It carries how many messages went to `n`: those on other routes may
+                    // arrive after it, and `n` waits for them before it calls us finished.
+                    let sent = st.sent_to[e.slot(n)];
+                    let h = Header::control(Kind::Fin, e.me, n, 0, sent);
                     e.send_frame(&mut st, h, Parts::default(), None);
                 }
             }

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use hypercube_topology::NodeId;
+use hypercube_topology::{NodeId, Route};
 
 use engine::relock;
 
@@ -158,7 +158,21 @@ impl Transport for TcpTransport {
 
     fn isend(&self, dest: NodeId, tag: u32, data: Parts) -> Result<SendToken> {
         self.check_dest(dest)?;
-        self.engine.send(dest, tag, data)
+        self.engine.send(dest, tag, data, Route::ECUBE)
+    }
+
+    fn isend_routed(&self, dest: NodeId, tag: u32, data: Parts, route: Route) -> Result<SendToken> {
+        self.check_dest(dest)?;
+        if dest == HOST || self.engine.me == HOST {
+            return self.engine.send(dest, tag, data, Route::ECUBE);
+        }
+        if let Some(k) = route.dims().find(|&k| k >= self.engine.dim) {
+            return Err(Error::InvalidArgument(format!(
+                "a route crosses dimension {k} of a {}-cube",
+                self.engine.dim
+            )));
+        }
+        self.engine.send(dest, tag, data, route)
     }
 
     fn test_send(&self, token: SendToken) -> Result<bool> {

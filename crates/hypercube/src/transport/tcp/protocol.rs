@@ -9,7 +9,7 @@
 use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
-use hypercube_topology::NodeId;
+use hypercube_topology::{NodeId, Route};
 
 use super::engine::{Engine, PendingSend, State};
 use super::link::{Item, LinkIn, OutFrame, ReadError, ReadOutcome};
@@ -31,10 +31,16 @@ impl Engine {
     /// Start sending `data` to `dest` (checked by the caller): to this node itself, eagerly
     /// within the credit, else by rendezvous — waiting first while too many bytes of large
     /// sends are pending.
-    pub(super) fn send(&self, dest: NodeId, tag: u32, data: Parts) -> Result<SendToken> {
+    pub(super) fn send(
+        &self,
+        dest: NodeId,
+        tag: u32,
+        data: Parts,
+        route: Route,
+    ) -> Result<SendToken> {
         let t0 = if trace::on() { trace::now() } else { 0 };
         let len = data.len() as u64;
-        let (token, id) = self.start_send(dest, tag, data)?;
+        let (token, id) = self.start_send(dest, tag, data, route)?;
         if trace::on() {
             trace::send(t0, dest, tag, len, id);
         }
@@ -42,7 +48,13 @@ impl Engine {
     }
 
     /// [`Engine::send`] without the trace: the token and the message's number.
-    fn start_send(&self, dest: NodeId, tag: u32, data: Parts) -> Result<(SendToken, u64)> {
+    fn start_send(
+        &self,
+        dest: NodeId,
+        tag: u32,
+        data: Parts,
+        route: Route,
+    ) -> Result<(SendToken, u64)> {
         let len = data.len() as u64;
         if dest == self.me {
             let mut st = self.lock();
@@ -77,7 +89,9 @@ impl Engine {
                     msg_id: id,
                     total_len: len,
                     frame_len: len as u32,
+                    route,
                 };
+                st.sent_to[slot] += 1;
                 self.send_frame(&mut st, h, data, None);
                 return Ok((SENT, id));
             }
@@ -91,8 +105,10 @@ impl Engine {
         let mut st = self.lock();
         let id = st.next_msg_id;
         st.next_msg_id += 1;
-        st.pending.insert(id, PendingSend { dest, data });
+        st.pending.insert(id, PendingSend { dest, data, route });
         st.pending_bytes += len;
+        let slot = self.slot(dest);
+        st.sent_to[slot] += 1;
         let h = Header {
             kind: Kind::Rts,
             src: self.me,
@@ -101,6 +117,7 @@ impl Engine {
             msg_id: id,
             total_len: len,
             frame_len: 0,
+            route,
         };
         self.send_frame(&mut st, h, Parts::default(), None);
         Ok((id, id))
@@ -271,8 +288,10 @@ impl Engine {
             Kind::Eager => {
                 st.mailbox
                     .arrive_id(h.src, h.tag, h.total_len, Body::Ready(payload), h.msg_id);
+                self.arrived(st, h.src);
             }
             Kind::Rts => {
+                self.arrived(st, h.src);
                 let need = st.mailbox.arrive_id(
                     h.src,
                     h.tag,
@@ -299,19 +318,30 @@ impl Engine {
             }
             Kind::Fin => {
                 let slot = self.slot(h.src);
-                st.finished[slot] = true;
+                st.fin_count[slot] = Some(h.total_len);
+                st.finished[slot] = st.arrived_from[slot] >= h.total_len;
             }
             Kind::Close => {}
         }
     }
 
+    /// A message (eager or announced) from `src` arrived: count it, and if `src`'s `Fin`
+    /// came first (it took a shorter route), `src` is finished once its count is reached.
+    fn arrived(&self, st: &mut State, src: NodeId) {
+        let slot = self.slot(src);
+        st.arrived_from[slot] += 1;
+        if let Some(n) = st.fin_count[slot] {
+            st.finished[slot] = st.arrived_from[slot] >= n;
+        }
+    }
+
     /// Cut-through: a frame for another node whose payload still arrives on input `link`
     /// goes on its route now, open, with the bytes that came so far.
-    fn pass_on_start(&self, st: &mut State, link: usize, h: Header, first: Bytes) {
+    fn pass_on_start(&self, st: &mut State, link: usize, mut h: Header, first: Bytes) {
         if trace::on() {
             self.trace_forward(&h);
         }
-        let out = self.route(h.dest);
+        let out = self.hop(&mut h);
         self.push(st, out, OutFrame::open(&h, first, link));
         self.note_forward();
     }
@@ -375,13 +405,17 @@ impl Engine {
             return;
         }
         let data = p.data.clone();
+        let route = p.route;
         let total = data.len() as u64;
         if data.is_empty() {
             st.pending.remove(&msg_id);
             self.notify();
             return;
         }
-        let link = self.route(receiver);
+        // Every data frame leaves on the route's first link, carrying the rest.
+        let mut first = Header::control(Kind::Data, self.me, receiver, msg_id, total);
+        first.route = route;
+        let link = self.hop(&mut first);
         let chunk = match self.wire_chunk.load(std::sync::atomic::Ordering::Relaxed) {
             0 => self.tuning.chunk,
             c => c,
@@ -391,13 +425,8 @@ impl Engine {
             let end = (off + chunk).min(data.len());
             let last = end == data.len();
             let h = Header {
-                kind: Kind::Data,
-                src: self.me,
-                dest: receiver,
-                tag: 0,
-                msg_id,
-                total_len: total,
                 frame_len: (end - off) as u32,
+                ..first
             };
             let frame = OutFrame::new(&h, data.slice(off..end), last.then_some(msg_id));
             // Queue all chunks, then write: push() flushes only when the queue was empty.
@@ -454,6 +483,6 @@ impl Engine {
         } else {
             h.frame_len as u64
         };
-        trace::forward(h.src, h.dest, h.msg_id, kind, bytes, self.route(h.dest));
+        trace::forward(h.src, h.dest, h.msg_id, kind, bytes, self.next_link(h));
     }
 }
