@@ -86,6 +86,35 @@ impl Subcube<'_> {
         }
     }
 
+    /// The route plan that a planned [`Subcube::alltoallv`] follows for the block sizes
+    /// `sizes` (p × p bytes, row = sender, p = [`Subcube::size`]): every block's parts and
+    /// their paths, and the bytes on every link (`busiest()` over the link rate is its
+    /// predicted time). The balanced plan when this handle asks for
+    /// [`Algorithm::Planned`] by name; otherwise the one the automatic choice runs —
+    /// balanced where it is predicted faster than e-cube, else e-cube. Computed locally, as
+    /// every member does; nothing is sent.
+    ///
+    /// ```
+    /// use hypercube::collectives::Algorithm;
+    /// use hypercube::topology::plan::patterns::{permutation, transpose};
+    /// hypercube::local::run_local(4, |node| {
+    ///     let sizes = permutation(4, 1 << 18, |n| transpose(n, 4));
+    ///     let plan = node.cube().with(Algorithm::Planned).alltoallv_plan(&sizes).unwrap();
+    ///     assert!(plan.busiest() < 2 << 18); // e-cube loads one link with two blocks
+    /// });
+    /// ```
+    pub fn alltoallv_plan(&self, sizes: &[u64]) -> Result<hypercube_topology::Plan> {
+        let p = self.size() as usize;
+        if sizes.len() != p * p {
+            return Err(Error::InvalidArgument(format!(
+                "alltoallv_plan: {} sizes for {p} members (p × p = {} expected)",
+                sizes.len(),
+                p * p
+            )));
+        }
+        planned::choose_plan(self.dim, sizes, &machine(), self.alg == Algorithm::Planned)
+    }
+
     /// Every member's block lengths, row by row (p × p, row = sender), by an allgather of
     /// each member's p lengths.
     fn block_sizes(&self, blocks: &[Bytes]) -> Result<Vec<u64>> {
