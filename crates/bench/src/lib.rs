@@ -15,6 +15,10 @@
 //! - `hypercube-bench cubenet` (or `scripts/cubenet-compare.sh`): ours and Open MPI on the
 //!   same emulated hypercube network of shaped links, beside the link bound ([`cubenet`],
 //!   [`linkbound`]); writes `docs/perf/cubenet.md` and `docs/perf/cubenet/`.
+//! - `hypercube-bench routing`: planned against e-cube routes and Open MPI's
+//!   `MPI_Alltoallv` on many-to-many workloads (transpose, bit reversal, the thesis's
+//!   random tables) on the emulated network ([`routing`]; node programs `m2m` and
+//!   `crates/bench/c/m2m_mpi.c`); writes `docs/perf/routing.md`.
 //! - `hypercube-bench mpi NP tcp|shm BENCH ...` and `hypercube-bench c-floor`: one run of
 //!   the C peers by hand ([`peers`]: built on first use into `target/bench-c/`).
 //!
@@ -30,6 +34,7 @@ pub mod model_fit;
 pub mod osu;
 pub mod peers;
 pub mod report;
+pub mod routing;
 
 use std::fmt;
 use std::str::FromStr;

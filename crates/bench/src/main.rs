@@ -63,6 +63,9 @@ enum Cmd {
     /// Ours vs. Open MPI on the emulated hypercube network (hcrun --link-rate, cubenet),
     /// beside the link bound: writes docs/perf/cubenet.md and docs/perf/cubenet/ (root only)
     Cubenet(hypercube_bench::cubenet::Args),
+    /// Planned against e-cube routes and Open MPI's MPI_Alltoallv on many-to-many workloads
+    /// on the emulated network: writes docs/perf/routing.md (root only)
+    Routing(hypercube_bench::routing::Args),
 }
 
 #[derive(Args, Debug)]
@@ -363,6 +366,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::CFloor { args } => c_floor_cmd(&args),
         Cmd::Compare(a) => compare_cmd(a),
         Cmd::Cubenet(a) => hypercube_bench::cubenet::main(a, machine_line()),
+        Cmd::Routing(a) => hypercube_bench::routing::main(a),
         Cmd::CubenetModel(a) => hypercube_bench::model_fit::run(a),
         Cmd::Report { out } => {
             let recs = compare::read_csv(&out.join("results.csv"))?;

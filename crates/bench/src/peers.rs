@@ -136,6 +136,18 @@ impl CPrograms {
         self.build_one("osu_mpi", MPICC, OPENMPI_PACKAGES)
     }
 
+    /// The many-to-many benchmark `m2m_mpi` (`MPI_Alltoallv` of a size matrix), built like
+    /// [`CPrograms::mpi`].
+    pub fn m2m_mpi(&self) -> anyhow::Result<PathBuf> {
+        if find_in_path(MPIRUN).is_none() {
+            bail!(
+                "{MPIRUN} not found; on Debian: apt-get install {OPENMPI_PACKAGES} \
+                 (scripts/install-bench-deps.sh does it when run as root)"
+            );
+        }
+        self.build_one("m2m_mpi", MPICC, OPENMPI_PACKAGES)
+    }
+
     /// The C floor `tcp_floor`, built with `cc` if it is missing or older than its source.
     pub fn floor(&self) -> anyhow::Result<PathBuf> {
         self.build_one("tcp_floor", CC, CC_PACKAGE)

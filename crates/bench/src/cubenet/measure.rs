@@ -25,7 +25,7 @@ use super::runner::{Job, Runner, LOCK_PATH};
 
 /// The commit, and whether the code the programs were built from had uncommitted changes
 /// (the runtime, launcher or benchmarks).
-pub(super) fn commit_line(repo: &Path) -> String {
+pub(crate) fn commit_line(repo: &Path) -> String {
     let repo = repo.to_string_lossy();
     let commit = shell_line("git", &["-C", &repo, "rev-parse", "--short", "HEAD"]);
     let dirty = Command::new("git")

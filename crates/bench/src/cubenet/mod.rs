@@ -39,6 +39,7 @@ mod tests;
 
 pub use args::{default_out, Args, DEFAULT_NAME};
 pub use figures::figure;
+pub(crate) use measure::commit_line;
 pub use medians::{medians, time_text, Figures, Key};
 pub use network::{parse_hosts, Network, CUBE_IF, MGMT_NET};
 pub use page::{
@@ -62,7 +63,7 @@ use crate::peers::CPrograms;
 use crate::report::RunInfo;
 use crate::{load_average, shell_line};
 
-use measure::{commit_line, finish, measure_case, Meta};
+use measure::{finish, measure_case, Meta};
 use network::Tools;
 use plan::Plan;
 use runner::{catch_signals, Runner};

@@ -80,6 +80,25 @@ impl Network {
         Ok(net)
     }
 
+    /// `mpirun.openmpi` for `np` ranks on this network, one per namespace, its TCP
+    /// transport bound to the cube interface and its out-of-band channel to the management
+    /// network, ranks yielding when idle: the program and its arguments follow.
+    pub fn mpirun(&self, np: u32) -> Command {
+        let mut c = Command::new(crate::peers::MPIRUN);
+        c.args(["--allow-run-as-root", "-np", &np.to_string(), "--hostfile"])
+            .arg(&self.hostfile)
+            .args(["--bind-to", "none"])
+            .args(["--mca", "mpi_yield_when_idle", "1"])
+            .args(["--mca", "pml", "ob1", "--mca", "btl", "tcp,self"])
+            .args(["--mca", "btl_tcp_if_include", CUBE_IF])
+            .args(["--mca", "oob_tcp_if_include", MGMT_NET])
+            .args(["--mca", "rtc", "^hwloc", "--mca", "plm_rsh_agent"])
+            .arg(&self.agent)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        c
+    }
+
     pub(super) fn cubenet(&self, args: &[String]) -> Result<std::process::Output> {
         let out = Command::new(&self.cubenet)
             .args(["--name", &self.name])

@@ -10,11 +10,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use crate::compare::run_cmd;
-use crate::peers;
 use crate::report::size_text;
 use crate::Bench;
 
-use super::network::{Network, Tools, CUBE_IF, MGMT_NET};
+use super::network::{Network, Tools};
 use super::plan::osu_iters_arg;
 use super::rows::{parse_output, Measured, OMPI};
 
@@ -128,20 +127,8 @@ impl Runner {
 
     pub(super) fn mpi_cmd(&self, net: &Network, bin: &Path, j: &Job<'_>) -> Command {
         let np = if j.bench.is_p2p() { 2 } else { net.nodes };
-        let mut c = Command::new(peers::MPIRUN);
-        c.args(["--allow-run-as-root", "-np", &np.to_string(), "--hostfile"])
-            .arg(&net.hostfile)
-            .args(["--bind-to", "none"])
-            .args(["--mca", "mpi_yield_when_idle", "1"])
-            .args(["--mca", "pml", "ob1", "--mca", "btl", "tcp,self"])
-            .args(["--mca", "btl_tcp_if_include", CUBE_IF])
-            .args(["--mca", "oob_tcp_if_include", MGMT_NET])
-            .args(["--mca", "rtc", "^hwloc", "--mca", "plm_rsh_agent"])
-            .arg(&net.agent)
-            .arg(bin)
-            .args(bench_args(j))
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        let mut c = net.mpirun(np);
+        c.arg(bin).args(bench_args(j));
         c
     }
 

@@ -53,8 +53,12 @@ pub(crate) fn alltoall(
     for leg in plan.legs_to(me) {
         recvs.push((leg.src, c.irecv(leg.src)?));
     }
+    // Sends in the order of Alg. 4.10 (step j to member me XOR j): at any moment the
+    // members send to different members, not all to the same one.
+    let mut legs: Vec<_> = plan.legs_from(me).iter().collect();
+    legs.sort_by_key(|l| (l.dst ^ me, l.offset));
     let mut sends = Vec::new();
-    for leg in plan.legs_from(me) {
+    for leg in legs {
         let block = &blocks[leg.dst as usize];
         let (from, to) = (leg.offset as usize, (leg.offset + leg.bytes) as usize);
         if block.len() != sizes[(me * p + leg.dst) as usize] as usize || to > block.len() {
