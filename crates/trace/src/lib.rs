@@ -1,11 +1,12 @@
 //! Message traces of hypercube jobs (`docs/tracing.md`): merge the per-rank files a traced
 //! job writes into one Chrome / Perfetto trace ([`merge`]), read it back ([`model`]),
-//! summarise it per rank ([`stats`]), draw its space-time diagram ([`timeline`]) and one
-//! call step by step on the cube ([`steps`]).
+//! summarise it per rank ([`stats`]), draw its space-time diagram ([`timeline`]), one
+//! call step by step on the cube ([`steps`]) and the load of every link over time ([`links`]).
 //! The `hctrace` binary is the command line over these.
 
 #![deny(missing_docs)]
 
+pub mod links;
 pub mod merge;
 pub mod model;
 pub mod stats;

@@ -111,6 +111,17 @@ fn calls(t: &Trace) -> BTreeMap<u32, Vec<&Slice>> {
     by_rank
 }
 
+/// The window of call `k` (from its earliest start to its latest end over the ranks) and
+/// its name, or `None` past the last call.
+pub fn call_window(t: &Trace, k: usize) -> Option<((f64, f64), String)> {
+    let all = calls(t);
+    let of_k: Vec<&Slice> = all.values().filter_map(|v| v.get(k).copied()).collect();
+    let first = of_k.first()?;
+    let lo = of_k.iter().map(|s| s.ts).fold(f64::INFINITY, f64::min);
+    let hi = of_k.iter().map(|s| s.end()).fold(0.0, f64::max);
+    Some(((lo, hi), first.name.clone()))
+}
+
 /// How many calls the trace has (the most any rank made).
 pub fn count(t: &Trace) -> usize {
     calls(t).values().map(Vec::len).max().unwrap_or(0)
