@@ -204,3 +204,58 @@ pub(crate) fn choose_plan(k: u32, sizes: &[u64], m: &Machine, always: bool) -> R
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collectives::select::CostModel;
+
+    fn part(digest: u64, offset: u64, body: &[u8]) -> Bytes {
+        let mut v = digest.to_le_bytes().to_vec();
+        v.extend(offset.to_le_bytes());
+        v.extend_from_slice(body);
+        Bytes::from(v)
+    }
+
+    #[test]
+    fn parts_of_another_plan_or_out_of_their_block_are_refused() {
+        let ok = unprefix(&part(7, 4, b"abcd"), 7, 1, 8).unwrap();
+        assert_eq!(ok, (4, Bytes::from_static(b"abcd")));
+        let e = unprefix(&part(8, 0, b"ab"), 7, 1, 8)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("plan") && e.contains("disagree"), "{e}");
+        let e = unprefix(&part(7, 6, b"abcd"), 7, 1, 8)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("overruns"), "{e}");
+        let e = unprefix(&part(7, u64::MAX, b"a"), 7, 1, 8)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("overruns"), "{e}");
+        let e = unprefix(&Bytes::from_static(b"short"), 7, 1, 8)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("prefix"), "{e}");
+    }
+
+    /// On slow links a transpose's plan is predicted (and chosen) faster than e-cube; a
+    /// complete exchange stays on e-cube, whose routes are balanced already.
+    #[test]
+    fn the_plan_runs_only_where_it_is_predicted_faster() {
+        use hypercube_topology::plan::patterns::{permutation, transpose};
+        let mut m = machine();
+        m.model = CostModel::new(150e-6, 80e-9);
+        let sizes = permutation(4, 256 << 10, |n| transpose(n, 4));
+        let chosen = choose_plan(4, &sizes, &m, false).unwrap();
+        let ecube = Plan::ecube(4, &sizes).unwrap();
+        assert!(chosen.busiest() * 2 <= ecube.busiest());
+        let mut dense = vec![64u64 << 10; 256];
+        for i in 0..16 {
+            dense[i * 16 + i] = 0;
+        }
+        let chosen = choose_plan(4, &dense, &m, false).unwrap();
+        assert_eq!(chosen, Plan::ecube(4, &dense).unwrap());
+        assert_eq!(min_part(&m), (4.0f64 * 150e-6 / 80e-9) as u64);
+    }
+}
