@@ -47,7 +47,7 @@ pub(crate) fn alltoall(
 ) -> Result<Vec<Bytes>> {
     let p = c.p();
     let me = c.me;
-    let plan = choose_plan(c.k, sizes, &machine(), always)?;
+    let plan = cached_plan(c.k, sizes, always)?;
     let digest = plan.digest();
     let mut recvs = Vec::new();
     for leg in plan.legs_to(me) {
@@ -178,6 +178,24 @@ pub(crate) fn predicted(plan: &Plan, m: &Machine) -> f64 {
     }
     let most = sent.into_iter().max().unwrap_or(0);
     m.model.t_s * f64::from(most) + m.model.t_w * plan.busiest() as f64
+}
+
+/// [`choose_plan`] on this machine, remembered for the last sizes seen: an iterative
+/// program that exchanges the same sizes every step computes its plan once (a dense
+/// 8-cube's plan is 65,280 dynamic programs).
+fn cached_plan(k: u32, sizes: &[u64], always: bool) -> Result<std::sync::Arc<Plan>> {
+    use std::sync::{Arc, Mutex};
+    type Last = Option<(u32, bool, Vec<u64>, Arc<Plan>)>;
+    static LAST: Mutex<Last> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((lk, la, ls, plan)) = last.as_ref() {
+        if *lk == k && *la == always && ls[..] == *sizes {
+            return Ok(plan.clone());
+        }
+    }
+    let plan = Arc::new(choose_plan(k, sizes, &machine(), always)?);
+    *last = Some((k, always, sizes.to_vec(), plan.clone()));
+    Ok(plan)
 }
 
 /// The plan that runs: balanced if `always` or if it is predicted faster than e-cube,
