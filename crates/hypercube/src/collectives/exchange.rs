@@ -71,6 +71,13 @@ impl Subcube<'_> {
     /// twice (a periodic axis of length 2, where successor and predecessor coincide) sends
     /// two messages, which pair up in list order on both sides.
     ///
+    /// The blocks go along their e-cube routes, each straight to its partner. With
+    /// [`Subcube::with`]`(`[`Algorithm::Planned`](super::Algorithm::Planned)`)` (every
+    /// member alike) and partners listed once each, they go along planned routes instead:
+    /// the exchange runs as a planned [`Subcube::alltoallv`] whose other blocks are empty
+    /// (`docs/routing.md`) — worth its size exchange when partners are several links apart
+    /// and their e-cube routes share links; a mesh's neighbours are one link apart already.
+    ///
     /// ```
     /// use hypercube::topology::{Boundary, Mesh};
     /// hypercube::local::run_local(3, |node| {
@@ -102,6 +109,24 @@ impl Subcube<'_> {
                     last: base + size - 1,
                 });
             }
+        }
+        let distinct = {
+            let mut ns: Vec<NodeId> = partners.iter().map(|&(n, _)| n).collect();
+            ns.sort_unstable();
+            ns.windows(2).all(|w| w[0] != w[1])
+        };
+        if self.alg == super::Algorithm::Planned && distinct {
+            // Along planned routes: the exchange as an alltoallv whose other blocks are
+            // empty (`alltoall/planned.rs`), for partners that are not neighbours.
+            let mut blocks = vec![Bytes::new(); size as usize];
+            for (n, b) in partners {
+                blocks[(n - base) as usize] = b.clone();
+            }
+            let got = self.alltoallv(&blocks)?;
+            return Ok(partners
+                .iter()
+                .map(|&(n, _)| got[(n - base) as usize].clone())
+                .collect());
         }
         let ctx = self.exchange_ctx(partners.iter().map(|(_, b)| b.len()).sum())?;
         swap(&ctx, partners.iter().map(|(n, b)| (n - base, b)))
@@ -210,6 +235,7 @@ fn swap<'b>(
 mod tests {
     use bytes::Bytes;
 
+    use super::super::Algorithm;
     use crate::error::Error;
     use crate::local::run_local;
 
@@ -281,6 +307,30 @@ mod tests {
                 pair.exchange_with(&[(me, Bytes::new())]),
                 Err(Error::InvalidNode { .. })
             ));
+        });
+    }
+
+    /// Partners at the antipode (3 links apart) and a neighbour, along planned routes and
+    /// along e-cube: the same blocks.
+    #[test]
+    fn exchange_with_far_partners_along_planned_routes() {
+        run_local(3, |node| {
+            let me = node.mynode();
+            let partners = [
+                (me ^ 7, Bytes::from(vec![me as u8; 5000 + me as usize])),
+                (me ^ 1, Bytes::from(vec![me as u8 + 100; 300])),
+            ];
+            let want: Vec<Bytes> = partners
+                .iter()
+                .map(|&(n, _)| match n == me ^ 7 {
+                    true => Bytes::from(vec![n as u8; 5000 + n as usize]),
+                    false => Bytes::from(vec![n as u8 + 100; 300]),
+                })
+                .collect();
+            for alg in [Algorithm::Auto, Algorithm::Planned] {
+                let got = node.cube().with(alg).exchange_with(&partners).unwrap();
+                assert_eq!(got, want, "{alg:?}");
+            }
         });
     }
 
