@@ -28,14 +28,14 @@ impl Subcube<'_> {
             ));
         }
         let (alg, c) = self.start(Operation::Alltoall, blocks[0].len(), true)?;
-        let out = match alg {
-            Algorithm::StoreForward => store_forward::alltoall(&c, blocks)?,
-            Algorithm::Pairwise => pairwise::alltoall(&c, blocks)?,
-            Algorithm::Ecube => ecube::alltoall(&c, blocks)?,
-            Algorithm::Ring => ring::alltoall(&c, blocks)?,
-            Algorithm::Mesh => mesh::alltoall(&c, blocks)?,
-            other => return Err(not_implemented(Operation::Alltoall, other)),
-        };
+        let out = c.guard(match alg {
+            Algorithm::StoreForward => store_forward::alltoall(&c, blocks),
+            Algorithm::Pairwise => pairwise::alltoall(&c, blocks),
+            Algorithm::Ecube => ecube::alltoall(&c, blocks),
+            Algorithm::Ring => ring::alltoall(&c, blocks),
+            Algorithm::Mesh => mesh::alltoall(&c, blocks),
+            other => Err(not_implemented(Operation::Alltoall, other)),
+        })?;
         if out.iter().any(|b| b.len() != blocks[0].len()) {
             return Err(super::ctx::unequal_blocks("alltoall"));
         }
@@ -49,13 +49,13 @@ impl Subcube<'_> {
     pub fn alltoallv(&self, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
         self.check_blocks(blocks)?;
         let c = Ctx::new(self.node, self.dim)?;
-        match self.alg {
+        c.guard(match self.alg {
             Algorithm::Auto | Algorithm::Pairwise => pairwise::alltoall(&c, blocks),
             Algorithm::Ecube => ecube::alltoall(&c, blocks),
             other => Err(Error::InvalidArgument(format!(
                 "alltoallv: algorithm {other:?} does not apply; only Pairwise and Ecube do"
             ))),
-        }
+        })
     }
 
     fn check_blocks(&self, blocks: &[Bytes]) -> Result<()> {
