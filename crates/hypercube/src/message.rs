@@ -42,6 +42,9 @@ pub struct Select {
     pub source: Option<NodeId>,
     /// Whether `TypeSel::Any` may also match reserved (internal) types. Only the runtime sets it.
     pub(crate) internal: bool,
+    /// A reserved tag also accepted, from any source: a collective call's failure notice
+    /// (`tags::failure`). Only the runtime sets it.
+    pub(crate) or_any: Option<u32>,
 }
 
 impl Select {
@@ -51,6 +54,7 @@ impl Select {
             ty: ty.into(),
             source: None,
             internal: false,
+            or_any: None,
         }
     }
 
@@ -60,6 +64,7 @@ impl Select {
             ty: ty.into(),
             source: Some(source),
             internal: false,
+            or_any: None,
         }
     }
 
@@ -69,11 +74,23 @@ impl Select {
             ty: TypeSel::Is(tag),
             source,
             internal: true,
+            or_any: None,
+        }
+    }
+
+    /// [`Select::internal`] that also accepts a message of tag `also` from any source.
+    pub(crate) fn internal_or(source: Option<NodeId>, tag: u32, also: u32) -> Self {
+        Select {
+            or_any: Some(also),
+            ..Select::internal(source, tag)
         }
     }
 
     /// Does a message with this source and raw tag match?
     pub(crate) fn matches(&self, source: NodeId, tag: u32) -> bool {
+        if self.or_any == Some(tag) {
+            return true;
+        }
         if let Some(s) = self.source {
             if s != source {
                 return false;

@@ -11,7 +11,8 @@
 //! |---|---|---|---|
 //! | `0x0000_0000..=0x7FFF_FFFF` | — | user message types ([`USER`], [`MAX_USER_TYPE`]) | — |
 //! | `0x8000_0000..=0xC3FF_FFFF` | 0..=16 | utilities and collectives on a subcube of dimension = slot ([`COLLECTIVE`], [`collective`]) | the call counter (wrapping) |
-//! | `0xC400_0000..=0xE7FF_FFFF` | 17..=25 | spare, unassigned ([`SPARE`]) | — |
+//! | `0xC400_0000..=0xD7FF_FFFF` | 17..=21 | a collective call's failure notices ([`FAILURE`], [`failure`]) | the subcube dimension (bits 24..29) and the call counter's low 24 bits |
+//! | `0xD800_0000..=0xE7FF_FFFF` | 22..=25 | spare, unassigned ([`SPARE`]) | — |
 //! | `0xE800_0000..=0xEBFF_FFFF` | 26 | the start-up link probe ([`BOOTSTRAP`], `boot::probe`) | — |
 //! | `0xEC00_0000..=0xEFFF_FFFF` | 27 | the trace's start-up clock exchange ([`TRACE`], `boot::clock::estimate_clock`) | — |
 //! | `0xF000_0000..=0xF3FF_FFFF` | 28 | runtime control ([`CONTROL`]): the finalize barrier, [`FINALIZE`] = `0xF000_0000`; the rest unused | — |
@@ -35,6 +36,13 @@
 //!   only accept types up to [`MAX_RESERVED_USER_TYPE`] (2^26 − 1); a larger type is
 //!   refused with [`Error::IpscArgument`](crate::Error::IpscArgument) before anything is
 //!   sent.
+//! - **Failure notices**: a member whose part of a collective call fails (e.g. it received
+//!   a block of another length than its own) tells every other member on the call's
+//!   failure tag, which each of the call's receives also accepts, from any member
+//!   (`collectives/ctx.rs`), so that no member waits for a message that will never come
+//!   and none takes a wrong result for a right one. The tag keeps the counter's low 24 bits:
+//!   a notice nobody took (its receiver had finished) could only meet the call 2^24 calls
+//!   later on a subcube of the same dimension.
 //! - **Finalize** has a slot of its own, outside every keyed range: no user type can make
 //!   a utility message that the finalize barrier would take (or the reverse).
 //! - **Spare** slots are reserved: nothing sends them today.
@@ -70,9 +78,12 @@ pub(crate) const MAX_DIM: u32 = 16;
 pub(crate) const USER: RangeInclusive<u32> = 0..=MAX_USER_TYPE;
 /// Collective tags, slot = subcube dimension (0..=[`MAX_DIM`]).
 pub(crate) const COLLECTIVE: RangeInclusive<u32> = slots(0, MAX_DIM);
+/// Failure notices of collective calls ([`failure`]).
+#[cfg_attr(not(test), allow(dead_code))] // the table's row, for the tests
+pub(crate) const FAILURE: RangeInclusive<u32> = slots(MAX_DIM + 1, MAX_DIM + 5);
 /// Spare, unassigned.
 #[cfg_attr(not(test), allow(dead_code))] // reserved: nothing sends these tags yet
-pub(crate) const SPARE: RangeInclusive<u32> = slots(MAX_DIM + 1, 25);
+pub(crate) const SPARE: RangeInclusive<u32> = slots(MAX_DIM + 6, 25);
 /// The start-up work: the link probe (`boot::probe`).
 pub(crate) const BOOTSTRAP: RangeInclusive<u32> = slots(26, 26);
 /// The trace's start-up clock exchange (sent only when tracing is on).
@@ -112,6 +123,17 @@ pub(crate) fn keyed(slot: Keyed, ty: u32) -> Option<u32> {
 pub(crate) fn collective(dim: u32, counter: u32) -> u32 {
     debug_assert!(dim <= MAX_DIM, "subcube dimension {dim} > {MAX_DIM}");
     *COLLECTIVE.start() | (dim << LOW_BITS) | (counter & LOW_MASK)
+}
+
+/// The failure-notice tag of the collective call whose tag is `call` ([`collective`]):
+/// in [`FAILURE`], the subcube dimension above the counter's low 24 bits.
+pub(crate) fn failure(call: u32) -> u32 {
+    debug_assert!(
+        COLLECTIVE.contains(&call),
+        "{call:#x} is not a collective tag"
+    );
+    let dim = (call >> LOW_BITS) & 0x1F;
+    *FAILURE.start() + (dim << 24 | (call & 0xFF_FFFF))
 }
 
 #[cfg(test)]

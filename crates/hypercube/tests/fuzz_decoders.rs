@@ -86,6 +86,9 @@ fn socket_addr() -> impl Strategy<Value = SocketAddr> {
     prop_oneof![
         (any::<[u8; 4]>(), any::<u16>()).prop_map(SocketAddr::from),
         (any::<[u16; 8]>(), any::<u16>()).prop_map(|(s, port)| (Ipv6Addr::from(s), port).into()),
+        (any::<[u16; 8]>(), any::<u16>(), any::<u32>()).prop_map(|(s, port, scope)| {
+            SocketAddr::V6(SocketAddrV6::new(Ipv6Addr::from(s), port, 0, scope))
+        }),
     ]
 }
 
@@ -210,7 +213,7 @@ fn codec_format_is_pinned() {
     };
     assert_eq!(
         codec::encode(&table).unwrap(),
-        [0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2, 0xa0, 0x0f, 1]
+        [0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2, 0xa0, 0x0f, 0, 0, 0, 0, 1]
     );
     assert_eq!(
         codec::decode::<ToNode>(&codec::encode(&table).unwrap()).unwrap(),
@@ -268,6 +271,48 @@ fn codec_drops_ipv6_scope() {
         (b.ip(), b.port(), b.flowinfo(), b.scope_id()),
         (&"fe80::1".parse::<Ipv6Addr>().unwrap(), 4000, 0, 0)
     );
+}
+
+/// The control messages keep the scope id (`control::scoped`): a link-local listener
+/// `fe80::1%3` reaches every node with its interface, in the `Hello` and in the `Table`;
+/// an IPv4 address with a scope id is refused.
+#[test]
+fn control_messages_keep_ipv6_scope() {
+    let a: SocketAddr = "[fe80::1%3]:4000".parse().unwrap();
+    let SocketAddr::V6(v6) = a else {
+        panic!("not V6")
+    };
+    assert_eq!(v6.scope_id(), 3);
+    let hello = ToLauncher::Hello {
+        rank: 1,
+        listen: a,
+        proof: [7; 32],
+    };
+    let back: ToLauncher = codec::decode(&codec::encode(&hello).unwrap()).unwrap();
+    assert_eq!(back, hello);
+    let ToLauncher::Hello { listen, .. } = back else {
+        panic!("not Hello")
+    };
+    assert_eq!(listen.to_string(), "[fe80::1%3]:4000");
+    let v4: SocketAddr = "10.0.0.2:4000".parse().unwrap();
+    let table = ToNode::Table {
+        addrs: vec![v4, a],
+        host: false,
+    };
+    let back: ToNode = codec::decode(&codec::encode(&table).unwrap()).unwrap();
+    assert_eq!(back, table);
+    // 10.0.0.2:4000 with scope 1: not an address.
+    let mut bad = codec::encode(&ToNode::Table {
+        addrs: vec![v4],
+        host: false,
+    })
+    .unwrap();
+    let at = bad.len() - 5;
+    bad[at] = 1;
+    assert!(matches!(
+        codec::decode::<ToNode>(&bad),
+        Err(Error::Codec(_))
+    ));
 }
 
 // ---------------------------------------------------------------------------------------

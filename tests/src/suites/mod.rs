@@ -5,4 +5,5 @@
 
 pub mod collectives;
 pub mod ipsc;
+pub mod mismatch;
 pub mod typed;

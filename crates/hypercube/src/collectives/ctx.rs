@@ -1,11 +1,27 @@
 //! The context of one collective call: the subcube in relative ranks, the call's reserved
 //! tag, point-to-point helpers, and the packing of several blocks into one message.
+//!
+//! **A call that fails on one member fails on every member that has not finished it.**
+//! When a member's part of the call ends in an error — most often a message that does
+//! not fit what this member passed (another length: the members disagree) — it cannot
+//! send what the others wait for, and what it had received it cannot pass on as correct.
+//! So [`Ctx::guard`] sends a *failure notice* (the node and its error's text, on the
+//! call's failure tag, `tags::failure`) to every other member, and every receive of the
+//! call ([`Ctx::recv`], [`Ctx::irecv`], [`Ctx::sendrecv`], [`Ctx::recv_any`]) accepts a
+//! notice from any member in place of the message it waits for, and fails with it. A
+//! member therefore never waits for a message that will not come, and takes no step past
+//! a check that failed: every member either completes with what every other member sent
+//! it, or returns an error (the node that found the problem names it; the others quote
+//! it). The notices cost nothing while calls succeed.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
 use crate::error::{Error, Result};
-use crate::node::Node;
+use crate::message::{Message, Select};
+use crate::node::{Node, RecvRequest};
 use crate::parts::Parts;
 
 /// One call of a collective on the subcube of dimension `k` that contains this node.
@@ -19,8 +35,48 @@ pub(crate) struct Ctx<'a> {
     /// This node's relative rank.
     pub me: u32,
     tag: u32,
+    /// The call's failure-notice tag (`tags::failure`).
+    failure: u32,
+    /// Set when a failure notice was received: the member that sent it told every member,
+    /// so [`Ctx::guard`] does not tell them again.
+    told: AtomicBool,
     /// The call's interval in the trace (when tracing is on); recorded when dropped.
     pub(crate) call: Option<crate::trace::Call>,
+}
+
+/// A posted receive of a collective call ([`Ctx::irecv`]): completes with the message, or
+/// with a failure notice from any member as an error.
+#[must_use = "a receive request should be waited for"]
+pub(crate) struct CallRecv<'c> {
+    r: RecvRequest,
+    failure: u32,
+    told: &'c AtomicBool,
+}
+
+impl CallRecv<'_> {
+    /// Wait for the message (or a failure notice: an error).
+    pub fn wait(self) -> Result<Message> {
+        checked(self.failure, self.told, self.r.wait()?)
+    }
+}
+
+/// A received message of a call whose failure tag is `failure`, or the error a failure
+/// notice carries (then `told` is set).
+fn checked(failure: u32, told: &AtomicBool, m: Message) -> Result<Message> {
+    if m.tag != failure {
+        return Ok(m);
+    }
+    told.store(true, Ordering::Relaxed);
+    let (origin, text) = match m.data.split_first_chunk::<4>() {
+        Some((n, text)) => (
+            u32::from_le_bytes(*n).to_string(),
+            String::from_utf8_lossy(text).into_owned(),
+        ),
+        None => (m.source.to_string(), String::new()),
+    };
+    Err(Error::InvalidArgument(format!(
+        "node {origin} stopped this collective call on every member: {text}"
+    )))
 }
 
 impl<'a> Ctx<'a> {
@@ -29,14 +85,56 @@ impl<'a> Ctx<'a> {
     pub fn new(node: &'a Node, k: u32) -> Result<Ctx<'a>> {
         check_dim(node, k)?;
         let base = hypercube_topology::subcube_base(node.mynode(), k);
+        let tag = node.collective_tag(k);
         Ok(Ctx {
             node,
             k,
             base,
             me: node.mynode() - base,
-            tag: node.collective_tag(k),
+            tag,
+            failure: crate::tags::failure(tag),
+            told: AtomicBool::new(false),
             call: crate::trace::Call::begin("collective", k, base),
         })
+    }
+
+    /// The selector of this call's receives: its tag from `from` (or any member), or its
+    /// failure notice from any member.
+    fn select(&self, from: Option<u32>) -> Select {
+        Select::internal_or(from.map(|r| self.phys(r)), self.tag, self.failure)
+    }
+
+    /// A received message of this call, or the error a failure notice carries.
+    fn checked(&self, m: Message) -> Result<Message> {
+        checked(self.failure, &self.told, m)
+    }
+
+    /// The end of this member's part of the call: `r` as it is; if it is an error that no
+    /// failure notice brought here, a notice of it is sent first to every other member of
+    /// the subcube (see the module docs), so none of them waits for this node or goes on
+    /// with a partial result. Every collective passes its algorithm's result through here.
+    pub fn guard<R>(&self, r: Result<R>) -> Result<R> {
+        if let Err(e) = &r {
+            if !self.told.swap(true, Ordering::Relaxed) {
+                let mut notice = (self.node.mynode()).to_le_bytes().to_vec();
+                notice.extend_from_slice(e.to_string().as_bytes());
+                let notice = Bytes::from(notice);
+                // Best effort: a member that cannot be reached learns of the failure from
+                // the transport.
+                let sends: Vec<_> = (0..self.p())
+                    .filter(|&j| j != self.me)
+                    .filter_map(|j| {
+                        self.node
+                            .isend_internal(self.phys(j), self.failure, notice.clone())
+                            .ok()
+                    })
+                    .collect();
+                for s in sends {
+                    let _ = s.wait();
+                }
+            }
+        }
+        r
     }
 
     /// Name the call in the trace (tracing on): operation, algorithm, message bytes.
@@ -65,10 +163,8 @@ impl<'a> Ctx<'a> {
 
     /// Receive the next message of this call from `rel`.
     pub fn recv(&self, rel: u32) -> Result<Bytes> {
-        Ok(self
-            .node
-            .recv_internal(Some(self.phys(rel)), self.tag)?
-            .into_data())
+        let m = self.node.irecv_sel(self.select(Some(rel)))?.wait()?;
+        Ok(self.checked(m)?.into_data())
     }
 
     /// Start a send.
@@ -89,15 +185,20 @@ impl<'a> Ctx<'a> {
     }
 
     /// Post a receive for the next message of this call from `rel`.
-    pub fn irecv(&self, rel: u32) -> Result<crate::node::RecvRequest> {
-        self.node.irecv_internal(Some(self.phys(rel)), self.tag)
+    pub fn irecv(&self, rel: u32) -> Result<CallRecv<'_>> {
+        Ok(CallRecv {
+            r: self.node.irecv_sel(self.select(Some(rel)))?,
+            failure: self.failure,
+            told: &self.told,
+        })
     }
 
     /// Receive the next message of this call from any member of the subcube: its
     /// relative rank and its bytes. A message of this call's tag from outside the subcube
     /// is a peer's error, reported, never taken for a member's.
     pub fn recv_any(&self) -> Result<(u32, Bytes)> {
-        let m = self.node.recv_internal(None, self.tag)?;
+        let m = self.node.irecv_sel(self.select(None))?.wait()?;
+        let m = self.checked(m)?;
         let src = m.source();
         if src == crate::ids::HOST || hypercube_topology::subcube_base(src, self.k) != self.base {
             return Err(Error::InvalidArgument(format!(
@@ -112,6 +213,18 @@ impl<'a> Ctx<'a> {
     /// Send to `to` and receive from `from` at the same time (both directions of a link
     /// are used at once, as in the book's exchange steps).
     pub fn sendrecv(&self, to: u32, data: impl Into<Parts>, from: u32) -> Result<Bytes> {
+        let r = self.node.irecv_sel(self.select(Some(from)))?;
+        let s = self.node.isend_internal(self.phys(to), self.tag, data)?;
+        let m = r.wait()?;
+        s.wait()?;
+        Ok(self.checked(m)?.into_data())
+    }
+
+    /// [`Ctx::sendrecv`] whose receive takes only the data, never a failure notice: for a
+    /// step that every member reaches without receiving anything first, so its message
+    /// always comes, and must be taken — a message of lent memory (`lend.rs`) left
+    /// unreceived in a mailbox of the in-process transport would keep its sender waiting.
+    pub fn sendrecv_first(&self, to: u32, data: impl Into<Parts>, from: u32) -> Result<Bytes> {
         let r = self.node.irecv_internal(Some(self.phys(from)), self.tag)?;
         let s = self.node.isend_internal(self.phys(to), self.tag, data)?;
         let m = r.wait()?;
@@ -297,6 +410,16 @@ impl Unit {
     }
 }
 
+/// The call a length error names, and its hint at the v-variant: the typed call's when one
+/// is running (`("alltoall_slice", " (for slices of different lengths use
+/// alltoallv_slice)")`), else the byte form `what`'s.
+pub(crate) fn call_and_hint(what: &str) -> (String, String) {
+    match Unit::current() {
+        Some(u) => (u.call.to_string(), u.v_hint()),
+        None => (what.to_string(), v_hint_bytes(what)),
+    }
+}
+
 /// The byte form's v-variant named in a length error of `what` (`allgather` →
 /// `" (or use allgatherv)"`).
 pub(crate) fn v_hint_bytes(what: &str) -> String {
@@ -326,31 +449,20 @@ pub(crate) fn unequal_blocks(what: &str) -> Error {
     })
 }
 
-/// [`unpack`] for an algorithm that must keep going when the blocks are wrong, so that no
-/// partner waits forever for a message this node would not send: the first problem
-/// ([`check_equal`] or [`unpack`]'s) is kept in `bad` — the algorithm returns it at its
-/// end — and the blocks become placeholders (the whole message, then empty blocks).
-pub(crate) fn unpack_or_note(
+/// [`unpack`] after [`check_equal`]: the blocks of a message from `from`, whose own
+/// block is `own` bytes, or the error that names the member of another length. The
+/// algorithm returns that error at once: the call's failure notice ([`Ctx::guard`]) stops
+/// every member that would wait for this one, and nothing this node received unchecked is
+/// passed on as if it were right.
+pub(crate) fn unpack_equal(
     msg: Bytes,
     ids: &[u32],
     layout: Layout<'_>,
     what: &str,
     (from, own): (u32, usize),
-    bad: &mut Option<Error>,
-) -> Vec<Bytes> {
-    let split = check_equal(&msg, ids.len(), own, layout, what, from)
-        .and_then(|()| unpack(msg.clone(), ids, layout, what));
-    match split {
-        Ok(blocks) => blocks,
-        Err(e) => {
-            bad.get_or_insert(e);
-            let mut blocks = vec![Bytes::new(); ids.len()];
-            if let Some(first) = blocks.first_mut() {
-                *first = msg;
-            }
-            blocks
-        }
-    }
+) -> Result<Vec<Bytes>> {
+    check_equal(&msg, ids.len(), own, layout, what, from)?;
+    unpack(msg, ids, layout, what)
 }
 
 /// Split a message into the blocks of relative ranks `ids` (without copying).

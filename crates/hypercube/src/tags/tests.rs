@@ -14,10 +14,11 @@ use crate::transport::tcp::Tuning;
 use crate::transport::Transport;
 
 /// Every range of the layout, in the order of the module doc's table.
-fn layout() -> [(&'static str, RangeInclusive<u32>); 9] {
+fn layout() -> [(&'static str, RangeInclusive<u32>); 10] {
     [
         ("user types", USER),
         ("collectives", COLLECTIVE),
+        ("failure notices", FAILURE),
         ("spare", SPARE),
         ("bootstrap", BOOTSTRAP),
         ("trace", TRACE),
@@ -44,7 +45,8 @@ fn layout_covers_the_tag_space_without_overlap() {
     let table = [
         (0x0000_0000, 0x7FFF_FFFF),
         (0x8000_0000, 0xC3FF_FFFF),
-        (0xC400_0000, 0xE7FF_FFFF),
+        (0xC400_0000, 0xD7FF_FFFF),
+        (0xD800_0000, 0xE7FF_FFFF),
         (0xE800_0000, 0xEBFF_FFFF),
         (0xEC00_0000, 0xEFFF_FFFF),
         (0xF000_0000, 0xF3FF_FFFF),
@@ -100,8 +102,15 @@ fn every_tag_falls_in_its_own_range() {
             assert_eq!(owners(t), ["collectives"], "dim {dim}, call {counter}");
             assert_eq!((t >> LOW_BITS) & 0x1F, dim);
             assert_eq!(t & LOW_MASK, counter & LOW_MASK);
+            // Its failure notices: a tag of their own, one per dimension and counter
+            // (low 24 bits), never another call's data or another dimension's notice.
+            let f = failure(t);
+            assert_eq!(owners(f), ["failure notices"], "dim {dim}, call {counter}");
+            assert_eq!((f - FAILURE.start()) >> 24, dim);
+            assert_eq!(f & 0xFF_FFFF, counter & 0xFF_FFFF);
         }
     }
+    assert_eq!(failure(collective(0, 0)), *FAILURE.start());
 
     // Type-keyed: types 0..=MAX_RESERVED_USER_TYPE fill the slot, larger ones have no tag.
     for (name, slot) in [

@@ -85,7 +85,8 @@ pub enum ToLauncher {
     Hello {
         /// The node's rank.
         rank: u32,
-        /// Its link listener.
+        /// Its link listener (an IPv6 scope id kept: [`scoped`]).
+        #[serde(with = "scoped")]
         listen: SocketAddr,
         /// `proof(secret, job, rank)`.
         proof: [u8; 32],
@@ -114,7 +115,8 @@ pub enum ToLauncher {
 pub enum ToNode {
     /// Every node's link listener, indexed by rank.
     Table {
-        /// Listener addresses by rank.
+        /// Listener addresses by rank (IPv6 scope ids kept: [`scoped`]).
+        #[serde(with = "scoped::vec")]
         addrs: Vec<SocketAddr>,
         /// The job has a host process (it dials node 0).
         host: bool,
@@ -126,6 +128,63 @@ pub enum ToNode {
         /// Why.
         reason: String,
     },
+}
+
+/// Socket addresses in control messages with their IPv6 scope id: serde writes a
+/// `SocketAddr` as address and port only, so a link-local listener (`fe80::1%3`) would
+/// arrive without the interface it is reachable through. Each address is written as the
+/// serde `SocketAddr`, then the scope id (`u32`; 0 for IPv4, where another value is
+/// refused). The flow label is not kept (a listener has none).
+pub mod scoped {
+    use std::net::SocketAddr;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    fn pair(a: &SocketAddr) -> (SocketAddr, u32) {
+        match a {
+            SocketAddr::V4(_) => (*a, 0),
+            SocketAddr::V6(v6) => (*a, v6.scope_id()),
+        }
+    }
+
+    fn unpair<E: serde::de::Error>((a, scope): (SocketAddr, u32)) -> Result<SocketAddr, E> {
+        match a {
+            SocketAddr::V6(mut v6) => {
+                v6.set_scope_id(scope);
+                Ok(SocketAddr::V6(v6))
+            }
+            SocketAddr::V4(_) if scope == 0 => Ok(a),
+            SocketAddr::V4(_) => Err(E::custom(format!("an IPv4 address with scope id {scope}"))),
+        }
+    }
+
+    /// Serialize one address with its scope id.
+    pub fn serialize<S: Serializer>(a: &SocketAddr, s: S) -> Result<S::Ok, S::Error> {
+        pair(a).serialize(s)
+    }
+
+    /// Deserialize one address with its scope id.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SocketAddr, D::Error> {
+        unpair(<(SocketAddr, u32)>::deserialize(d)?)
+    }
+
+    /// The same for a vector of addresses.
+    pub mod vec {
+        use super::*;
+
+        /// Serialize the addresses with their scope ids.
+        pub fn serialize<S: Serializer>(v: &[SocketAddr], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(v.iter().map(pair))
+        }
+
+        /// Deserialize addresses with their scope ids.
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<SocketAddr>, D::Error> {
+            Vec::<(SocketAddr, u32)>::deserialize(d)?
+                .into_iter()
+                .map(unpair::<D::Error>)
+                .collect()
+        }
+    }
 }
 
 /// The proof a node gives in its `Hello`.

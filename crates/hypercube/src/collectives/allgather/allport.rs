@@ -12,7 +12,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::collectives::ctx::{bounds, pack, unpack_or_note, Ctx, Layout};
+use crate::collectives::ctx::{bounds, pack, unpack_equal, Ctx, Layout};
 use crate::error::Result;
 
 /// Every node's `mine` → all blocks by relative rank. Each part's slices travel in
@@ -23,7 +23,6 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
         return Ok(vec![mine]);
     }
     let own = mine.len();
-    let mut bad = None;
     let given: Vec<Vec<usize>> = match layout {
         Layout::Given(sizes) => (0..d)
             .map(|i| sizes.iter().map(|&z| bounds(z, d, i).len()).collect())
@@ -55,14 +54,7 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
             ids.sort_unstable();
             let got = r.wait()?.into_data();
             let part = bounds(own, d, i).len();
-            let got = unpack_or_note(
-                got,
-                &ids,
-                part_layout(i),
-                "allgather",
-                (partner(i), part),
-                &mut bad,
-            );
+            let got = unpack_equal(got, &ids, part_layout(i), "allgather", (partner(i), part))?;
             let h = &mut held[i as usize];
             h.extend(ids.into_iter().zip(got));
             h.sort_unstable_by_key(|(n, _)| *n);
@@ -70,9 +62,6 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
         for s in sends {
             s.wait()?;
         }
-    }
-    if let Some(e) = bad {
-        return Err(e);
     }
     // Every part now holds all p nodes' slices in rank order: join them per node.
     Ok((0..c.p() as usize)

@@ -4,14 +4,12 @@
 
 use bytes::Bytes;
 
-use crate::collectives::ctx::{pack, unpack_or_note, Ctx, Layout};
+use crate::collectives::ctx::{pack, unpack_equal, Ctx, Layout};
 use crate::error::Result;
 
 /// Every node's `mine` → all blocks by relative rank.
 pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<Vec<Bytes>> {
     let own = mine.len();
-    // Blocks of the wrong length are reported at the end, after every exchange.
-    let mut bad = None;
     // held = blocks of the aligned rank range of 2^i nodes containing me, in rank order
     let mut held = vec![mine];
     for i in 0..c.k {
@@ -20,12 +18,12 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
         let first = partner & !(half - 1);
         let ids: Vec<u32> = (first..first + half).collect();
         let got = c.sendrecv(partner, pack(&held, layout), partner)?;
-        let got = unpack_or_note(got, &ids, layout, "allgather", (partner, own), &mut bad);
+        let got = unpack_equal(got, &ids, layout, "allgather", (partner, own))?;
         held = if partner < c.me {
             got.into_iter().chain(held).collect()
         } else {
             held.into_iter().chain(got).collect()
         };
     }
-    bad.map_or(Ok(held), Err)
+    Ok(held)
 }

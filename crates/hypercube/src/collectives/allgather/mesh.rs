@@ -9,7 +9,7 @@ use bytes::Bytes;
 use hypercube_topology::{ginv, gray};
 
 use super::ring::ring_pass;
-use crate::collectives::ctx::{pack, unpack_or_note, Ctx, Layout};
+use crate::collectives::ctx::{check_equal, pack, unpack_equal, Ctx, Layout};
 use crate::collectives::select::mesh_shape;
 use crate::error::Result;
 
@@ -31,6 +31,13 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
     let own = mine.len();
     let row_members: Vec<u32> = (0..cols).map(|j| rank_at(row, j, c.k)).collect();
     let row_blocks = ring_pass(c, &row_members, col as usize, mine)?;
+    // Equal blocks: the row's must all be this node's length before they go on as one
+    // message, which the column checks only as a whole (2 + 6 bytes pass for 4 + 4).
+    if let Layout::Equal = layout {
+        for (j, b) in row_blocks.iter().enumerate() {
+            check_equal(b, 1, own, layout, "allgather", row_members[j])?;
+        }
+    }
     let col_members: Vec<u32> = (0..r).map(|i| rank_at(i, col, c.k)).collect();
     let rows = ring_pass(
         c,
@@ -39,16 +46,15 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
         pack(&row_blocks, layout).into_bytes(),
     )?;
     let mut out = vec![Bytes::new(); c.p() as usize];
-    let mut bad = None;
     for (i, packed) in rows.into_iter().enumerate() {
         let ids: Vec<u32> = (0..cols).map(|j| rank_at(i as u32, j, c.k)).collect();
         let from = rank_at(i as u32, col, c.k);
-        for (j, b) in unpack_or_note(packed, &ids, layout, "allgather", (from, own), &mut bad)
+        for (j, b) in unpack_equal(packed, &ids, layout, "allgather", (from, own))?
             .into_iter()
             .enumerate()
         {
             out[ids[j] as usize] = b;
         }
     }
-    bad.map_or(Ok(out), Err)
+    Ok(out)
 }

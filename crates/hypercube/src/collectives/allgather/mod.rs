@@ -20,13 +20,13 @@ impl Subcube<'_> {
     #[doc(alias = "MPI_Allgather")]
     pub fn allgather(&self, block: Bytes) -> Result<Vec<Bytes>> {
         let (alg, c) = self.start(Operation::Allgather, block.len(), true)?;
-        let out = match alg {
-            Algorithm::Hypercube => hypercube::allgather(&c, block, Layout::Equal)?,
-            Algorithm::AllPort => allport::allgather(&c, block, Layout::Equal)?,
-            Algorithm::Ring => ring::allgather(&c, block)?,
-            Algorithm::Mesh => mesh::allgather(&c, block, Layout::Equal)?,
-            other => return Err(not_implemented(Operation::Allgather, other)),
-        };
+        let out = c.guard(match alg {
+            Algorithm::Hypercube => hypercube::allgather(&c, block, Layout::Equal),
+            Algorithm::AllPort => allport::allgather(&c, block, Layout::Equal),
+            Algorithm::Ring => ring::allgather(&c, block),
+            Algorithm::Mesh => mesh::allgather(&c, block, Layout::Equal),
+            other => Err(not_implemented(Operation::Allgather, other)),
+        })?;
         if out.iter().any(|b| b.len() != out[0].len()) {
             return Err(super::ctx::unequal_blocks("allgather"));
         }
@@ -38,12 +38,12 @@ impl Subcube<'_> {
     #[doc(alias = "MPI_Allgatherv")]
     pub fn allgatherv(&self, block: Bytes) -> Result<Vec<Bytes>> {
         let (alg, c) = self.start(Operation::Allgather, block.len(), true)?;
-        match alg {
+        c.guard(match alg {
             Algorithm::Hypercube => hypercube::allgather(&c, block, Layout::Framed),
             Algorithm::AllPort => allport::allgather(&c, block, Layout::Framed),
             Algorithm::Ring => ring::allgather(&c, block),
             Algorithm::Mesh => mesh::allgather(&c, block, Layout::Framed),
             other => Err(not_implemented(Operation::Allgather, other)),
-        }
+        })
     }
 }

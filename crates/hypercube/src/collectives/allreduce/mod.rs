@@ -19,12 +19,12 @@ impl Subcube<'_> {
         op.check()?;
         let m = std::mem::size_of_val(data);
         let (alg, c) = self.start(Operation::Allreduce, m, op.is_commutative())?;
-        match alg {
+        c.guard(match alg {
             Algorithm::Hypercube => hypercube::allreduce(&c, data.to_vec(), op),
             Algorithm::ReduceScatterAllgather => reduce_scatter_allgather::allreduce(&c, data, op),
             Algorithm::AllPort => reduce_scatter_allgather::allreduce_all_port(&c, data, op),
             Algorithm::Ring => ring::allreduce(&c, data.to_vec(), op),
             other => Err(not_implemented(Operation::Allreduce, other)),
-        }
+        })
     }
 }

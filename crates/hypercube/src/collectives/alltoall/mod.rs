@@ -29,14 +29,14 @@ impl Subcube<'_> {
             ));
         }
         let (alg, c) = self.start(Operation::Alltoall, blocks[0].len(), true)?;
-        let out = match alg {
-            Algorithm::StoreForward => store_forward::alltoall(&c, blocks)?,
-            Algorithm::Pairwise => pairwise::alltoall(&c, blocks)?,
-            Algorithm::Ecube => ecube::alltoall(&c, blocks)?,
-            Algorithm::Ring => ring::alltoall(&c, blocks)?,
-            Algorithm::Mesh => mesh::alltoall(&c, blocks)?,
-            other => return Err(not_implemented(Operation::Alltoall, other)),
-        };
+        let out = c.guard(match alg {
+            Algorithm::StoreForward => store_forward::alltoall(&c, blocks),
+            Algorithm::Pairwise => pairwise::alltoall(&c, blocks),
+            Algorithm::Ecube => ecube::alltoall(&c, blocks),
+            Algorithm::Ring => ring::alltoall(&c, blocks),
+            Algorithm::Mesh => mesh::alltoall(&c, blocks),
+            other => Err(not_implemented(Operation::Alltoall, other)),
+        })?;
         if out.iter().any(|b| b.len() != blocks[0].len()) {
             return Err(super::ctx::unequal_blocks("alltoall"));
         }
@@ -78,12 +78,12 @@ impl Subcube<'_> {
         } else {
             c
         };
-        match (alg, sizes) {
+        c.guard(match (alg, sizes) {
             (Algorithm::Pairwise, _) => pairwise::alltoall(&c, blocks),
             (Algorithm::Ecube, _) => ecube::alltoall(&c, blocks),
             (Algorithm::Planned, Some(sizes)) => planned::alltoall(&c, blocks, &sizes, asked),
             (other, _) => Err(not_implemented(Operation::Alltoallv, other)),
-        }
+        })
     }
 
     /// The route plan that a planned [`Subcube::alltoallv`] follows for the block sizes

@@ -6,7 +6,7 @@
 use bytes::Bytes;
 use hypercube_topology::{ginv, gray};
 
-use crate::collectives::ctx::{concat, Ctx};
+use crate::collectives::ctx::{call_and_hint, concat, Ctx};
 use crate::error::{Error, Result};
 
 /// The ring exchange among `members` (relative ranks in ring order; this node is
@@ -29,9 +29,10 @@ pub(crate) fn ring_exchange(
     for i in 1..n {
         let got = c.sendrecv(right, msg, left)?;
         if got.len() != item_len * (n - i) {
+            let (call, hint) = call_and_hint("alltoall");
             return Err(Error::InvalidArgument(format!(
-                "alltoall: received {} bytes where {} packets of {item_len} bytes were \
-                 expected; every member must pass blocks of one length",
+                "{call}: received {} bytes from node {left} where {} packets of {item_len} \
+                 bytes were expected; every member must pass blocks of one length{hint}",
                 got.len(),
                 n - i
             )));

@@ -12,9 +12,9 @@ impl Subcube<'_> {
     #[doc(alias = "MPI_Barrier")]
     pub fn barrier(&self) -> Result<()> {
         let (alg, c) = self.start(Operation::Barrier, 0, true)?;
-        match alg {
+        c.guard(match alg {
             Algorithm::Hypercube => hypercube::barrier(&c),
             other => Err(not_implemented(Operation::Barrier, other)),
-        }
+        })
     }
 }

@@ -27,11 +27,11 @@ impl Subcube<'_> {
             )));
         }
         let (alg, c) = self.start(Operation::Bcast, len_bytes, true)?;
-        match alg {
+        c.guard(match alg {
             Algorithm::Hypercube => hypercube::bcast(&c, r, data, len_bytes),
             Algorithm::AllPort => allport::bcast(&c, r, data, len_bytes),
             Algorithm::ScatterAllgather => scatter_allgather::bcast(&c, r, data, len_bytes),
             other => Err(not_implemented(Operation::Bcast, other)),
-        }
+        })
     }
 }

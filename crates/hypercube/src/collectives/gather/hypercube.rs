@@ -5,7 +5,7 @@
 
 use bytes::Bytes;
 
-use crate::collectives::ctx::{pack, unpack_or_note, Ctx, Layout};
+use crate::collectives::ctx::{pack, unpack_equal, Ctx, Layout};
 use crate::error::Result;
 
 /// Every node's `mine` → at relative rank `root`, all blocks by relative rank.
@@ -17,8 +17,6 @@ pub(crate) fn gather(
 ) -> Result<Option<Vec<Bytes>>> {
     let v = c.me ^ root;
     let own = mine.len();
-    // Blocks of the wrong length are reported at the end, after passing on what came.
-    let mut bad = None;
     // held[u] = block of virtual rank v + u
     let mut held = vec![mine];
     for i in 0..c.k {
@@ -29,21 +27,11 @@ pub(crate) fn gather(
         let partner = (v ^ half) ^ root;
         if v & half != 0 {
             c.send(partner, pack(&held, layout))?;
-            return bad.map_or(Ok(None), Err);
+            return Ok(None);
         }
         let ids: Vec<u32> = (0..half).map(|u| (v + half + u) ^ root).collect();
         let got = c.recv(partner)?;
-        held.extend(unpack_or_note(
-            got,
-            &ids,
-            layout,
-            "gather",
-            (partner, own),
-            &mut bad,
-        ));
-    }
-    if let Some(e) = bad {
-        return Err(e);
+        held.extend(unpack_equal(got, &ids, layout, "gather", (partner, own))?);
     }
     if c.me != root {
         return Ok(None);

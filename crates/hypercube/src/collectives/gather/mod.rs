@@ -19,12 +19,12 @@ impl Subcube<'_> {
     pub fn gather(&self, root: NodeId, block: Bytes) -> Result<Option<Vec<Bytes>>> {
         let r = rel_root(self.node, self.dim, root)?;
         let (alg, c) = self.start(Operation::Gather, block.len(), true)?;
-        match alg {
+        c.guard(match alg {
             Algorithm::Hypercube => hypercube::gather(&c, r, block, Layout::Equal),
             Algorithm::Ecube => ecube::gather(&c, r, block, true),
             Algorithm::AllPort => allport::gather(&c, r, block, true),
             other => Err(not_implemented(Operation::Gather, other)),
-        }
+        })
     }
 
     /// Gatherv: like [`Subcube::gather`] with blocks of any lengths.
@@ -33,11 +33,11 @@ impl Subcube<'_> {
         let r = rel_root(self.node, self.dim, root)?;
         // Lengths differ between members, so the automatic choice must not depend on them.
         let (alg, c) = self.start(Operation::Gather, 0, true)?;
-        match alg {
+        c.guard(match alg {
             Algorithm::Hypercube => hypercube::gather(&c, r, block, Layout::Framed),
             Algorithm::Ecube => ecube::gather(&c, r, block, false),
             Algorithm::AllPort => allport::gather(&c, r, block, false),
             other => Err(not_implemented(Operation::Gather, other)),
-        }
+        })
     }
 }

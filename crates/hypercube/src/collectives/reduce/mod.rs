@@ -28,11 +28,11 @@ impl Subcube<'_> {
         let r = rel_root(self.node, self.dim, root)?;
         let m = std::mem::size_of_val(data);
         let (alg, c) = self.start(Operation::Reduce, m, op.is_commutative())?;
-        match alg {
+        c.guard(match alg {
             Algorithm::Hypercube => hypercube::reduce(&c, r, data.to_vec(), op),
             Algorithm::AllPort => allport::reduce(&c, r, data, op),
             Algorithm::ReduceScatterGather => reduce_scatter_gather::reduce(&c, r, data, op),
             other => Err(not_implemented(Operation::Reduce, other)),
-        }
+        })
     }
 }

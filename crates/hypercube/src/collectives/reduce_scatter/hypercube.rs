@@ -76,7 +76,13 @@ fn halving<'a, T: Pod>(
             parts.into()
         };
         let expected: usize = keep_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
-        let got = c.sendrecv(partner, out, partner)?;
+        // The first step's message may be lent memory: taken whatever else arrives
+        // (every member sends it before it can fail; `Ctx::sendrecv_first`).
+        let got = if i == 0 {
+            c.sendrecv_first(partner, out, partner)?
+        } else {
+            c.sendrecv(partner, out, partner)?
+        };
         check_len::<T>(&got, expected, "reduce_scatter")?;
         let mut off = 0;
         for j in keep_ids {

@@ -20,11 +20,11 @@ impl Subcube<'_> {
         op.check()?;
         let m = std::mem::size_of_val(data);
         let (alg, c) = self.start(Operation::ReduceScatter, m, op.is_commutative())?;
-        match alg {
+        c.guard(match alg {
             Algorithm::Hypercube => hypercube::reduce_scatter(&c, data, op),
             Algorithm::AllPort => allport::reduce_scatter(&c, data, op),
             Algorithm::Ring => ring::reduce_scatter(&c, data.to_vec(), op),
             other => Err(not_implemented(Operation::ReduceScatter, other)),
-        }
+        })
     }
 }

@@ -31,10 +31,10 @@ impl Subcube<'_> {
         op.check()?;
         let m = std::mem::size_of_val(data);
         let (alg, c) = self.start(Operation::Scan, m, true)?;
-        match alg {
+        c.guard(match alg {
             Algorithm::Hypercube => hypercube::scan(&c, data.to_vec(), op, inclusive),
             Algorithm::Chain => chain::scan(&c, data.to_vec(), op, inclusive),
             other => Err(not_implemented(Operation::Scan, other)),
-        }
+        })
     }
 }

@@ -43,12 +43,12 @@ impl Subcube<'_> {
             }
         }
         let (alg, c) = self.start(Operation::Scatter, block_len, true)?;
-        let mine = match alg {
-            Algorithm::Hypercube => hypercube::scatter(&c, r, blocks.to_vec(), Layout::Equal)?,
-            Algorithm::Ecube => ecube::scatter(&c, r, blocks)?,
-            Algorithm::AllPort => allport::scatter(&c, r, blocks)?,
-            other => return Err(not_implemented(Operation::Scatter, other)),
-        };
+        let mine = c.guard(match alg {
+            Algorithm::Hypercube => hypercube::scatter(&c, r, blocks.to_vec(), Layout::Equal),
+            Algorithm::Ecube => ecube::scatter(&c, r, blocks),
+            Algorithm::AllPort => allport::scatter(&c, r, blocks),
+            other => Err(not_implemented(Operation::Scatter, other)),
+        })?;
         if mine.len() != block_len {
             return Err(Error::InvalidArgument(format!(
                 "scatter: received a block of {} bytes but block_len = {block_len}; every \

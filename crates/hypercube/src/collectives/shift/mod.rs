@@ -60,10 +60,10 @@ impl Subcube<'_> {
             ));
         }
         let c = Ctx::new(self.node, self.dim)?;
-        match alg {
+        c.guard(match alg {
             Algorithm::Ecube => ecube::shift(&c, data, qn, order),
             Algorithm::GrayRing => gray_ring::shift(&c, data, qn),
             other => Err(not_implemented(Operation::Shift, other)),
-        }
+        })
     }
 }
