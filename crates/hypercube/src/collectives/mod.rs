@@ -42,6 +42,7 @@ mod ctx;
 pub(crate) mod element;
 mod esbt;
 mod op;
+pub(crate) mod p2p;
 pub(crate) mod pod;
 pub mod select;
 
