@@ -28,8 +28,8 @@ use crate::transport::tcp::{TcpTransport, Tuning};
 use crate::wire::control::{from_hex, to_hex, ToLauncher};
 use crate::wire::pmi;
 
+use super::deadline::Deadline;
 use super::links::{self, Keys};
-use super::Deadline;
 use client::Client;
 
 use crate::tags::MAX_DIM;
