@@ -32,7 +32,6 @@ mod ids;
 pub mod ipsc;
 mod job;
 pub mod local;
-mod logging;
 mod mailbox;
 mod message;
 mod node;

@@ -17,6 +17,7 @@ pub(crate) mod clock;
 mod deadline;
 mod hcrun;
 mod links;
+mod logging;
 mod pmi;
 pub(crate) mod probe;
 
@@ -68,14 +69,14 @@ impl Launch {
 pub(crate) fn join(launch: Launch) -> Result<TcpTransport> {
     match launch {
         Launch::Hcrun(cfg) => {
-            crate::logging::init(cfg.rank);
+            logging::init(cfg.rank);
             let t = hcrun::join(&cfg)?;
             tracing::debug!("node {} of {} is up", cfg.rank, 1u32 << cfg.dim);
             Ok(t)
         }
         Launch::Pmi(env) => pmi::join(&env, boot_timeout()?),
         Launch::Alone => {
-            crate::logging::init(0);
+            logging::init(0);
             TcpTransport::start(0, 0, vec![], vec![], false, Tuning::from_env(1)?)
         }
     }
