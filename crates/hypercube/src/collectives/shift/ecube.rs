@@ -5,7 +5,7 @@
 
 use bytes::Bytes;
 
-use super::ShiftOrder;
+use super::order::ShiftOrder;
 use crate::collectives::ctx::Ctx;
 use crate::error::Result;
 
