@@ -12,7 +12,6 @@
 //! `(t_s + t_w m) log p`. The trees combine partial results out of rank order: a
 //! commutative ⊕ only.
 
-use crate::collectives::broadcast::allport::stray;
 use crate::collectives::ctx::{bounds, Ctx};
 use crate::collectives::element::{check_len, encode, Op};
 use crate::collectives::esbt;
@@ -72,10 +71,10 @@ fn reduce_in<T: Pod>(
     for _ in 0..awaited {
         let (src, bytes) = c.recv_any()?;
         let u = src ^ root;
-        let t = esbt::tree_of(u, v, d).ok_or_else(|| stray(src, c.me))?;
+        let t = esbt::tree_of(u, v, d).ok_or_else(|| esbt::stray(src, c.me))?;
         let j = heard[u as usize];
         if j >= n {
-            return Err(stray(src, c.me));
+            return Err(esbt::stray(src, c.me));
         }
         heard[u as usize] += 1;
         let at = piece(t, j);
