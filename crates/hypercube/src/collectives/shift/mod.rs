@@ -2,15 +2,14 @@
 
 mod ecube;
 pub(crate) mod gray_ring;
-mod order;
 
 use bytes::Bytes;
 
 use super::ctx::Ctx;
 use super::select::{choose, not_implemented, Algorithm, Operation};
+use super::shift_order::ShiftOrder;
 use super::Subcube;
 use crate::error::{Error, Result};
-pub use order::ShiftOrder;
 
 impl Subcube<'_> {
     /// Circular q-shift: every member passes `data` (all of one length m); the data of the

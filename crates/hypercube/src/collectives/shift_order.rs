@@ -1,4 +1,6 @@
-//! The two orders a circular shift may follow: relative rank, or the Gray-code ring.
+//! The two orders a circular shift (`shift/`) may follow: relative rank, or the Gray-code
+//! ring. A parameter of the public API (`collectives::ShiftOrder`), so it stands beside the
+//! other types of the API (`Op`, `Pod`, `Algorithm`), below the operations that take it.
 
 use hypercube_topology::{ginv, gray};
 
