@@ -15,10 +15,11 @@
 //! 3. each run reports the OSU average (per-rank mean, averaged over ranks) and the slowest
 //!    rank's mean (the average hides a root that finishes last).
 //!
-//! Every run holds [`LOCK_PATH`] (`flock`), so that no two benchmarks of the checkout share
-//! the cores. A failed run is retried (bounded; Open MPI on a rebuilt network) and every
-//! retry is counted in the report. Output: `results.csv`, `run-info.txt` and one SVG per
-//! benchmark in `<out>/cubenet/`, and the page `<out>/cubenet.md`.
+//! Every run holds the benchmarks' lock ([`crate::lock`]), so that no two benchmarks of the
+//! checkout share the cores. A failed run is retried (bounded; Open MPI on a rebuilt
+//! network) and every retry is counted in the report. Output: `results.csv`,
+//! `run-info.txt` and one SVG per benchmark in `<out>/cubenet/`, and the page
+//! `<out>/cubenet.md`.
 //!
 //! A file per job: what is asked (`args.rs`), the rows measured (`rows.rs`), the plan of
 //! runs (`plan.rs`), the networks and programs (`network.rs`), one run with its retries
@@ -50,7 +51,6 @@ pub use plan::{
     STREAM_SIZE,
 };
 pub use rows::{parse_output, read_csv, write_csv, Measured, Row, CSV_HEADER, OMPI, OURS};
-pub use runner::{BenchLock, LOCK_PATH};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
