@@ -6,7 +6,7 @@
 //! For every cube dimension d and link rate:
 //! 1. the one-hop stream rate is measured on that network (`osu bw` between the neighbours
 //!    0 and 1, ours and Open MPI's): the link bound uses the measured rate, not the nominal;
-//! 2. the OSU set ([`BENCHES`]) runs once per size, ours as
+//! 2. the OSU set ([`benches`]) runs once per size, ours as
 //!    `hcrun --dim D --link-rate RATE -- osu BENCH --per-rank ...` (a private network per
 //!    job), Open MPI's `osu_mpi` under `mpirun.openmpi` on a persistent network of the same
 //!    shape built with `cubenet up --kernel-routes` (the kernel forwards between
@@ -47,7 +47,7 @@ pub use page::{
     READING_HEADING,
 };
 pub use plan::{
-    estimate_secs, iterations, max_iters_of, nominal_bytes_per_sec, osu_iters_arg, BENCHES,
+    benches, estimate_secs, iterations, max_iters_of, nominal_bytes_per_sec, osu_iters_arg,
     STREAM_SIZE,
 };
 pub use rows::{parse_output, read_csv, write_csv, Measured, Row, CSV_HEADER, OMPI, OURS};
