@@ -2,10 +2,11 @@
 //! network namespaces whose links are shaped to 100 Mbit/s. Both correctness suites pass
 //! there; the shaping is real (a 1 MiB message takes at least 80% of size/rate) and
 //! cut-through forwarding makes 3 hops cost what one does; nothing of a job is left in the
-//! host afterwards, also when `hcrun` is killed with SIGKILL; bad rates are refused.
+//! host afterwards, also when `hcrun` is killed with SIGKILL. (Bad rates are refused:
+//! `cubenet_args.rs`; dead links: `cubenet_links.rs`.)
 //!
-//! Needs root or unprivileged user namespaces; where neither is possible the tests that
-//! build a network are skipped with a loud line (the argument checks always run).
+//! Needs root or unprivileged user namespaces; where neither is possible the tests are
+//! skipped with a loud line.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -243,56 +244,6 @@ fn without_root_a_user_namespace_builds_the_network() {
 }
 
 #[test]
-fn bad_rates_and_a_rate_without_a_dimension_exit_2_with_the_accepted_forms() {
-    for args in [
-        &["--dim", "3", "--link-rate", "fast"][..],
-        &["--dim", "3", "--link-rate", "0mbit"][..],
-        &[
-            "--dim",
-            "3",
-            "--link-rate",
-            "100mbit",
-            "--link-burst",
-            "lots",
-        ][..],
-    ] {
-        let out = run_hcrun(
-            args,
-            &[env!("CARGO_BIN_EXE_coll_suite")],
-            &[],
-            Duration::from_secs(30),
-        );
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);
-        let forms = if args.contains(&"--link-burst") {
-            "96kb"
-        } else {
-            "100mbit, 1gbit"
-        };
-        assert!(out.stderr.contains(forms), "{args:?}: {}", out.stderr);
-    }
-    let out = run_hcrun(
-        &["--link-rate", "100mbit"],
-        &[env!("CARGO_BIN_EXE_coll_suite")],
-        &[],
-        Duration::from_secs(30),
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("--link-rate needs --dim"),
-        "{}",
-        out.stderr
-    );
-    let out = run_hcrun(
-        &["--dim", "9", "--link-rate", "100mbit"],
-        &[env!("CARGO_BIN_EXE_coll_suite")],
-        &[],
-        Duration::from_secs(30),
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
-    assert!(out.stderr.contains("up to --dim 8"), "{}", out.stderr);
-}
-
-#[test]
 fn the_config_file_keys_and_a_trace_work_on_the_emulated_network() {
     if !emulation_possible("the_config_file_keys_and_a_trace_work_on_the_emulated_network") {
         return;
@@ -327,25 +278,6 @@ fn the_config_file_keys_and_a_trace_work_on_the_emulated_network() {
     );
     let text = std::fs::read_to_string(&trace).expect("the merged trace");
     assert!(text.contains("traceEvents"), "not a trace-event file");
-}
-
-#[test]
-fn a_bad_rate_in_the_config_file_exits_2_with_the_accepted_forms() {
-    let dir = hypercube_tests::TempDir::new("cubenet-bad-config");
-    let config = dir.path().join("job.toml");
-    std::fs::write(&config, "dim = 2\nlink_rate = \"warp 9\"\n").expect("writing");
-    let out = run_hcrun(
-        &["--config", config.to_str().expect("a UTF-8 path")],
-        &[env!("CARGO_BIN_EXE_coll_suite")],
-        &[],
-        Duration::from_secs(30),
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("link_rate in the config file") && out.stderr.contains("100mbit"),
-        "{}",
-        out.stderr
-    );
 }
 
 /// `cubenet exec` a connection attempt from node `from` to node `to`'s cube address

@@ -30,6 +30,7 @@
 pub mod compare;
 pub mod cubenet;
 pub mod linkbound;
+pub mod lock;
 pub mod model_fit;
 pub mod osu;
 pub mod peers;

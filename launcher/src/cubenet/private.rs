@@ -5,7 +5,7 @@
 
 use anyhow::{bail, Context, Result};
 
-use super::{netns_path, Spec};
+use super::spec::{netns_path, Spec};
 
 /// Open node r's namespace, to enter it in a child before `exec` ([`enter_in_child`]).
 pub fn open_ns(spec: &Spec, r: u32) -> Result<std::fs::File> {

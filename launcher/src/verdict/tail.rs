@@ -99,7 +99,8 @@ fn clip(mut s: String) -> String {
     s
 }
 
-/// A line of the node's log (`logging.rs`): "  0.59s rank=7 LEVEL target: message".
+/// A line of the node's log (the runtime's `boot/logging.rs`):
+/// "  0.59s rank=7 LEVEL target: message".
 fn log_event(t: &str) -> Option<(&str, &str)> {
     let mut w = t.split_whitespace();
     let secs = w.next()?.strip_suffix('s')?;

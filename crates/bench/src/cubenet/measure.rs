@@ -21,7 +21,8 @@ use super::plan::{
     estimate_secs, iterations, max_iters_of, nominal_bytes_per_sec, Plan, STREAM_SIZE,
 };
 use super::rows::{write_csv, Row, OMPI, OURS};
-use super::runner::{Job, Runner, LOCK_PATH};
+use super::runner::{Job, Runner};
+use crate::lock::LOCK_PATH;
 
 /// The commit, and whether the code the programs were built from had uncommitted changes
 /// (the runtime, launcher or benchmarks).

@@ -6,7 +6,7 @@
 //! For every cube dimension d and link rate:
 //! 1. the one-hop stream rate is measured on that network (`osu bw` between the neighbours
 //!    0 and 1, ours and Open MPI's): the link bound uses the measured rate, not the nominal;
-//! 2. the OSU set ([`BENCHES`]) runs once per size, ours as
+//! 2. the OSU set ([`benches`]) runs once per size, ours as
 //!    `hcrun --dim D --link-rate RATE -- osu BENCH --per-rank ...` (a private network per
 //!    job), Open MPI's `osu_mpi` under `mpirun.openmpi` on a persistent network of the same
 //!    shape built with `cubenet up --kernel-routes` (the kernel forwards between
@@ -15,10 +15,11 @@
 //! 3. each run reports the OSU average (per-rank mean, averaged over ranks) and the slowest
 //!    rank's mean (the average hides a root that finishes last).
 //!
-//! Every run holds [`LOCK_PATH`] (`flock`), so that no two benchmarks of the checkout share
-//! the cores. A failed run is retried (bounded; Open MPI on a rebuilt network) and every
-//! retry is counted in the report. Output: `results.csv`, `run-info.txt` and one SVG per
-//! benchmark in `<out>/cubenet/`, and the page `<out>/cubenet.md`.
+//! Every run holds the benchmarks' lock ([`crate::lock`]), so that no two benchmarks of the
+//! checkout share the cores. A failed run is retried (bounded; Open MPI on a rebuilt
+//! network) and every retry is counted in the report. Output: `results.csv`,
+//! `run-info.txt` and one SVG per benchmark in `<out>/cubenet/`, and the page
+//! `<out>/cubenet.md`.
 //!
 //! A file per job: what is asked (`args.rs`), the rows measured (`rows.rs`), the plan of
 //! runs (`plan.rs`), the networks and programs (`network.rs`), one run with its retries
@@ -47,11 +48,10 @@ pub use page::{
     READING_HEADING,
 };
 pub use plan::{
-    estimate_secs, iterations, max_iters_of, nominal_bytes_per_sec, osu_iters_arg, BENCHES,
+    benches, estimate_secs, iterations, max_iters_of, nominal_bytes_per_sec, osu_iters_arg,
     STREAM_SIZE,
 };
 pub use rows::{parse_output, read_csv, write_csv, Measured, Row, CSV_HEADER, OMPI, OURS};
-pub use runner::{BenchLock, LOCK_PATH};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

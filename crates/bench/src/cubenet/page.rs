@@ -12,7 +12,7 @@ use crate::Bench;
 use super::figures::figure;
 use super::medians::{cases, time_text, Cmp, View};
 use super::network::MGMT_NET;
-use super::plan::{nominal_bytes_per_sec, BENCHES, STREAM_SIZE};
+use super::plan::{benches, nominal_bytes_per_sec, STREAM_SIZE};
 use super::rows::{Row, OMPI, OURS};
 
 /// The heading of the section of `cubenet.md` that `hypercube-bench cubenet-model` fills.
@@ -176,7 +176,7 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
     let mut summary = Vec::new();
     for (d, rate) in &cs {
         let mut rs: Vec<(String, f64, f64)> = Vec::new();
-        for b in BENCHES {
+        for b in benches() {
             for sz in v.sizes(*d, rate, b.name()) {
                 let c = Cmp::of(&v, *d, rate, b.name(), sz);
                 if let (Some(ra), Some(rm)) = (c.ratio_avg(), c.ratio_max()) {
@@ -301,7 +301,7 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
         ];
         columns.extend(cmp_columns(|r: &Op| &r.2));
         let v = &v;
-        let ops = BENCHES.into_iter().flat_map(|b| {
+        let ops = benches().into_iter().flat_map(|b| {
             v.sizes(*d, rate, b.name())
                 .into_iter()
                 .map(move |sz| (b, sz, Cmp::of(v, *d, rate, b.name(), sz)))
@@ -317,7 +317,7 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
         "Time of one call against the message size, one panel per network; solid: avg, \
          dashed: the slowest rank; grey: the link bound.\n"
     );
-    for b in BENCHES {
+    for b in benches() {
         if rows.iter().any(|r| r.bench == b.name()) {
             let _ = writeln!(w, "![{0}](cubenet/{0}.svg)", b.name());
         }
@@ -340,7 +340,7 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
 pub fn write_report(out: &Path, rows: &[Row], info: &RunInfo, keep_model: bool) -> Result<()> {
     let dir = out.join("cubenet");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    for b in BENCHES {
+    for b in benches() {
         if let Some(f) = figure(rows, b) {
             let p = dir.join(format!("{}.svg", b.name()));
             std::fs::write(&p, f.to_svg()).with_context(|| format!("writing {}", p.display()))?;

@@ -7,18 +7,16 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use crate::compare::run_cmd;
+use crate::lock::BenchLock;
 use crate::report::size_text;
 use crate::Bench;
 
 use super::network::{Network, Tools};
 use super::plan::osu_iters_arg;
 use super::rows::{parse_output, Measured, OMPI};
-
-/// The lock every benchmark run of the checkout holds (`flock`), ours and Open MPI's.
-pub const LOCK_PATH: &str = "/tmp/hc-bench.lock";
 
 pub(super) static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -47,35 +45,6 @@ pub(super) fn check_stop() -> Result<()> {
     Ok(())
 }
 
-/// [`LOCK_PATH`], held (`flock(LOCK_EX)`) while the value lives (closing the file
-/// releases it).
-pub struct BenchLock {
-    pub(super) _file: std::fs::File,
-}
-
-impl BenchLock {
-    /// Wait for the lock and take it.
-    pub fn take() -> Result<BenchLock> {
-        use std::os::fd::AsRawFd;
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(LOCK_PATH)
-            .with_context(|| format!("opening {LOCK_PATH}"))?;
-        loop {
-            // SAFETY: flock(2) on a file we hold open.
-            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
-                return Ok(BenchLock { _file: f });
-            }
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(e).with_context(|| format!("locking {LOCK_PATH}"));
-            }
-            check_stop()?;
-        }
-    }
-}
-
 /// The state of a measurement run.
 pub(super) struct Runner {
     pub(super) tools: Tools,
@@ -87,7 +56,7 @@ pub(super) struct Runner {
     /// Retries per (d, rate, impl).
     pub(super) retry_count: BTreeMap<(u32, String, String), u32>,
     pub(super) runs: u32,
-    /// Time spent waiting for [`LOCK_PATH`] (other benchmarks of the checkout).
+    /// Time spent waiting for [`crate::lock::LOCK_PATH`] (other benchmarks of the checkout).
     pub(super) lock_wait: Duration,
 }
 
@@ -152,7 +121,7 @@ impl Runner {
             };
             let r = {
                 let asked = Instant::now();
-                let _lock = BenchLock::take()?;
+                let _lock = BenchLock::take(check_stop)?;
                 self.lock_wait += asked.elapsed();
                 run_cmd(&mut cmd, self.timeout + Duration::from_secs(10))?
             };

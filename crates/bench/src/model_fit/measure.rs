@@ -2,6 +2,7 @@
 //! benchmarks' lock; ping-pongs for the fit, then every case.
 
 use crate::compare::run_cmd;
+use crate::lock::BenchLock;
 use crate::{osu, Bench};
 use anyhow::{bail, Context};
 use hypercube::transport::Forwarding;
@@ -14,10 +15,7 @@ use super::cases::{cases, slowest_rank, Case, Raw, EAGER_ENV, RAW_HEADER};
 use super::fits::pingpongs;
 use super::page::size_text;
 
-/// The lock every benchmark run of this checkout holds, so that runs never overlap.
-pub const BENCH_LOCK: &str = "/tmp/hc-bench.lock";
-
-/// Runs `osu` through `hcrun` on the emulated cube, one run at a time under [`BENCH_LOCK`].
+/// Runs `osu` through `hcrun` on the emulated cube, one run at a time under [`BenchLock`].
 #[derive(Clone, Debug)]
 pub struct Runner {
     /// The launcher.
@@ -28,38 +26,6 @@ pub struct Runner {
     pub rate: String,
     /// Deadline of one run (the wait for the lock not included).
     pub timeout: Duration,
-}
-
-/// Holds an exclusive `flock` on a file while alive.
-pub(super) struct Lock(std::fs::File);
-
-impl Lock {
-    pub(super) fn take(path: &Path) -> anyhow::Result<Lock> {
-        use std::os::fd::AsRawFd;
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .with_context(|| format!("opening {}", path.display()))?;
-        // SAFETY: flock(2) on a descriptor this function owns; no memory is involved.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            bail!(
-                "flock {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            );
-        }
-        Ok(Lock(f))
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: as in `take`.
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
-    }
 }
 
 impl Runner {
@@ -85,7 +51,7 @@ impl Runner {
         .args(args)
         .env(Forwarding::ENV, forwarding.name())
         .envs(env.iter().copied());
-        let _lock = Lock::take(Path::new(BENCH_LOCK))?;
+        let _lock = BenchLock::take(|| Ok(()))?;
         let r = run_cmd(&mut cmd, self.timeout)?;
         if !r.ok() {
             bail!(

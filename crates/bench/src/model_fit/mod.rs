@@ -34,8 +34,8 @@
 //!    `target/cubenet-model-raw.csv` (and the run's date, command... to `….csv.info`):
 //!    `--replay` re-renders the report from them, `--resume` measures only what is missing.
 //!
-//! Every benchmark run holds `flock /tmp/hc-bench.lock` (the lock the other benchmark
-//! drivers of this checkout take), so runs of several people never overlap.
+//! Every benchmark run holds the benchmarks' lock ([`crate::lock::BenchLock`], the one the
+//! other benchmark drivers of this checkout take), so runs of several people never overlap.
 //!
 //! A file per job: the command line (`args.rs`), the link model and its fit (`fit.rs`),
 //! Grama's formulas step by step (`grama.rs`), the virtual clock (`clock.rs`), the cases and
@@ -67,7 +67,7 @@ pub use fit::{
 };
 pub use fits::{op_rows, spread, Fits, OpRow};
 pub use grama::{busiest_link_of, critical_path, grama_time, tbf_time, Step};
-pub use measure::{measure_case, measure_pingpongs, read_raw, Runner, BENCH_LOCK};
+pub use measure::{measure_case, measure_pingpongs, read_raw, Runner};
 pub use page::{fmt_time, render, RunInfo, GENERATED_MARKER};
 
 use anyhow::Context;

@@ -1,12 +1,14 @@
 //! The report's figures: one SVG plot per benchmark, latency (or bandwidth) against the
 //! message size, one panel per np.
 
+use std::collections::BTreeMap;
+
 use hypercube_plot::{Axis, Figure, Legend, Panel, Series};
 
 use crate::compare::{imp, Record};
 use crate::Bench;
 
-use super::medians::{medians, View};
+use super::medians::{medians, Key, View};
 use super::text::size_tick;
 
 fn series_style(imp_name: &str) -> (&'static str, u32, bool) {
@@ -19,6 +21,32 @@ fn series_style(imp_name: &str) -> (&'static str, u32, bool) {
         imp::FLOOR_STREAM => ("floor: stream", 0x555555, true),
         _ => ("other", 0x9467bd, true),
     }
+}
+
+/// One series per implementation in `imps` that has points: the medians whose key `keep`
+/// selects, at the x that `x` reads off the key, in the implementation's style.
+fn series_of(
+    m: &BTreeMap<Key, f64>,
+    imps: &[&str],
+    keep: impl Fn(&Key) -> bool,
+    x: impl Fn(&Key) -> f64,
+) -> Vec<Series> {
+    imps.iter()
+        .filter_map(|&i| {
+            let pts: Vec<(f64, f64)> = m
+                .iter()
+                .filter(|(k, _)| k.0 == i && keep(k))
+                .map(|(k, &val)| (x(k), val))
+                .collect();
+            let (name, color, dashed) = series_style(i);
+            (!pts.is_empty()).then(|| Series {
+                label: name.into(),
+                color,
+                dashed,
+                points: pts,
+            })
+        })
+        .collect()
 }
 
 /// A figure of the report: log–log axes, panels in `columns`, the legend on top.
@@ -61,23 +89,8 @@ pub fn figure(recs: &[Record], bench: Bench) -> Option<Figure> {
         "µs"
     };
     if bench == Bench::Barrier {
-        let series = imps
-            .iter()
-            .filter_map(|&i| {
-                let pts: Vec<(f64, f64)> = m
-                    .iter()
-                    .filter(|(k, _)| k.0 == i && k.2 == bench.name())
-                    .map(|(k, &val)| (k.1 as f64, val))
-                    .collect();
-                let (name, color, dashed) = series_style(i);
-                (!pts.is_empty()).then(|| Series {
-                    label: name.into(),
-                    color,
-                    dashed,
-                    points: pts,
-                })
-            })
-            .collect();
+        // Against np (a barrier has no message size).
+        let series = series_of(&m, &imps, |k| k.2 == bench.name(), |k| k.1 as f64);
         return Some(report_figure(
             "barrier: time against the number of ranks".into(),
             Axis::log2("ranks (np)", hypercube_plot::number),
@@ -94,23 +107,12 @@ pub fn figure(recs: &[Record], bench: Bench) -> Option<Figure> {
         .into_iter()
         .map(|np| Panel {
             title: format!("np = {np}"),
-            series: imps
-                .iter()
-                .filter_map(|&i| {
-                    let pts: Vec<(f64, f64)> = m
-                        .iter()
-                        .filter(|(k, _)| k.0 == i && k.1 == np && k.2 == bench.name())
-                        .map(|(k, &val)| (k.3 as f64, val))
-                        .collect();
-                    let (name, color, dashed) = series_style(i);
-                    (!pts.is_empty()).then(|| Series {
-                        label: name.into(),
-                        color,
-                        dashed,
-                        points: pts,
-                    })
-                })
-                .collect(),
+            series: series_of(
+                &m,
+                &imps,
+                |k| k.1 == np && k.2 == bench.name(),
+                |k| k.3 as f64,
+            ),
         })
         .collect::<Vec<_>>();
     let columns = if panels.len() > 1 { 2 } else { 1 };

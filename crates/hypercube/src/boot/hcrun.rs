@@ -16,8 +16,8 @@ use crate::ids::HOST;
 use crate::transport::tcp::{TcpTransport, Tuning};
 use crate::wire::control::{self, ToLauncher, ToNode};
 
+use super::deadline::{boot_timeout, Deadline};
 use super::links::{self, Keys};
-use super::Deadline;
 
 /// What a node learns from its environment.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ impl BootConfig {
         let secret = control::from_hex(&secret_s)
             .filter(|s| !s.is_empty())
             .ok_or_else(|| bad(control::ENV_SECRET, "<hidden>"))?;
-        let timeout = super::boot_timeout()?;
+        let timeout = boot_timeout()?;
         Ok(Some(BootConfig {
             rank,
             dim,

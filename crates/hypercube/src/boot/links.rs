@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use hypercube_topology::NodeId;
 
-use super::Deadline;
+use super::deadline::Deadline;
 use crate::error::{Error, Result};
 use crate::ids::HOST;
 use crate::transport::relock;

@@ -14,54 +14,18 @@
 
 mod addr;
 pub(crate) mod clock;
+mod deadline;
 mod hcrun;
 mod links;
+mod logging;
 mod pmi;
 pub(crate) mod probe;
-
-use std::time::{Duration, Instant};
 
 pub(crate) use hcrun::BootConfig;
 
 use crate::error::{Error, Result};
 use crate::transport::tcp::{TcpTransport, Tuning};
-use crate::wire::control;
-
-/// The start-up deadline: when it ends and how long it was (for the error message). Every
-/// wait of start-up — the launcher's channel, a PMI reply, a neighbor's dial — is bounded
-/// by what is left of it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Deadline {
-    at: Instant,
-    limit: Duration,
-}
-
-impl Deadline {
-    /// A deadline `limit` from now.
-    pub fn start(limit: Duration) -> Deadline {
-        Deadline {
-            at: Instant::now() + limit,
-            limit,
-        }
-    }
-
-    /// Time left, or the timeout error naming the stage.
-    pub fn left(&self, stage: &str) -> Result<Duration> {
-        let now = Instant::now();
-        if now >= self.at {
-            return Err(self.expired(stage));
-        }
-        Ok(self.at - now)
-    }
-
-    /// The timeout error for `stage`.
-    pub fn expired(&self, stage: impl Into<String>) -> Error {
-        Error::BootstrapTimeout {
-            stage: stage.into(),
-            timeout_ms: self.limit.as_millis() as u64,
-        }
-    }
-}
+use deadline::boot_timeout;
 
 /// How this process was started.
 pub(crate) enum Launch {
@@ -100,36 +64,19 @@ impl Launch {
     }
 }
 
-/// The start-up timeout: `HYPERCUBE_BOOT_TIMEOUT_MS`, else 30 s.
-pub(crate) fn boot_timeout() -> Result<Duration> {
-    match std::env::var(control::ENV_BOOT_TIMEOUT_MS) {
-        Ok(v) => v
-            .trim()
-            .parse::<u64>()
-            .map(Duration::from_millis)
-            .map_err(|_| {
-                Error::Config(format!(
-                    "{}={v:?} is not a number of milliseconds",
-                    control::ENV_BOOT_TIMEOUT_MS
-                ))
-            }),
-        Err(_) => Ok(Duration::from_secs(30)),
-    }
-}
-
 /// Join the job the environment describes; returns the transport with its links up and the
 /// ready barrier passed.
 pub(crate) fn join(launch: Launch) -> Result<TcpTransport> {
     match launch {
         Launch::Hcrun(cfg) => {
-            crate::logging::init(cfg.rank);
+            logging::init(cfg.rank);
             let t = hcrun::join(&cfg)?;
             tracing::debug!("node {} of {} is up", cfg.rank, 1u32 << cfg.dim);
             Ok(t)
         }
         Launch::Pmi(env) => pmi::join(&env, boot_timeout()?),
         Launch::Alone => {
-            crate::logging::init(0);
+            logging::init(0);
             TcpTransport::start(0, 0, vec![], vec![], false, Tuning::from_env(1)?)
         }
     }

@@ -360,7 +360,7 @@ thread_local! {
 
 impl Unit {
     /// The unit of a typed call over elements of `T`.
-    pub fn of<T: super::Pod>(call: &'static str, v_variant: Option<&'static str>) -> Unit {
+    pub fn of<T: super::pod::Pod>(call: &'static str, v_variant: Option<&'static str>) -> Unit {
         Unit {
             size: T::WIRE_SIZE,
             type_name: std::any::type_name::<T>(),

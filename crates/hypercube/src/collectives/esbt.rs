@@ -24,6 +24,8 @@
 //! links into it (so each non-root node has a different parent in every tree: a message's
 //! source names its tree). The unit tests check both properties for d ≤ 8.
 
+use crate::error::Error;
+
 /// The position of dimension `j` in tree `t`'s rotated order `t+1, t+2, …, t−1` (mod d).
 fn rank_in(t: u32, j: u32, d: u32) -> u32 {
     (j + d - t - 1) % d
@@ -105,6 +107,16 @@ pub(crate) fn deepest_first(t: u32, d: u32) -> Vec<u32> {
     let mut order: Vec<u32> = (1..1u32 << d).collect();
     order.sort_by_key(|&u| (std::cmp::Reverse(depth(u, t, d)), u));
     order
+}
+
+/// A message of this call from a node that is no parent of this one in any tree ([`tree_of`]
+/// found none): the all-port operations' one error for it.
+pub(crate) fn stray(src: u32, me: u32) -> Error {
+    Error::InvalidArgument(format!(
+        "all-port collective: relative node {me} received a part from node {src}, which is \
+         not its parent in any of the trees (the members disagree on the root or the \
+         algorithm)"
+    ))
 }
 
 #[cfg(test)]

@@ -19,8 +19,8 @@ use super::ctx::Ctx;
 use super::element::{decode, encode, encode_vec};
 use super::pod::Pod;
 use super::Subcube;
-use crate::codec;
 use crate::error::{Error, Result};
+use crate::wire::codec;
 
 impl Subcube<'_> {
     /// Swap `data` with the partner across dimension `j` of the subcube (the member whose

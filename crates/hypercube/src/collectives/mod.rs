@@ -42,6 +42,7 @@ mod ctx;
 pub(crate) mod element;
 mod esbt;
 mod op;
+pub(crate) mod p2p;
 pub(crate) mod pod;
 pub mod select;
 
@@ -59,6 +60,7 @@ mod reduce_scatter;
 mod scan;
 mod scatter;
 mod shift;
+mod shift_order;
 mod typed;
 mod typed_buf;
 mod values;
@@ -69,7 +71,7 @@ mod tests;
 pub use element::{Element, Op};
 pub use pod::{Builtin, Loc, LocIndex, Pod};
 pub use select::{Algorithm, Operation};
-pub use shift::ShiftOrder;
+pub use shift_order::ShiftOrder;
 pub use typed_buf::TypedBuf;
 
 use hypercube_topology::NodeId;

@@ -10,8 +10,8 @@ use hypercube_topology::NodeId;
 use serde::{de::DeserializeOwned, Serialize};
 
 use super::{Algorithm, Subcube};
-use crate::codec;
 use crate::error::{Error, Result};
+use crate::wire::codec;
 
 /// A length that says "the root had nothing to send": every member then fails alike.
 const NONE: u64 = u64::MAX;

@@ -11,7 +11,8 @@
 
 use bytes::Bytes;
 
-use super::{check_dim, RecoveredData};
+use super::checks::check_dim;
+use crate::error::RecoveredData;
 use crate::error::{Error, Result};
 use crate::node::{Node, SendRequest};
 use crate::parts::IntoPayload;

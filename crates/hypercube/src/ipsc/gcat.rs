@@ -16,7 +16,8 @@
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
-use super::{check_dim, check_node, RecoveredData};
+use super::checks::{check_dim, check_node};
+use crate::error::RecoveredData;
 use crate::error::{Error, Result};
 use crate::node::{Node, RecvRequest};
 use crate::parts::IntoPayload;

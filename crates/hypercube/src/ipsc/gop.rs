@@ -13,7 +13,7 @@
 
 use hypercube_topology::NodeId;
 
-use super::{check_dim, check_node, high_bit};
+use super::checks::{check_dim, check_node, high_bit};
 use crate::collectives::Pod;
 use crate::error::{Error, Result};
 use crate::node::{Node, RecvRequest};

@@ -15,7 +15,7 @@
 use bytes::Bytes;
 use hypercube_topology::{subcube_base, NodeId};
 
-use super::check_dim;
+use super::checks::check_dim;
 use crate::collectives::Pod;
 use crate::error::{Error, Result};
 use crate::ids::HOST;

@@ -26,11 +26,12 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
-use super::{check_node, keyed_tag, Keyed};
+use super::checks::{check_node, keyed_tag};
 use crate::error::{Error, Result};
 use crate::message::{Message, MsgType, Select, Status};
 use crate::node::{Node, RecvRequest, SendRequest};
 use crate::parts::IntoPayload;
+use crate::tags::Keyed;
 
 /// The seed's chunk size, MAXLEN = 16384 bytes: the default of [`Node::lsend`].
 pub const SEED_CHUNK_BYTES: usize = 16384;

@@ -45,13 +45,12 @@
 //! hands the whole message back inside the error ([`RecoveredData`]), after forwarding it
 //! to the rest of the tree so that the other nodes finish normally.
 
-use hypercube_topology::NodeId;
-
-use crate::error::{Error, Result};
-use crate::node::Node;
-use crate::tags::Keyed;
+/// The names the documentation above links to.
+#[cfg(doc)]
+use crate::{error::Error, node::Node};
 
 mod broadcast;
+mod checks;
 pub mod compat;
 mod gcat;
 mod gop;
@@ -67,56 +66,3 @@ pub use mesh::mesh_position;
 
 pub use crate::error::RecoveredData;
 pub use crate::tags::MAX_RESERVED_USER_TYPE;
-
-/// The reserved tag of a type-keyed utility message (the layout is in `crate::tags`).
-fn keyed_tag(routine: &'static str, slot: Keyed, ty: u32) -> Result<u32> {
-    crate::tags::keyed(slot, ty).ok_or_else(|| Error::IpscArgument {
-        routine,
-        detail: format!(
-            "message type {ty} is too large; this utility maps its type into a reserved \
-             range and accepts types 0..={MAX_RESERVED_USER_TYPE}"
-        ),
-    })
-}
-
-/// Check `dim` against the cube: the subcube of dimension `dim` must exist.
-fn check_dim(node: &Node, routine: &'static str, dim: u32) -> Result<()> {
-    if node.is_host() {
-        return Err(Error::IpscArgument {
-            routine,
-            detail: "the host is not a member of any subcube; use the host variant \
-                     (e.g. gsend_from_host, gop_result_at_host) on the host"
-                .into(),
-        });
-    }
-    if dim > node.cubedim() {
-        return Err(Error::IpscArgument {
-            routine,
-            detail: format!(
-                "subcube dimension {dim} exceeds the cube dimension {}; pass a dimension in \
-                 0..={}",
-                node.cubedim(),
-                node.cubedim()
-            ),
-        });
-    }
-    Ok(())
-}
-
-/// Check that `node` is a node of the cube.
-fn check_node(node: &Node, what: &str, n: NodeId) -> Result<()> {
-    if n >= node.numnodes() {
-        return Err(Error::InvalidNode {
-            node: i64::from(n),
-            what: format!("{what} (cube of dimension {})", node.cubedim()),
-            first: 0,
-            last: node.numnodes() - 1,
-        });
-    }
-    Ok(())
-}
-
-/// The highest set bit of a non-zero `x` (as a one-bit mask).
-fn high_bit(x: u32) -> u32 {
-    1 << (31 - x.leading_zeros())
-}

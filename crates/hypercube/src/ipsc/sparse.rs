@@ -31,11 +31,13 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use hypercube_topology::{sparse_send_plan, NodeId};
 
-use super::{check_node, keyed_tag, Keyed, RecoveredData};
+use super::checks::{check_node, keyed_tag};
+use crate::error::RecoveredData;
 use crate::error::{Error, Result};
 use crate::message::MsgType;
 use crate::node::{Node, SendRequest};
 use crate::parts::IntoPayload;
+use crate::tags::Keyed;
 
 impl Node {
     /// Send `data` from this node to every node in `targets` through SPLIT's fan-out tree

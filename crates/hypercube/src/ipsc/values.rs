@@ -5,9 +5,9 @@ use bytes::Bytes;
 use hypercube_topology::NodeId;
 use serde::{de::DeserializeOwned, Serialize};
 
-use crate::codec;
 use crate::error::{Error, Result};
 use crate::node::Node;
+use crate::wire::codec;
 
 impl Node {
     /// [`Node::gsend`] of a serde value of any size: the others call

@@ -2,9 +2,6 @@
 //! and typed point-to-point messaging with iPSC semantics (`csend`, `crecv`, `isend`,
 //! `irecv`, `msgwait`, `cprobe`, `iprobe`, `infocount`, ...).
 
-pub mod local;
-pub(crate) mod typed;
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,10 +7,10 @@
 //! Off by default, and then free: every hook is one relaxed load of [`on`]; no thread, no
 //! buffer. On, a hook formats its line and appends it to an in-memory buffer under a
 //! mutex; it never writes to the file itself. A background thread (`hc-trace-<rank>`)
-//! writes the buffer out every [`FLUSH_EVERY`] (sooner when it is half full), so a rank
+//! writes the buffer out every [`FLUSH_EVERY`](recorder::FLUSH_EVERY) (sooner when it is half full), so a rank
 //! killed by SIGKILL loses at most what it recorded in the last ~100 ms. The memory is
 //! bounded: two buffers (the one being filled, the one being written) of at most half of
-//! `HYPERCUBE_TRACE_BUFFER` bytes each (default [`DEFAULT_BOUND`]); a record that does not
+//! `HYPERCUBE_TRACE_BUFFER` bytes each (default [`DEFAULT_BOUND`](recorder::DEFAULT_BOUND)); a record that does not
 //! fit is dropped and counted, never waited for. The file says so: a `lost` line after
 //! each write that had drops, and the `end` line carries the totals and the buffers' peak.
 //!
@@ -40,16 +40,17 @@
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
-use std::time::Duration;
 
 use hypercube_topology::NodeId;
 
 use crate::ids::HOST;
 
+mod clock;
 mod recorder;
 
+pub(crate) use clock::{now, CLOCK_ID};
 #[cfg(test)]
 use recorder::parse_bytes;
 use recorder::{bound_from_env, Recorder, State};
@@ -57,24 +58,7 @@ use recorder::{bound_from_env, Recorder, State};
 /// The environment variable that turns tracing on: the prefix of the per-rank files.
 pub(crate) use crate::wire::control::ENV_TRACE;
 
-/// The recorder's memory bound in bytes (both buffers together; `64K`, `8M` also work).
-pub(crate) const ENV_BUFFER: &str = "HYPERCUBE_TRACE_BUFFER";
-
-/// For tests only: shift this process's trace clock, as if it ran on another host.
-/// `NS` (every rank) or `RANK=NS,RANK=NS,...` (those ranks), signed nanoseconds.
-pub(crate) const ENV_SKEW: &str = "HYPERCUBE_TRACE_CLOCK_SKEW_NS";
-
-/// The default memory bound: 8 MiB a rank (two buffers of 4 MiB).
-pub(crate) const DEFAULT_BOUND: usize = 8 << 20;
-
-/// The smallest bound accepted (a smaller one is raised to it).
-const MIN_BOUND: usize = 2 << 10;
-
-/// How often the background thread writes the buffer to the file.
-pub(crate) const FLUSH_EVERY: Duration = Duration::from_millis(100);
-
 static ON: AtomicBool = AtomicBool::new(false);
-static SKEW: AtomicI64 = AtomicI64::new(0);
 static REC: OnceLock<Recorder> = OnceLock::new();
 
 /// Is tracing on? One relaxed load: the only cost of the hooks when it is off.
@@ -82,62 +66,6 @@ static REC: OnceLock<Recorder> = OnceLock::new();
 pub(crate) fn on() -> bool {
     ON.load(Ordering::Relaxed)
 }
-
-/// The trace clock: `CLOCK_MONOTONIC` in nanoseconds (plus the test-only skew).
-pub(crate) fn now() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    let t = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
-    t.saturating_add_signed(SKEW.load(Ordering::Relaxed))
-}
-
-/// The test-only clock skew for `rank` from `HYPERCUBE_TRACE_CLOCK_SKEW_NS`: `None` if the
-/// variable does not name this rank.
-fn skew_from_env(rank: NodeId) -> Option<i64> {
-    let v = std::env::var(ENV_SKEW).ok()?;
-    let v = v.trim();
-    if let Ok(ns) = v.parse::<i64>() {
-        return Some(ns);
-    }
-    for item in v.split(',') {
-        let parsed = item
-            .split_once('=')
-            .and_then(|(r, ns)| Some((r.trim().parse::<u32>().ok()?, ns.trim().parse().ok()?)));
-        match parsed {
-            Some((r, ns)) if r == rank => return Some(ns),
-            Some(_) => {}
-            None => {
-                tracing::warn!("{ENV_SKEW}={v:?}: {item:?} is not RANK=NS; ignored");
-                return None;
-            }
-        }
-    }
-    None
-}
-
-/// What identifies this process's clock: the kernel's boot id (processes of one boot of
-/// one kernel share `CLOCK_MONOTONIC`), marked when the test-only skew applies.
-fn clock_id(skewed: Option<i64>) -> String {
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default();
-    let boot = if boot.is_empty() {
-        // Unknown: never taken for the same clock as another process's.
-        format!("unknown-{}", std::process::id())
-    } else {
-        boot
-    };
-    match skewed {
-        Some(ns) => format!("{boot}+skew{ns}"),
-        None => boot,
-    }
-}
-
-pub(crate) static CLOCK_ID: OnceLock<String> = OnceLock::new();
 
 /// Start recording if `HYPERCUBE_TRACE` is set (a TCP rank calls this once it knows who it
 /// is). A file that cannot be created is a warning, not an error: the job runs untraced.
@@ -162,9 +90,7 @@ pub(crate) fn start(rank: NodeId, dim: u32) {
             return;
         }
     };
-    let skew = skew_from_env(rank);
-    SKEW.store(skew.unwrap_or(0), Ordering::Relaxed);
-    let id = CLOCK_ID.get_or_init(|| clock_id(skew)).clone();
+    let id = clock::start(rank);
     let bound = bound_from_env();
     let t = now();
     let pid = std::process::id();
@@ -247,7 +173,7 @@ pub(crate) fn emit(line: std::fmt::Arguments<'_>) {
 }
 
 /// A caller is about to park, or the transport ends: write buffered events now, unless
-/// the writer thread runs (it writes within [`FLUSH_EVERY`]; a parking caller need not pay
+/// the writer thread runs (it writes within [`FLUSH_EVERY`](recorder::FLUSH_EVERY); a parking caller need not pay
 /// for a write).
 pub(crate) fn flush() {
     if let Some(rec) = REC.get() {

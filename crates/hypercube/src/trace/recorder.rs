@@ -6,10 +6,23 @@ use std::fs::File;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use hypercube_topology::NodeId;
 
-use super::{now, DEFAULT_BOUND, ENV_BUFFER, FLUSH_EVERY, MIN_BOUND};
+use super::clock::now;
+
+/// The recorder's memory bound in bytes (both buffers together; `64K`, `8M` also work).
+pub(crate) const ENV_BUFFER: &str = "HYPERCUBE_TRACE_BUFFER";
+
+/// The default memory bound: 8 MiB a rank (two buffers of 4 MiB).
+pub(crate) const DEFAULT_BOUND: usize = 8 << 20;
+
+/// The smallest bound accepted (a smaller one is raised to it).
+const MIN_BOUND: usize = 2 << 10;
+
+/// How often the background thread writes the buffer to the file.
+pub(crate) const FLUSH_EVERY: Duration = Duration::from_millis(100);
 
 /// The per-process recorder (exists only when tracing is on).
 pub(super) struct Recorder {

@@ -10,7 +10,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use crate::boot::Deadline;
+use crate::boot::deadline::Deadline;
 use crate::error::{Error, Result};
 use crate::wire::pmi::{self, Reply};
 

@@ -28,8 +28,8 @@ use crate::transport::tcp::{TcpTransport, Tuning};
 use crate::wire::control::{from_hex, to_hex, ToLauncher};
 use crate::wire::pmi;
 
+use super::deadline::Deadline;
 use super::links::{self, Keys};
-use super::Deadline;
 use client::Client;
 
 use crate::tags::MAX_DIM;
@@ -51,7 +51,7 @@ fn nearest_powers(n: u32) -> (u32, u32) {
 pub(crate) fn join(env: &PmiEnv, timeout: Duration) -> Result<TcpTransport> {
     let d = Deadline::start(timeout);
     let mut client = Client::connect(env, d)?;
-    crate::logging::init(client.rank);
+    super::logging::init(client.rank);
     match rendezvous(&mut client, d) {
         Ok((t, keys)) => {
             let client = Arc::new(Mutex::new(client));

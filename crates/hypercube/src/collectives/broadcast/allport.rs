@@ -97,15 +97,6 @@ fn bcast_in(c: &Ctx<'_>, root: u32, data: Bytes, len: usize, n: usize) -> Result
     Ok(out.freeze())
 }
 
-/// A message of this call from a node that is no parent of this one in any tree.
-pub(crate) fn stray(src: u32, me: u32) -> Error {
-    Error::InvalidArgument(format!(
-        "all-port collective: relative node {me} received a part from node {src}, which is \
-         not its parent in any of the trees (the members disagree on the root or the \
-         algorithm)"
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;

@@ -13,7 +13,6 @@
 
 use bytes::Bytes;
 
-use crate::collectives::broadcast::allport::stray;
 use crate::collectives::ctx::{bounds, concat, Ctx};
 use crate::collectives::esbt;
 use crate::collectives::scatter::allport::{astray, dest_of, twice};
@@ -48,7 +47,7 @@ pub(crate) fn gather(
     };
     for _ in 0..awaited {
         let (src, msg) = c.recv_any()?;
-        let t = esbt::tree_of(src ^ root, v, d).ok_or_else(|| stray(src, c.me))?;
+        let t = esbt::tree_of(src ^ root, v, d).ok_or_else(|| esbt::stray(src, c.me))?;
         let u = dest_of(&msg, src)?;
         if u == 0 || u >= p || esbt::next_hop(v, u, t, d).is_none() {
             return Err(astray(u, t, src));

@@ -12,12 +12,11 @@
 //! `(t_s + t_w m) log p`. The trees combine partial results out of rank order: a
 //! commutative ⊕ only.
 
-use crate::collectives::broadcast::allport::stray;
 use crate::collectives::ctx::{bounds, Ctx};
 use crate::collectives::element::{check_len, encode, Op};
 use crate::collectives::esbt;
 use crate::collectives::pod::Pod;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Every node's `data` → the reduction at relative rank `root`.
 pub(crate) fn reduce<T: Pod>(
@@ -72,10 +71,10 @@ fn reduce_in<T: Pod>(
     for _ in 0..awaited {
         let (src, bytes) = c.recv_any()?;
         let u = src ^ root;
-        let t = esbt::tree_of(u, v, d).ok_or_else(|| stray(src, c.me))?;
+        let t = esbt::tree_of(u, v, d).ok_or_else(|| esbt::stray(src, c.me))?;
         let j = heard[u as usize];
         if j >= n {
-            return Err(stray(src, c.me));
+            return Err(too_many_pieces(src, n, len));
         }
         heard[u as usize] += 1;
         let at = piece(t, j);
@@ -90,6 +89,19 @@ fn reduce_in<T: Pod>(
         s.wait()?;
     }
     Ok((v == 0).then_some(acc))
+}
+
+/// A child sent a piece beyond the `n` that this node cuts each part into: its vector was
+/// longer than this node's `len` elements (the number of pieces follows from the length).
+fn too_many_pieces(src: u32, n: u32, len: usize) -> Error {
+    let call = crate::collectives::ctx::Unit::current().map_or("reduce", |u| u.call);
+    Error::InvalidArgument(format!(
+        "{call}: node {src} sent more than the {n} piece{} per part that this node's {len} \
+         element{} make: the members passed vectors of different lengths; every member must \
+         pass the same number of elements",
+        if n == 1 { "" } else { "s" },
+        if len == 1 { "" } else { "s" },
+    ))
 }
 
 #[cfg(test)]
@@ -128,5 +140,21 @@ mod tests {
                 r.unwrap();
             }
         }
+    }
+
+    /// A piece beyond those a node expects from a child is named as a length disagreement
+    /// (what happened, what to do), not as a stray message.
+    #[test]
+    fn a_piece_too_many_is_a_length_disagreement() {
+        let e = super::too_many_pieces(5, 1, 3).to_string();
+        assert!(
+            e.contains("reduce: node 5 sent more than the 1 piece per part"),
+            "{e}"
+        );
+        assert!(e.contains("this node's 3 elements make"), "{e}");
+        assert!(
+            e.contains("every member must pass the same number of elements"),
+            "{e}"
+        );
     }
 }

@@ -19,7 +19,6 @@
 
 use bytes::Bytes;
 
-use crate::collectives::broadcast::allport::stray;
 use crate::collectives::ctx::{bounds, Ctx};
 use crate::collectives::esbt;
 use crate::error::{Error, Result};
@@ -58,7 +57,7 @@ pub(crate) fn scatter(c: &Ctx<'_>, root: u32, blocks: &[Bytes]) -> Result<Bytes>
     let mut sends = Vec::new();
     for _ in 0..awaited {
         let (src, msg) = c.recv_any()?;
-        let t = esbt::tree_of(v, src ^ root, d).ok_or_else(|| stray(src, c.me))?;
+        let t = esbt::tree_of(v, src ^ root, d).ok_or_else(|| esbt::stray(src, c.me))?;
         let u = dest_of(&msg, src)?;
         if u == v {
             if mine[t as usize].replace(msg.slice(4..)).is_some() {

@@ -5,8 +5,8 @@
 
 use bytes::Bytes;
 
-use super::ShiftOrder;
 use crate::collectives::ctx::Ctx;
+use crate::collectives::shift_order::ShiftOrder;
 use crate::error::Result;
 
 /// The data of index x goes to index x + q (mod p) in `order`.

@@ -1,7 +1,7 @@
 //! The seed's collective routines (§2–§4): GSENDW, GRECVW, GOP and GCAT, with the host
 //! root [`HOST_ROOT`].
 
-use super::{count, length, nonneg};
+use super::args::{count, length, nonneg};
 use crate::error::{Error, RecoveredData, Result};
 use crate::ipsc::{Element, Op};
 use crate::message::MsgType;

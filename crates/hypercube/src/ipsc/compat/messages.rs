@@ -3,7 +3,7 @@
 
 use hypercube_topology::NodeId;
 
-use super::{count, length, nonneg};
+use super::args::{count, length, nonneg};
 use crate::error::{Error, Result};
 use crate::message::MsgType;
 use crate::node::Node;

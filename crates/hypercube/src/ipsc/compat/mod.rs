@@ -43,6 +43,7 @@
 //! # Ok(()) }
 //! ```
 
+mod args;
 mod collective;
 mod messages;
 
@@ -53,32 +54,7 @@ use hypercube_topology::{split_in_place, Boundary, NodeId};
 
 use crate::error::{Error, Result};
 use crate::node::Node;
-
-/// A non-negative seed integer as `u32`, or an argument error naming it.
-fn nonneg(routine: &'static str, name: &str, v: i32) -> Result<u32> {
-    u32::try_from(v).map_err(|_| Error::IpscArgument {
-        routine,
-        detail: format!("{name} = {v} is negative; pass a value of at least 0"),
-    })
-}
-
-/// A length `len` that must fit a buffer of `cap` bytes.
-fn length(routine: &'static str, name: &str, len: i64, cap: usize) -> Result<usize> {
-    match usize::try_from(len) {
-        Ok(n) if n <= cap => Ok(n),
-        _ => Err(Error::IpscArgument {
-            routine,
-            detail: format!(
-                "{name} = {len} is not in 0..={cap} (the buffer's length); pass a length the \
-                 buffer holds"
-            ),
-        }),
-    }
-}
-
-fn count(n: usize) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
-}
+use args::{count, length, nonneg};
 
 /// XOR (§9): the bitwise exclusive-or; `xor(i, 1 << k)` is the k-th neighbor of node `i`.
 #[doc(alias = "XOR")]

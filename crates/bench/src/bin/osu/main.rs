@@ -6,17 +6,26 @@
 //! cargo run --release -p launcher -- --dim 3 --no-prefix -- target/release/osu allreduce -m 8:1048576
 //! ```
 //!
-//! Only rank 0 prints.
+//! Only rank 0 prints. `main.rs` holds the command line and the timing loops; `buffers.rs`
+//! the inputs of one size, `calls.rs` one call per benchmark, `typed.rs` the typed forms.
+
+mod buffers;
+mod calls;
+mod typed;
 
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use bytes::Bytes;
 use clap::Parser;
-use hypercube::collectives::{Algorithm, Op, ShiftOrder, Subcube};
+use hypercube::collectives::{Algorithm, Op};
 use hypercube::{MsgType, Node, Select, TypeSel};
 use hypercube_bench::osu::{self, WINDOW};
 use hypercube_bench::Bench;
+
+use buffers::Buffers;
+use calls::call;
+use typed::{codec_cost, copy_cost};
 
 /// OSU-style benchmarks of the hypercube runtime (run through hcrun; only rank 0 prints).
 ///
@@ -220,272 +229,6 @@ fn bw(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyhow::Result<(
         let t = t0.elapsed().as_secs_f64();
         let mbs = s as f64 / 1e6 * n as f64 * WINDOW as f64 / t;
         say(node, &osu::row_line(s, mbs));
-    }
-    Ok(())
-}
-
-/// The buffers of one size of a collective: the f32 vector (for reductions), one block,
-/// and p blocks (alltoall, scatter), all views of the rank's data without copies.
-struct Buffers {
-    floats: Vec<f32>,
-    block: Bytes,
-    blocks: Vec<Bytes>,
-    /// Which form of bcast, allgather and alltoall to call.
-    form: Form,
-    /// The owned input of the `vec` and `serde` forms, built before the timer starts.
-    owned: Option<Vec<f32>>,
-    /// The owned per-member values of `alltoall` in the `serde` form.
-    owned_values: Option<Vec<Vec<f32>>>,
-    /// The result buffer of the `into` form (allocated once per size, outside the timer).
-    out: Vec<f32>,
-}
-
-impl Buffers {
-    fn new(bench: Bench, s: usize, p: usize, a: &Bytes, me: u32) -> Buffers {
-        let count = s / 4;
-        let nf = if matches!(bench, Bench::ReduceScatter | Bench::Alltoall) {
-            count * p
-        } else {
-            count
-        };
-        let floats = (0..nf).map(|k| (k % 7) as f32 + me as f32).collect();
-        let blocks = match bench {
-            Bench::Alltoall | Bench::Scatter => {
-                (0..p).map(|j| a.slice(j * s..(j + 1) * s)).collect()
-            }
-            _ => Vec::new(),
-        };
-        Buffers {
-            floats,
-            block: a.slice(..s),
-            blocks,
-            form: Form::Bytes,
-            owned: None,
-            owned_values: None,
-            out: vec![
-                0.0;
-                if bench == Bench::Allgather {
-                    count * p
-                } else {
-                    nf
-                }
-            ],
-        }
-    }
-
-    /// Before a timed call of bcast, allgather or alltoall in the `vec` or `serde` form: the
-    /// owned input that form consumes (a copy of `floats`, made outside the timed interval
-    /// as the byte form's buffer is). Only for those forms: the copy is untimed, but with
-    /// more ranks than cores it still takes a core from the ranks that are inside their timed
-    /// call (a p-MiB copy per rank and call at 1 MiB all-to-all was a fifth of the job's CPU
-    /// samples), and Open MPI's side makes no such copy.
-    /// A broadcast's leaves pass an empty vector: only its root (rank 0) makes the copy.
-    fn refill(&mut self, bench: Bench, p: usize, me: u32) {
-        if !matches!(bench, Bench::Bcast | Bench::Allgather | Bench::Alltoall)
-            || !matches!(self.form, Form::Vec | Form::Serde | Form::Buf)
-            || (bench == Bench::Bcast && me != 0)
-        {
-            return;
-        }
-        if self.form == Form::Serde && bench == Bench::Alltoall {
-            let n = self.floats.len() / p.max(1);
-            self.owned_values = Some(self.floats.chunks(n.max(1)).map(<[f32]>::to_vec).collect());
-        } else {
-            self.owned = Some(self.floats.clone());
-        }
-    }
-}
-
-/// The byte form's blocks as one `Vec<f32>` (what a caller who needs numbers does).
-fn to_floats(blocks: &[Bytes]) -> Vec<f32> {
-    let mut out = Vec::with_capacity(blocks.iter().map(Bytes::len).sum::<usize>() / 4);
-    for b in blocks {
-        out.extend(
-            b.chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-        );
-    }
-    out
-}
-
-/// One call of the typed, converting or serde form of bcast, allgather or alltoall.
-fn typed_call(
-    c: Subcube<'_>,
-    bench: Bench,
-    s: usize,
-    me: u32,
-    buf: &mut Buffers,
-) -> anyhow::Result<()> {
-    let root = me == 0;
-    let mut owned = || buf.owned.take().context("no owned input was prepared");
-    match (buf.form, bench) {
-        (Form::Slice, Bench::Bcast) => {
-            let data: &[f32] = if root { &buf.floats } else { &[] };
-            c.bcast_slice(0, data, s / 4)?;
-        }
-        (Form::Slice, Bench::Allgather) => drop(c.allgather_slice(&buf.floats)?),
-        (Form::Slice, Bench::Alltoall) => drop(c.alltoall_slice(&buf.floats)?),
-        (Form::Vec, Bench::Bcast) => {
-            let data = if root { owned()? } else { Vec::new() };
-            c.bcast_vec(0, data)?;
-        }
-        (Form::Into, Bench::Bcast) => {
-            if root {
-                buf.out.copy_from_slice(&buf.floats);
-            }
-            c.bcast_into(0, &mut buf.out)?;
-        }
-        (Form::Into, Bench::Allgather) => c.allgather_into(&buf.floats, &mut buf.out)?,
-        (Form::Into, Bench::Alltoall) => c.alltoall_into(&buf.floats, &mut buf.out)?,
-        (Form::Buf, Bench::Bcast) => {
-            let data = if root { owned()? } else { Vec::new() };
-            drop(c.bcast_buf(0, data, s / 4)?);
-        }
-        (Form::Buf, Bench::Allgather) => drop(c.allgather_buf(owned()?)?),
-        (Form::Buf, Bench::Alltoall) => drop(c.alltoall_buf(owned()?)?),
-        (Form::Vec, Bench::Allgather) => drop(c.allgather_vec(owned()?)?),
-        (Form::Vec, Bench::Alltoall) => drop(c.alltoall_vec(owned()?)?),
-        (Form::BytesToVec, Bench::Bcast) => {
-            let data = if root {
-                buf.block.clone()
-            } else {
-                Bytes::new()
-            };
-            let got = c.bcast(0, data, s)?;
-            drop(to_floats(&[got]));
-        }
-        (Form::BytesToVec, Bench::Allgather) => drop(to_floats(&c.allgather(buf.block.clone())?)),
-        (Form::BytesToVec, Bench::Alltoall) => drop(to_floats(&c.alltoall(&buf.blocks)?)),
-        (Form::Serde, Bench::Bcast) => {
-            let v: Vec<f32> = c.bcast_value(0, if root { Some(owned()?) } else { None })?;
-            drop(v);
-        }
-        (Form::Serde, Bench::Allgather) => drop(c.allgather_value(&owned()?)?),
-        (Form::Serde, Bench::Alltoall) => {
-            let vs = buf
-                .owned_values
-                .take()
-                .context("no owned values were prepared")?;
-            drop(c.alltoall_values(vs)?);
-        }
-        (form, b) => bail!("--form {form:?} does not apply to {b}"),
-    }
-    Ok(())
-}
-
-/// The codec's in-process cost of one value of the serde form (a `Vec<f32>` of `s` bytes):
-/// the mean µs to encode it and to decode it, over `n` rounds.
-fn codec_cost(s: usize, n: u64) -> anyhow::Result<(f64, f64)> {
-    let v: Vec<f32> = (0..s / 4).map(|k| (k % 7) as f32).collect();
-    let n = n.max(1);
-    let t0 = Instant::now();
-    let mut enc = Vec::new();
-    for _ in 0..n {
-        enc = hypercube::codec::encode(std::hint::black_box(&v))?;
-    }
-    let e = t0.elapsed().as_secs_f64() * 1e6 / n as f64;
-    let t0 = Instant::now();
-    for _ in 0..n {
-        let back: Vec<f32> = hypercube::codec::decode(std::hint::black_box(&enc))?;
-        std::hint::black_box(back);
-    }
-    let d = t0.elapsed().as_secs_f64() * 1e6 / n as f64;
-    Ok((e, d))
-}
-
-/// What the typed forms pay on top of the byte form's transfer: one copy of a result of
-/// `bytes` bytes (in `p` blocks) from message buffers into a new `Vec<f32>`, in µs (mean
-/// of `n` rounds, in-process). The sources rotate over 64 MiB, so that they are not in
-/// the cache, as a message just received by another process's socket is not always.
-fn copy_cost(bytes: usize, p: usize, n: u64) -> f64 {
-    let p = p.max(1);
-    let sets = ((64 << 20) / bytes.max(1)).clamp(1, 1024);
-    let all: Vec<Vec<Bytes>> = (0..sets)
-        .map(|_| (0..p).map(|_| Bytes::from(vec![1u8; bytes / p])).collect())
-        .collect();
-    let n = n.max(1);
-    let t0 = Instant::now();
-    for i in 0..n as usize {
-        std::hint::black_box(to_floats(std::hint::black_box(&all[i % sets])));
-    }
-    t0.elapsed().as_secs_f64() * 1e6 / n as f64
-}
-
-/// One call of the collective (or iPSC utility) under test.
-fn call(
-    node: &Node,
-    c: Subcube<'_>,
-    bench: Bench,
-    s: usize,
-    buf: &mut Buffers,
-    scratch: &mut [f32],
-) -> anyhow::Result<()> {
-    let me = node.mynode();
-    let d = node.cubedim();
-    let typed = matches!(bench, Bench::Bcast | Bench::Allgather | Bench::Alltoall);
-    match bench {
-        _ if typed && buf.form != Form::Bytes => typed_call(c, bench, s, me, buf)?,
-        Bench::Bcast => {
-            let data = if me == 0 {
-                buf.block.clone()
-            } else {
-                Bytes::new()
-            };
-            c.bcast(0, data, s)?;
-        }
-        Bench::Reduce => {
-            c.reduce(0, &buf.floats, Op::Sum)?;
-        }
-        Bench::Allreduce => {
-            c.allreduce(&buf.floats, Op::Sum)?;
-        }
-        Bench::Allgather => {
-            c.allgather(buf.block.clone())?;
-        }
-        Bench::ReduceScatter => {
-            c.reduce_scatter(&buf.floats, Op::Sum)?;
-        }
-        Bench::Alltoall => {
-            c.alltoall(&buf.blocks)?;
-        }
-        Bench::Scatter => {
-            let blocks: &[Bytes] = if me == 0 { &buf.blocks } else { &[] };
-            c.scatter(0, blocks, s)?;
-        }
-        Bench::Gather => {
-            c.gather(0, buf.block.clone())?;
-        }
-        Bench::Scan => {
-            c.scan(&buf.floats, Op::Sum)?;
-        }
-        Bench::Barrier => c.barrier()?,
-        Bench::Shift => {
-            c.shift(buf.block.clone(), 1, ShiftOrder::Rank)?;
-        }
-        Bench::Gsendw => {
-            if me == 0 {
-                node.gsend(buf.block.clone(), d)?;
-            } else {
-                node.grecv(d)?;
-            }
-        }
-        Bench::Gop => {
-            // GOP works in place; `scratch` was refilled before the timer started.
-            node.gop(scratch, hypercube::ipsc::Op::Sum, 0, d)?;
-        }
-        Bench::Gcat => {
-            node.gcat(buf.block.clone(), 0, d)?;
-        }
-        Bench::Spgsnw => {
-            let ty = MsgType(7);
-            if me == 0 {
-                let targets: Vec<u32> = (1..node.numnodes()).collect();
-                node.spgsend(ty, buf.block.clone(), &targets)?;
-            } else {
-                node.spgrecv(ty)?;
-            }
-        }
-        Bench::Latency | Bench::Bw => unreachable!("point-to-point tests are not collectives"),
     }
     Ok(())
 }

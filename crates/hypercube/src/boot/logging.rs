@@ -1,4 +1,5 @@
-//! `RUST_LOG` tracing for node programs, with the rank on every line.
+//! `RUST_LOG` tracing for node programs, with the rank on every line: installed when the
+//! process joins its job and knows its rank.
 
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::time::FormatTime;

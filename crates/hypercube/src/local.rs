@@ -3,9 +3,8 @@
 //! describe the whole, virtual clock included); [`run_local_timed`] gives every node a
 //! virtual clock under a [`CostModel`], and [`now`] reads the calling node's.
 //!
-//! Public as `hypercube::local`. It builds `Node`s, so it sits with them in `node/`, beside
-//! `boot` (which joins a real job); `hypercube::transport::local` re-exports it under its
-//! old paths.
+//! Public as `hypercube::local`: the in-process counterpart of [`crate::init`], at the top
+//! beside `lib.rs` (it builds `Node`s and takes the collectives' [`CostModel`]).
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};

@@ -1,13 +1,15 @@
 //! Typed point-to-point: slices of plain data ([`Pod`]) and serde values through
-//! [`Node::send`], [`Node::recv`] and [`Node::sendrecv`], with no manual encoding. Sits
-//! above `node.rs` and the collectives' element code (which it uses), below nothing.
+//! [`Node::send`], [`Node::recv`] and [`Node::sendrecv`], with no manual encoding. Not a
+//! collective: it lives here because it is made of this folder's element code
+//! (`element.rs`, `pod.rs`, `typed_buf.rs`), above `node/` like the collectives.
 
 use serde::{de::DeserializeOwned, Serialize};
 
-use crate::collectives::element::{decode, encode};
-use crate::collectives::{Pod, TypedBuf};
+use super::element::{decode, encode};
+use super::pod::Pod;
+use super::typed_buf::TypedBuf;
 use crate::error::{Error, Result};
-use crate::message::{MsgType, Select, Status};
+use crate::message::{Message, MsgType, Select, Status};
 use crate::node::Node;
 use hypercube_topology::NodeId;
 
@@ -54,7 +56,7 @@ impl Node {
     ) -> Result<(usize, Status)> {
         let size = T::WIRE_SIZE.max(1);
         if T::MEMORY_IS_WIRE {
-            let st = self.recv_into(sel, crate::collectives::pod::as_bytes_mut(buf))?;
+            let st = self.recv_into(sel, super::pod::as_bytes_mut(buf))?;
             let len = st.len as usize;
             if len % size != 0 {
                 return Err(Error::InvalidArgument(format!(
@@ -76,7 +78,7 @@ impl Node {
                 buf.len()
             )));
         }
-        crate::collectives::element::decode_into(m.data(), &mut buf[..n], "recv_slice_into")?;
+        super::element::decode_into(m.data(), &mut buf[..n], "recv_slice_into")?;
         Ok((n, m.status()))
     }
 
@@ -136,10 +138,10 @@ impl Node {
         value: &V,
         from: P,
     ) -> Result<P::Got<V>> {
-        let bytes = crate::codec::encode(value)?;
+        let bytes = crate::wire::codec::encode(value)?;
         let m = self.sendrecv_opt(dest.into(), ty, || bytes.into(), from.node())?;
         from.got(m.map(|m| {
-            crate::codec::decode(m.data()).map_err(|e| {
+            crate::wire::codec::decode(m.data()).map_err(|e| {
                 Error::Codec(format!(
                     "the value from node {} does not decode as {}: {e}",
                     m.source(),
@@ -156,7 +158,7 @@ impl Node {
         ty: MsgType,
         data: impl FnOnce() -> bytes::Bytes,
         from: Option<NodeId>,
-    ) -> Result<Option<crate::Message>> {
+    ) -> Result<Option<Message>> {
         crate::node::check_type(ty.0)?;
         match (dest, from) {
             (Some(d), Some(f)) => self
