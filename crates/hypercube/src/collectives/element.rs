@@ -180,7 +180,7 @@ pub(crate) fn take_back<T: Pod>(
 /// A received length that is not what this node expected, in elements of `T` (and in the
 /// words of the typed call running, with its v-variant, when there is one).
 pub(crate) fn length_error<T: Pod>(what: &str, got: usize, expected: Option<usize>) -> Error {
-    let unit = super::ctx::Unit::current().unwrap_or(super::ctx::Unit::of::<T>("", None));
+    let unit = super::blocks::Unit::current().unwrap_or(super::blocks::Unit::of::<T>("", None));
     let expected = match expected {
         Some(1) => "1 element was expected".to_string(),
         Some(n) => format!("{n} elements were expected"),

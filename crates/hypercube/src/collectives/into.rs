@@ -11,7 +11,7 @@
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
-use super::ctx::Unit;
+use super::blocks::Unit;
 use super::element::{decode_blocks_into, decode_into, encode, Op};
 use super::pod::Pod;
 use super::typed::equal_blocks;

@@ -38,6 +38,7 @@
 //! Each operation lives in its own folder, each algorithm in its own file citing the
 //! book's algorithm and equation; [`select`] chooses among them (see `docs/collectives.md`).
 
+mod blocks;
 mod ctx;
 pub(crate) mod element;
 mod esbt;

@@ -21,7 +21,7 @@
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
-use super::ctx::Unit;
+use super::blocks::Unit;
 use super::element::{decode, decode_blocks, encode, encode_vec, take_back};
 use super::pod::Pod;
 use super::typed_buf::TypedBuf;

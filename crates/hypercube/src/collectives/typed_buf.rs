@@ -126,7 +126,7 @@ impl<T: Pod> TypedBuf<T> {
     /// [`crate::Error::InvalidArgument`] if `out` has another length (nothing written).
     pub fn copy_to_slice(&self, out: &mut [T]) -> Result<()> {
         if out.len() != self.len() {
-            return Err(crate::Error::InvalidArgument(format!(
+            return Err(crate::error::Error::InvalidArgument(format!(
                 "TypedBuf::copy_to_slice: out holds {} elements but the buffer {}",
                 out.len(),
                 self.len()

@@ -51,10 +51,11 @@ use bytes::BytesMut;
 use hypercube_topology::{hamming, NodeId};
 
 use crate::error::{Error, Result};
+use crate::mailbox::RecvToken;
 use crate::mailbox::{Body, Mailbox};
 use crate::message::{Message, Select, Status};
 use crate::parts::Parts;
-use crate::transport::{RecvToken, SendToken, Transport};
+use crate::transport::api::{SendToken, Transport};
 
 /// How often a blocked call re-checks for failed peers and deadlock.
 const POLL: Duration = Duration::from_millis(50);

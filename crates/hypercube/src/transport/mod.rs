@@ -1,85 +1,14 @@
 //! The one seam: every utility and collective is written once against [`Transport`] (through
 //! [`crate::Node`]) and runs unchanged over TCP processes or in-process threads.
 
-use std::net::SocketAddr;
-use std::time::Duration;
-
-use hypercube_topology::NodeId;
-
-use crate::error::Result;
-use crate::message::{Message, Select, Status};
-use crate::parts::Parts;
-
-mod forwarding;
+pub(crate) mod api;
+pub(crate) mod forwarding;
 pub mod local;
 pub mod tcp;
 
+pub(crate) use api::relock;
+pub use api::{SendToken, Transport};
 pub use forwarding::Forwarding;
 pub use tcp::Tuning;
 
 pub use crate::mailbox::RecvToken;
-
-/// A lock's guard even when another thread panicked while holding it: the transport's
-/// state stays usable (every holder leaves it consistent between statements), and a
-/// panicking node program must not take its transport's other threads down with it.
-pub(crate) fn relock<T>(r: std::sync::LockResult<T>) -> T {
-    r.unwrap_or_else(|p| p.into_inner())
-}
-
-/// Identifies a started send.
-pub type SendToken = u64;
-
-/// Point-to-point messaging between the nodes of one cube: what a transport must provide.
-///
-/// Tags are raw `u32` message types; the user/reserved split is enforced above this layer.
-/// Messages from one source with one tag are matched in the order they were sent.
-pub trait Transport: Send + Sync + 'static {
-    /// This node's number.
-    fn rank(&self) -> NodeId;
-    /// The cube dimension d (2^d nodes).
-    fn dim(&self) -> u32;
-    /// Start sending `data` to `dest`. The data is shared, never copied on the way; its
-    /// parts arrive as one contiguous message.
-    fn isend(&self, dest: NodeId, tag: u32, data: Parts) -> Result<SendToken>;
-    /// [`Transport::isend`] along `route`: the message crosses the route's dimensions in
-    /// order, then follows e-cube order (`wire/frame.rs`). A transport without links of its
-    /// own (the in-process one) delivers it as `isend` does. Messages from one source with
-    /// one tag on different routes may overtake each other: give them distinct tags, or
-    /// tell them apart by their contents.
-    fn isend_routed(
-        &self,
-        dest: NodeId,
-        tag: u32,
-        data: Parts,
-        route: hypercube_topology::Route,
-    ) -> Result<SendToken> {
-        let _ = route;
-        self.isend(dest, tag, data)
-    }
-    /// Has the send finished (its buffer handed over)?
-    fn test_send(&self, token: SendToken) -> Result<bool>;
-    /// Block until the send has finished.
-    fn wait_send(&self, token: SendToken) -> Result<()>;
-    /// Post a receive; it binds the oldest matching message, now or when one arrives.
-    fn post_recv(&self, sel: Select) -> Result<RecvToken>;
-    /// Take the message of a posted receive if it is complete.
-    fn test_recv(&self, token: RecvToken) -> Result<Option<Message>>;
-    /// Block until the posted receive completes (or the timeout passes).
-    fn wait_recv(&self, token: RecvToken, timeout: Option<Duration>) -> Result<Message>;
-    /// Withdraw a posted receive that no message has bound yet. False if it was bound.
-    fn cancel_recv(&self, token: RecvToken) -> bool;
-    /// The receive's request was dropped before it completed: withdraw it and return any
-    /// message bound to it to the queue, so that no message is lost.
-    fn abandon_recv(&self, token: RecvToken);
-    /// The oldest unreceived matching message; blocks for one if `block`.
-    fn probe(&self, sel: &Select, block: bool, timeout: Option<Duration>)
-        -> Result<Option<Status>>;
-    /// Bind the message a probe returned to a new receive (so it cannot be taken by another).
-    fn claim(&self, status: &Status) -> Result<RecvToken>;
-    /// Leave the job cleanly: a barrier, then close every link. Idempotent.
-    fn finalize(&self) -> Result<()>;
-    /// The link listener address of a node, where the transport has one (diagnostics).
-    fn peer_address(&self, _node: NodeId) -> Option<SocketAddr> {
-        None
-    }
-}

@@ -12,7 +12,8 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::collectives::ctx::{bounds, pack, unpack_equal, Ctx, Layout};
+use crate::collectives::blocks::{bounds, pack, unpack_equal, Layout};
+use crate::collectives::ctx::Ctx;
 use crate::error::Result;
 
 /// Every node's `mine` → all blocks by relative rank. Each part's slices travel in

@@ -9,7 +9,8 @@ use bytes::Bytes;
 use hypercube_topology::{ginv, gray};
 
 use super::ring::ring_pass;
-use crate::collectives::ctx::{check_equal, pack, unpack_equal, Ctx, Layout};
+use crate::collectives::blocks::{check_equal, pack, unpack_equal, Layout};
+use crate::collectives::ctx::Ctx;
 use crate::collectives::select::mesh_shape;
 use crate::error::Result;
 

@@ -8,7 +8,7 @@ pub(crate) mod ring;
 
 use bytes::Bytes;
 
-use super::ctx::Layout;
+use super::blocks::Layout;
 use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
@@ -28,7 +28,7 @@ impl Subcube<'_> {
             other => Err(not_implemented(Operation::Allgather, other)),
         })?;
         if out.iter().any(|b| b.len() != out[0].len()) {
-            return Err(super::ctx::unequal_blocks("allgather"));
+            return Err(super::blocks::unequal_blocks("allgather"));
         }
         Ok(out)
     }

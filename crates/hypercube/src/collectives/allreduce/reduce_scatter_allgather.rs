@@ -3,7 +3,8 @@
 //! `T = 2 (t_s log p + t_w (p-1) m/p) ≈ 2 (t_s log p + t_w m)`.
 
 use crate::collectives::allgather::hypercube::allgather;
-use crate::collectives::ctx::{bounds, Ctx, Layout};
+use crate::collectives::blocks::{bounds, Layout};
+use crate::collectives::ctx::Ctx;
 use crate::collectives::element::{decode_blocks, encode, Op};
 use crate::collectives::pod::Pod;
 use crate::collectives::reduce_scatter::hypercube::reduce_scatter;

@@ -8,7 +8,8 @@ use bytes::Bytes;
 
 use super::ring::ring_exchange;
 use crate::collectives::allgather::mesh::{coords, rank_at};
-use crate::collectives::ctx::{concat, Ctx};
+use crate::collectives::blocks::concat;
+use crate::collectives::ctx::Ctx;
 use crate::collectives::select::mesh_shape;
 use crate::error::Result;
 

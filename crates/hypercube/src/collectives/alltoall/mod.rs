@@ -38,7 +38,7 @@ impl Subcube<'_> {
             other => Err(not_implemented(Operation::Alltoall, other)),
         })?;
         if out.iter().any(|b| b.len() != blocks[0].len()) {
-            return Err(super::ctx::unequal_blocks("alltoall"));
+            return Err(super::blocks::unequal_blocks("alltoall"));
         }
         Ok(out)
     }

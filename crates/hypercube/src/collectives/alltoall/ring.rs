@@ -6,7 +6,8 @@
 use bytes::Bytes;
 use hypercube_topology::{ginv, gray};
 
-use crate::collectives::ctx::{call_and_hint, concat, Ctx};
+use crate::collectives::blocks::{call_and_hint, concat};
+use crate::collectives::ctx::Ctx;
 use crate::error::{Error, Result};
 
 /// The ring exchange among `members` (relative ranks in ring order; this node is

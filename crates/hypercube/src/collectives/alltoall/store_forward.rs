@@ -5,7 +5,8 @@
 
 use bytes::Bytes;
 
-use crate::collectives::ctx::{pack, unpack_equal, Ctx, Layout};
+use crate::collectives::blocks::{pack, unpack_equal, Layout};
+use crate::collectives::ctx::Ctx;
 use crate::error::Result;
 
 /// `blocks[t]` goes to relative rank t; returns the block from each relative rank.

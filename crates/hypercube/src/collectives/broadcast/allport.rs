@@ -18,7 +18,8 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::collectives::ctx::{bounds, Ctx};
+use crate::collectives::blocks::bounds;
+use crate::collectives::ctx::Ctx;
 use crate::collectives::esbt;
 use crate::error::{Error, Result};
 

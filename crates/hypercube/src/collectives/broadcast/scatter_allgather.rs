@@ -5,7 +5,8 @@
 use bytes::Bytes;
 
 use crate::collectives::allgather::hypercube::allgather;
-use crate::collectives::ctx::{bounds, concat, Ctx, Layout};
+use crate::collectives::blocks::{bounds, concat, Layout};
+use crate::collectives::ctx::Ctx;
 use crate::collectives::scatter::hypercube::scatter;
 use crate::error::Result;
 

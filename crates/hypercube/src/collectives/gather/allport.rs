@@ -13,7 +13,8 @@
 
 use bytes::Bytes;
 
-use crate::collectives::ctx::{bounds, concat, Ctx};
+use crate::collectives::blocks::{bounds, concat};
+use crate::collectives::ctx::Ctx;
 use crate::collectives::esbt;
 use crate::collectives::scatter::allport::{astray, dest_of, twice};
 use crate::error::Result;

@@ -5,7 +5,8 @@
 
 use bytes::Bytes;
 
-use crate::collectives::ctx::{pack, unpack_equal, Ctx, Layout};
+use crate::collectives::blocks::{pack, unpack_equal, Layout};
+use crate::collectives::ctx::Ctx;
 use crate::error::Result;
 
 /// Every node's `mine` → at relative rank `root`, all blocks by relative rank.

@@ -7,7 +7,8 @@ pub(crate) mod hypercube;
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
-use super::ctx::{rel_root, Layout};
+use super::blocks::Layout;
+use super::ctx::rel_root;
 use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;

@@ -12,7 +12,8 @@
 //! `(t_s + t_w m) log p`. The trees combine partial results out of rank order: a
 //! commutative ⊕ only.
 
-use crate::collectives::ctx::{bounds, Ctx};
+use crate::collectives::blocks::bounds;
+use crate::collectives::ctx::Ctx;
 use crate::collectives::element::{check_len, encode, Op};
 use crate::collectives::esbt;
 use crate::collectives::pod::Pod;
@@ -94,7 +95,7 @@ fn reduce_in<T: Pod>(
 /// A child sent a piece beyond the `n` that this node cuts each part into: its vector was
 /// longer than this node's `len` elements (the number of pieces follows from the length).
 fn too_many_pieces(src: u32, n: u32, len: usize) -> Error {
-    let call = crate::collectives::ctx::Unit::current().map_or("reduce", |u| u.call);
+    let call = crate::collectives::blocks::Unit::current().map_or("reduce", |u| u.call);
     Error::InvalidArgument(format!(
         "{call}: node {src} sent more than the {n} piece{} per part that this node's {len} \
          element{} make: the members passed vectors of different lengths; every member must \

@@ -2,7 +2,8 @@
 //! of p blocks (Alg. 4.8) then gather of the reduced blocks at the root (§4.4):
 //! `T = 2 (t_s log p + t_w (p-1) m/p)`.
 
-use crate::collectives::ctx::{bounds, Ctx, Layout};
+use crate::collectives::blocks::{bounds, Layout};
+use crate::collectives::ctx::Ctx;
 use crate::collectives::element::{decode_blocks, encode, Op};
 use crate::collectives::gather::hypercube::gather;
 use crate::collectives::pod::Pod;

@@ -10,7 +10,8 @@
 //! `t_w (m/p)(p − 1)`. The rotated orders combine the terms out of rank order, so this
 //! needs a commutative ⊕ (the choice and an explicit request check it).
 
-use crate::collectives::ctx::{bounds, Ctx};
+use crate::collectives::blocks::bounds;
+use crate::collectives::ctx::Ctx;
 use crate::collectives::element::{check_len, encode_vec, Op};
 use crate::collectives::pod::Pod;
 use crate::collectives::reduce_scatter::hypercube::lost;

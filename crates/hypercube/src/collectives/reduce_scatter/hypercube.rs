@@ -13,7 +13,8 @@
 //! blocks they pass on as those vectors themselves, without encoding them again
 //! ([`encode_vec`]: the vector's memory is the message), and combine into the kept ones.
 
-use crate::collectives::ctx::{bounds, Ctx};
+use crate::collectives::blocks::bounds;
+use crate::collectives::ctx::Ctx;
 use bytes::Bytes;
 
 use crate::collectives::element::{check_len, encode_vec, Op};

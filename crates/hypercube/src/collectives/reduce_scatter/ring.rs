@@ -5,7 +5,8 @@
 
 use hypercube_topology::{ginv, gray};
 
-use crate::collectives::ctx::{bounds, Ctx};
+use crate::collectives::blocks::bounds;
+use crate::collectives::ctx::Ctx;
 use bytes::Bytes;
 
 use crate::collectives::element::{check_len, encode, Op};

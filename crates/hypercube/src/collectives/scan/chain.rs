@@ -13,7 +13,8 @@
 //! fewer cores than there are ranks, the bytes are the time, and the selection
 //! ([`crate::collectives::select`]) picks this algorithm for long vectors.
 
-use crate::collectives::ctx::{bounds, Ctx};
+use crate::collectives::blocks::bounds;
+use crate::collectives::ctx::Ctx;
 use crate::collectives::element::{check_len, encode, Op};
 use crate::collectives::pod::Pod;
 use crate::collectives::select::chain_segments;

@@ -19,7 +19,8 @@
 
 use bytes::Bytes;
 
-use crate::collectives::ctx::{bounds, Ctx};
+use crate::collectives::blocks::bounds;
+use crate::collectives::ctx::Ctx;
 use crate::collectives::esbt;
 use crate::error::{Error, Result};
 use crate::parts::Parts;
@@ -76,7 +77,7 @@ pub(crate) fn scatter(c: &Ctx<'_>, root: u32, blocks: &[Bytes]) -> Result<Bytes>
         .enumerate()
         .map(|(t, p)| p.ok_or_else(|| twice(t as u32, root)))
         .collect::<Result<Vec<Bytes>>>()?;
-    Ok(crate::collectives::ctx::concat(&parts))
+    Ok(crate::collectives::blocks::concat(&parts))
 }
 
 /// The destination prefix of a part (relative to the root), from `src`.

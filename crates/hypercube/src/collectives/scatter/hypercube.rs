@@ -4,7 +4,8 @@
 
 use bytes::Bytes;
 
-use crate::collectives::ctx::{pack, unpack, Ctx, Layout};
+use crate::collectives::blocks::{pack, unpack, Layout};
+use crate::collectives::ctx::Ctx;
 use crate::error::Result;
 
 /// `blocks` (at relative rank `root`: p blocks by relative rank; elsewhere ignored) →

@@ -13,7 +13,8 @@ use std::time::Instant;
 use hypercube_topology::{NodeId, Route};
 
 use super::link::{Flush, LinkIn, LinkOut, OutFrame};
-use super::{sockopt, Tuning};
+use super::sockopt;
+use super::tuning::Tuning;
 use crate::error::{Error, Result};
 use crate::ids::HOST;
 use crate::mailbox::Mailbox;
@@ -105,7 +106,7 @@ pub(crate) struct Engine {
     pub(super) addrs: Vec<Option<SocketAddr>>,
 }
 
-pub(super) use crate::transport::relock;
+pub(super) use crate::transport::api::relock;
 
 impl Engine {
     /// Assemble the engine from established links (`links[k]` is link k, to the node named
@@ -144,7 +145,8 @@ impl Engine {
                 queue: Default::default(),
                 closed: false,
             });
-            let cut_through = (tuning.forwarding == crate::transport::Forwarding::CutThrough)
+            let cut_through = (tuning.forwarding
+                == crate::transport::forwarding::Forwarding::CutThrough)
                 .then_some(tuning.cut_through_min);
             inputs.push(Mutex::new(LinkIn::new(peer, r, me, cut_through)));
         }

@@ -17,7 +17,7 @@ use crate::message::{Select, MAX_USER_TYPE};
 use crate::parts::Parts;
 use crate::tags;
 use crate::trace;
-use crate::transport::Transport;
+use crate::transport::api::Transport;
 use crate::wire::frame::{Header, Kind};
 
 impl TcpTransport {

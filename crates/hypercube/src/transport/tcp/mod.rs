@@ -37,9 +37,10 @@ use engine::relock;
 
 use crate::error::{Error, Result};
 use crate::ids::HOST;
+use crate::mailbox::RecvToken;
 use crate::message::{Message, Select, Status};
 use crate::parts::Parts;
-use crate::transport::{RecvToken, SendToken, Transport};
+use crate::transport::api::{SendToken, Transport};
 
 /// A node's TCP transport: the engine plus its background threads.
 pub struct TcpTransport {

@@ -117,7 +117,7 @@ impl Engine {
             let rev = fds[i + 1].revents;
             if rev & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
                 let guard = if blocking_locks {
-                    Some(super::relock(self.inputs[*k].lock()))
+                    Some(crate::transport::api::relock(self.inputs[*k].lock()))
                 } else {
                     self.inputs[*k].try_lock().ok()
                 };

@@ -251,7 +251,7 @@ mod tests {
     #[test]
     fn default_congestion_is_set_or_reported() {
         let (a, _b) = pair();
-        match set_congestion(&a, &crate::transport::Tuning::default().congestion) {
+        match set_congestion(&a, &super::super::tuning::Tuning::default().congestion) {
             Some(name) => assert_eq!(congestion_of(&a), name),
             // A kernel without either (not seen on Linux): the system's stays.
             None => assert!(!congestion_of(&a).is_empty()),

@@ -37,7 +37,7 @@ pub struct Tuning {
     pub congestion: Vec<String>,
     /// How routed frames pass through this node (Grama §2.5.1): cut-through hands a long
     /// frame on as its bytes arrive, store-and-forward receives it whole first.
-    pub forwarding: crate::transport::Forwarding,
+    pub forwarding: crate::transport::forwarding::Forwarding,
     /// Under cut-through, frames with fewer payload bytes than this are still received
     /// whole before they go on (one read takes them anyway; handing on pieces costs a
     /// write per piece).
@@ -62,7 +62,7 @@ impl Default for Tuning {
             // Reno is always allowed to an unprivileged process; CUBIC may need
             // CAP_NET_ADMIN when it is not in net.ipv4.tcp_allowed_congestion_control.
             congestion: vec!["cubic".into(), "reno".into()],
-            forwarding: crate::transport::Forwarding::default(),
+            forwarding: crate::transport::forwarding::Forwarding::default(),
             cut_through_min: 64 << 10,
             link_timeout: Duration::from_secs(3),
         }
@@ -158,7 +158,7 @@ impl Tuning {
         if let Ok(v) = std::env::var("HYPERCUBE_TCP_CONGESTION") {
             t.congestion = parse_congestion(&v)?;
         }
-        t.forwarding = crate::transport::Forwarding::from_env()?;
+        t.forwarding = crate::transport::forwarding::Forwarding::from_env()?;
         if let Some(v) = get("HYPERCUBE_CUT_THROUGH_MIN")? {
             t.cut_through_min = v.min(crate::wire::frame::MAX_FRAME_LEN as u64) as usize;
         }

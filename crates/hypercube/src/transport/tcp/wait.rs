@@ -11,10 +11,10 @@ use super::blocked::{Say, WaitWatch};
 use super::engine::{relock, Engine, State};
 use crate::error::{Error, Result};
 use crate::ids::HOST;
+use crate::mailbox::RecvToken;
 use crate::message::{Message, Select, Status, TypeSel, MAX_USER_TYPE};
 use crate::tags;
 use crate::trace;
-use crate::transport::RecvToken;
 
 /// A wait's report to the launcher ([`WaitWatch`] decides, this says it), taken back when
 /// the wait ends.
