@@ -25,31 +25,27 @@
 //! Run it with `cargo run --release -p launcher -- --dim 3 -- path/to/program`.
 #![deny(missing_docs)]
 
+mod base;
 mod boot;
 pub mod collectives;
 mod error;
-mod ids;
 pub mod ipsc;
 mod job;
 pub mod local;
-mod mailbox;
-mod message;
 mod node;
-mod parts;
-mod tags;
 mod trace;
 pub mod transport;
 pub mod wire;
 
+pub use base::ids::HOST;
+pub use base::message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
+pub use base::parts::{IntoPayload, Parts};
 pub use bytes;
 pub use collectives::p2p::Peer;
 pub use error::{Error, Result};
 pub use hypercube_topology as topology;
 pub use hypercube_topology::NodeId;
-pub use ids::HOST;
-pub use message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
 pub use node::{Node, RecvRequest, SendRequest};
-pub use parts::{IntoPayload, Parts};
 pub use wire::codec;
 
 use std::sync::atomic::{AtomicBool, Ordering};

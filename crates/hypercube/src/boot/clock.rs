@@ -1,18 +1,18 @@
 //! The trace's start-up clock exchange: ranks whose clock is not rank 0's (another host)
 //! estimate their offset to it by NTP-style ping-pongs over the links, so that `hctrace`
 //! can put every rank's events on rank 0's clock (`docs/tracing.md`). Runs inside `init`
-//! when tracing is on, on reserved tags ([`crate::tags::TRACE`]), its waits not traced.
+//! when tracing is on, on reserved tags ([`crate::base::tags::TRACE`]), its waits not traced.
 
 use std::time::Duration;
 
 use hypercube_topology::NodeId;
 
-use crate::ids::HOST;
+use crate::base::ids::HOST;
 use crate::trace::{emit, now, on, startup_work, CLOCK_ID};
 
-/// Tags of the start-up clock exchange (the slot [`crate::tags::TRACE`]): requests to
+/// Tags of the start-up clock exchange (the slot [`crate::base::tags::TRACE`]): requests to
 /// rank 0 and its replies.
-const CLOCK_PING: u32 = *crate::tags::TRACE.start();
+const CLOCK_PING: u32 = *crate::base::tags::TRACE.start();
 const CLOCK_REPLY: u32 = CLOCK_PING + 1;
 /// Rank 0's turn to a rank: start pinging.
 const CLOCK_GO: u32 = CLOCK_PING + 2;
@@ -81,16 +81,20 @@ fn clock_send(t: &Tr, dest: NodeId, tag: u32, data: Vec<u8>) -> Result<(), Strin
         let tok = t.isend(
             dest,
             tag,
-            crate::parts::Parts::from(bytes::Bytes::from(data)),
+            crate::base::parts::Parts::from(bytes::Bytes::from(data)),
         )?;
         t.wait_send(tok)
     };
     send().map_err(|e| format!("sending to node {dest}: {e}"))
 }
 
-fn clock_recv(t: &Tr, from: Option<NodeId>, tag: u32) -> Result<crate::message::Message, String> {
+fn clock_recv(
+    t: &Tr,
+    from: Option<NodeId>,
+    tag: u32,
+) -> Result<crate::base::message::Message, String> {
     let tok = t
-        .post_recv(crate::message::Select::internal(from, tag))
+        .post_recv(crate::base::message::Select::internal(from, tag))
         .map_err(|e| e.to_string())?;
     t.wait_recv(tok, Some(CLOCK_TIMEOUT))
         .map_err(|e| format!("waiting for the clock exchange: {e}"))

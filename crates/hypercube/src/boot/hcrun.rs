@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use hypercube_topology::NodeId;
 
+use crate::base::ids::HOST;
 use crate::error::{Error, Result};
-use crate::ids::HOST;
 use crate::transport::tcp::{TcpTransport, Tuning};
 use crate::wire::control::{self, ToLauncher, ToNode};
 
@@ -62,7 +62,7 @@ impl BootConfig {
                 .map_err(|_| bad(control::ENV_RANK, &rank_s))?
         };
         let dim: u32 = dim_s.parse().map_err(|_| bad(control::ENV_DIM, &dim_s))?;
-        let max = crate::tags::MAX_DIM;
+        let max = crate::base::tags::MAX_DIM;
         if dim > max || (rank >= (1 << dim) && rank != HOST) {
             return Err(Error::Config(format!(
                 "rank {rank} in a cube of dimension {dim}: dimension must be <= {max} and rank < 2^dim"

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use hypercube_topology::NodeId;
 
 use super::deadline::Deadline;
+use crate::base::ids::HOST;
 use crate::error::{Error, Result};
-use crate::ids::HOST;
 use crate::transport::relock;
 use crate::wire::handshake;
 

@@ -11,7 +11,7 @@
 //! timings, less a small message's round trip).
 //! It sends the figure to every node, and every node keeps it ([`measured`]); all members
 //! of any subcube therefore choose alike. The messages carry the reserved
-//! [`crate::tags::BOOTSTRAP`] tags and are left out of traces.
+//! [`crate::base::tags::BOOTSTRAP`] tags and are left out of traces.
 //!
 //! Cost: on loopback about a millisecond; on 100 Mbit/s links about 45 ms per dimension
 //! (node 0's links only); on slower links the timed transfers shrink (to 16 KiB at
@@ -24,10 +24,10 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use crate::base::ids::HOST;
+use crate::base::message::Select;
+use crate::base::parts::Parts;
 use crate::error::{Error, Result};
-use crate::ids::HOST;
-use crate::message::Select;
-use crate::parts::Parts;
 use crate::transport::Transport;
 
 /// The bytes sent before the timed transfer (more than `hcrun --link-rate`'s default
@@ -36,8 +36,8 @@ pub(crate) const PRIME: usize = 128 << 10;
 /// The bytes of the timed transfer.
 pub(crate) const TIMED: usize = 256 << 10;
 
-/// Tags of the probe (the slot [`crate::tags::BOOTSTRAP`]).
-const DATA: u32 = *crate::tags::BOOTSTRAP.start();
+/// Tags of the probe (the slot [`crate::base::tags::BOOTSTRAP`]).
+const DATA: u32 = *crate::base::tags::BOOTSTRAP.start();
 const ACK: u32 = DATA + 1;
 const RESULT: u32 = DATA + 2;
 
@@ -111,7 +111,7 @@ fn send(t: &dyn Transport, dest: u32, tag: u32, len: usize) -> Result<()> {
     t.wait_send(tok)
 }
 
-fn recv(t: &dyn Transport, from: u32, tag: u32) -> Result<crate::message::Message> {
+fn recv(t: &dyn Transport, from: u32, tag: u32) -> Result<crate::base::message::Message> {
     let tok = t.post_recv(Select::internal(Some(from), tag))?;
     t.wait_recv(tok, Some(TIMEOUT))
 }

@@ -5,8 +5,8 @@
 
 use bytes::{Bytes, BytesMut};
 
+use crate::base::parts::Parts;
 use crate::error::{Error, Result};
-use crate::parts::Parts;
 
 /// The near-equal split of `len` items into `p` parts: part `j` is `bounds(len, p, j)`.
 pub(crate) fn bounds(len: usize, p: u32, j: u32) -> std::ops::Range<usize> {

@@ -20,10 +20,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
+use crate::base::message::{Message, Select};
+use crate::base::parts::Parts;
 use crate::error::{Error, Result};
-use crate::message::{Message, Select};
 use crate::node::{Node, RecvRequest};
-use crate::parts::Parts;
 
 /// One call of a collective on the subcube of dimension `k` that contains this node.
 /// Ranks are relative: `0 .. 2^k`, physical node = `base | rel`.
@@ -93,7 +93,7 @@ impl<'a> Ctx<'a> {
             base,
             me: node.mynode() - base,
             tag,
-            failure: crate::tags::failure(tag),
+            failure: crate::base::tags::failure(tag),
             told: AtomicBool::new(false),
             call: crate::trace::Call::begin("collective", k, base),
         })
@@ -201,7 +201,9 @@ impl<'a> Ctx<'a> {
         let m = self.node.irecv_sel(self.select(None))?.wait()?;
         let m = self.checked(m)?;
         let src = m.source();
-        if src == crate::ids::HOST || hypercube_topology::subcube_base(src, self.k) != self.base {
+        if src == crate::base::ids::HOST
+            || hypercube_topology::subcube_base(src, self.k) != self.base
+        {
             return Err(Error::InvalidArgument(format!(
                 "a collective on the {}-cube at node {} received a message of its call from \
                  node {src}, outside that subcube: every member must make the same calls",

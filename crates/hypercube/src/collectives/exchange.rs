@@ -223,7 +223,7 @@ fn swap<'b>(
         .collect::<Result<Vec<_>>>()?;
     let got = recvs
         .into_iter()
-        .map(|r| r.wait().map(crate::message::Message::into_data))
+        .map(|r| r.wait().map(crate::base::message::Message::into_data))
         .collect::<Result<Vec<_>>>()?;
     for s in sends {
         s.wait()?;

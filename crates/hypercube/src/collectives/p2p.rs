@@ -8,8 +8,8 @@ use serde::{de::DeserializeOwned, Serialize};
 use super::element::{decode, encode};
 use super::pod::Pod;
 use super::typed_buf::TypedBuf;
+use crate::base::message::{Message, MsgType, Select, Status};
 use crate::error::{Error, Result};
-use crate::message::{Message, MsgType, Select, Status};
 use crate::node::Node;
 use hypercube_topology::NodeId;
 

@@ -12,10 +12,10 @@
 use bytes::Bytes;
 
 use super::checks::check_dim;
+use crate::base::parts::IntoPayload;
 use crate::error::RecoveredData;
 use crate::error::{Error, Result};
 use crate::node::{Node, SendRequest};
-use crate::parts::IntoPayload;
 
 impl Node {
     /// Broadcast `data` from this node (the root) to every other node of its subcube of

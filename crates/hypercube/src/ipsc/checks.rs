@@ -3,13 +3,13 @@
 
 use hypercube_topology::NodeId;
 
+use crate::base::tags::{Keyed, MAX_RESERVED_USER_TYPE};
 use crate::error::{Error, Result};
 use crate::node::Node;
-use crate::tags::{Keyed, MAX_RESERVED_USER_TYPE};
 
-/// The reserved tag of a type-keyed utility message (the layout is in `crate::tags`).
+/// The reserved tag of a type-keyed utility message (the layout is in `crate::base::tags`).
 pub(super) fn keyed_tag(routine: &'static str, slot: Keyed, ty: u32) -> Result<u32> {
-    crate::tags::keyed(slot, ty).ok_or_else(|| Error::IpscArgument {
+    crate::base::tags::keyed(slot, ty).ok_or_else(|| Error::IpscArgument {
         routine,
         detail: format!(
             "message type {ty} is too large; this utility maps its type into a reserved \

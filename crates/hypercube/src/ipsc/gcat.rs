@@ -17,10 +17,10 @@ use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
 use super::checks::{check_dim, check_node};
+use crate::base::parts::IntoPayload;
 use crate::error::RecoveredData;
 use crate::error::{Error, Result};
 use crate::node::{Node, RecvRequest};
-use crate::parts::IntoPayload;
 
 impl Node {
     /// Concatenate the contributions of every member of the root's subcube of dimension

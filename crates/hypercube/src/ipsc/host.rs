@@ -16,12 +16,12 @@ use bytes::Bytes;
 use hypercube_topology::{subcube_base, NodeId};
 
 use super::checks::check_dim;
+use crate::base::ids::HOST;
+use crate::base::message::{MsgType, Select, TypeSel};
+use crate::base::parts::IntoPayload;
 use crate::collectives::Pod;
 use crate::error::{Error, Result};
-use crate::ids::HOST;
-use crate::message::{MsgType, Select, TypeSel};
 use crate::node::Node;
-use crate::parts::IntoPayload;
 
 fn need_host(node: &Node, routine: &'static str) -> Result<()> {
     if !node.is_host() {

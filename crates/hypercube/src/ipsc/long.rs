@@ -27,11 +27,11 @@ use bytes::Bytes;
 use hypercube_topology::NodeId;
 
 use super::checks::{check_node, keyed_tag};
+use crate::base::message::{Message, MsgType, Select, Status};
+use crate::base::parts::IntoPayload;
+use crate::base::tags::Keyed;
 use crate::error::{Error, Result};
-use crate::message::{Message, MsgType, Select, Status};
 use crate::node::{Node, RecvRequest, SendRequest};
-use crate::parts::IntoPayload;
-use crate::tags::Keyed;
 
 /// The seed's chunk size, MAXLEN = 16384 bytes: the default of [`Node::lsend`].
 pub const SEED_CHUNK_BYTES: usize = 16384;

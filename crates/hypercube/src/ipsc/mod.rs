@@ -64,5 +64,5 @@ pub use gop::{Element, Op};
 pub use long::SEED_CHUNK_BYTES;
 pub use mesh::mesh_position;
 
+pub use crate::base::tags::MAX_RESERVED_USER_TYPE;
 pub use crate::error::RecoveredData;
-pub use crate::tags::MAX_RESERVED_USER_TYPE;

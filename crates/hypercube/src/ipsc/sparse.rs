@@ -32,12 +32,12 @@ use bytes::{BufMut, Bytes, BytesMut};
 use hypercube_topology::{sparse_send_plan, NodeId};
 
 use super::checks::{check_node, keyed_tag};
+use crate::base::message::MsgType;
+use crate::base::parts::IntoPayload;
+use crate::base::tags::Keyed;
 use crate::error::RecoveredData;
 use crate::error::{Error, Result};
-use crate::message::MsgType;
 use crate::node::{Node, SendRequest};
-use crate::parts::IntoPayload;
-use crate::tags::Keyed;
 
 impl Node {
     /// Send `data` from this node to every node in `targets` through SPLIT's fan-out tree

@@ -9,11 +9,11 @@ use std::time::Duration;
 use hypercube_topology::NodeId;
 use serde::{de::DeserializeOwned, Serialize};
 
+use crate::base::ids::HOST;
+use crate::base::message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
+use crate::base::parts::{IntoPayload, Parts};
 use crate::error::{Error, Result};
-use crate::ids::HOST;
-use crate::mailbox::Held;
-use crate::message::{Message, MsgType, Select, Status, TypeSel, MAX_USER_TYPE};
-use crate::parts::{IntoPayload, Parts};
+use crate::transport::mailbox::Held;
 use crate::transport::{RecvToken, SendToken, Transport};
 
 /// One node of a running cube. Cheap to clone (shared); all methods take `&self`.
@@ -170,14 +170,14 @@ impl Node {
     }
 
     /// A fresh tag in the reserved type space for one utility/collective call on a subcube
-    /// of dimension `dim`, numbered by a per-dimension call counter (see `crate::tags`).
+    /// of dimension `dim`, numbered by a per-dimension call counter (see `crate::base::tags`).
     /// Messages of different calls therefore never match each other or a user's message.
     pub(crate) fn collective_tag(&self, dim: u32) -> u32 {
         let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
         let d = (dim & 0x1F) as usize;
         let n = seq[d];
         seq[d] = n.wrapping_add(1);
-        crate::tags::collective(d as u32, n)
+        crate::base::tags::collective(d as u32, n)
     }
 
     /// Start a send with a raw tag (a reserved one, or a user type already checked).

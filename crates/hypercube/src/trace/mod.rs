@@ -45,7 +45,7 @@ use std::sync::{Condvar, Mutex, OnceLock};
 
 use hypercube_topology::NodeId;
 
-use crate::ids::HOST;
+use crate::base::ids::HOST;
 
 mod clock;
 mod recorder;
@@ -261,9 +261,9 @@ impl std::fmt::Display for Str<'_> {
 /// Is `tag` one the trace leaves out (the runtime's own control messages: the finalize
 /// barrier; the start-up link probe; the trace's own start-up clock exchange)?
 pub(crate) fn hidden(tag: u32) -> bool {
-    crate::tags::CONTROL.contains(&tag)
-        || crate::tags::TRACE.contains(&tag)
-        || crate::tags::BOOTSTRAP.contains(&tag)
+    crate::base::tags::CONTROL.contains(&tag)
+        || crate::base::tags::TRACE.contains(&tag)
+        || crate::base::tags::BOOTSTRAP.contains(&tag)
 }
 
 /// A message sent (the `isend` part: eager sends are complete when it returns).

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use hypercube_topology::NodeId;
 
+use crate::base::message::{Message, Select, Status};
+use crate::base::parts::Parts;
 use crate::error::Result;
-use crate::mailbox::RecvToken;
-use crate::message::{Message, Select, Status};
-use crate::parts::Parts;
+use crate::transport::mailbox::RecvToken;
 
 /// A lock's guard even when another thread panicked while holding it: the transport's
 /// state stays usable (every holder leaves it consistent between statements), and a

@@ -50,12 +50,12 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use hypercube_topology::{hamming, NodeId};
 
+use crate::base::message::{Message, Select, Status};
+use crate::base::parts::Parts;
 use crate::error::{Error, Result};
-use crate::mailbox::RecvToken;
-use crate::mailbox::{Body, Mailbox};
-use crate::message::{Message, Select, Status};
-use crate::parts::Parts;
 use crate::transport::api::{SendToken, Transport};
+use crate::transport::mailbox::RecvToken;
+use crate::transport::mailbox::{Body, Mailbox};
 
 /// How often a blocked call re-checks for failed peers and deadlock.
 const POLL: Duration = Duration::from_millis(50);

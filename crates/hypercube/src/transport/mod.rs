@@ -4,6 +4,7 @@
 pub(crate) mod api;
 pub(crate) mod forwarding;
 pub mod local;
+pub(crate) mod mailbox;
 pub mod tcp;
 
 pub(crate) use api::relock;
@@ -11,4 +12,4 @@ pub use api::{SendToken, Transport};
 pub use forwarding::Forwarding;
 pub use tcp::Tuning;
 
-pub use crate::mailbox::RecvToken;
+pub use mailbox::RecvToken;

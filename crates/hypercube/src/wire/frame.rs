@@ -25,7 +25,7 @@
 
 use hypercube_topology::{NodeId, Route};
 
-use crate::ids::HOST;
+use crate::base::ids::HOST;
 
 /// Header size in bytes.
 pub(crate) const HEADER_LEN: usize = 40;

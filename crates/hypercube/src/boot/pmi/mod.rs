@@ -32,7 +32,7 @@ use super::deadline::Deadline;
 use super::links::{self, Keys};
 use client::Client;
 
-use crate::tags::MAX_DIM;
+use crate::base::tags::MAX_DIM;
 /// Our keys in the job's key-value space (never `PMI_`-prefixed: those are the manager's).
 const KEY_JOB: &str = "hypercube-job";
 fn key_addr(rank: NodeId) -> String {

@@ -27,10 +27,10 @@
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::{Plan, PlanOptions, MAX_ROUTE_HOPS};
 
+use crate::base::parts::Parts;
 use crate::collectives::ctx::Ctx;
 use crate::collectives::select::{machine, Machine};
 use crate::error::{Error, Result};
-use crate::parts::Parts;
 
 /// Bytes before every part: the plan's digest and the part's offset in its block.
 const PREFIX: usize = 16;

@@ -13,12 +13,12 @@
 
 use bytes::Bytes;
 
+use crate::base::parts::Parts;
 use crate::collectives::blocks::{bounds, concat};
 use crate::collectives::ctx::Ctx;
 use crate::collectives::esbt;
 use crate::collectives::scatter::allport::{astray, dest_of, twice};
 use crate::error::Result;
-use crate::parts::Parts;
 
 /// Every node's `mine` → at relative rank `root`, all blocks by relative rank.
 /// With `equal`, every block must have the root's length (gather, not gatherv).

@@ -10,13 +10,13 @@
 //! `t_w (m/p)(p − 1)`. The rotated orders combine the terms out of rank order, so this
 //! needs a commutative ⊕ (the choice and an explicit request check it).
 
+use crate::base::parts::Parts;
 use crate::collectives::blocks::bounds;
 use crate::collectives::ctx::Ctx;
 use crate::collectives::element::{check_len, encode_vec, Op};
 use crate::collectives::pod::Pod;
 use crate::collectives::reduce_scatter::hypercube::lost;
 use crate::error::Result;
-use crate::parts::Parts;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
 pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {

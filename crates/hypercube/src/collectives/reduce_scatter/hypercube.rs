@@ -17,12 +17,12 @@ use crate::collectives::blocks::bounds;
 use crate::collectives::ctx::Ctx;
 use bytes::Bytes;
 
+use crate::base::parts::Parts;
 use crate::collectives::element::{check_len, encode_vec, Op};
 use crate::collectives::lend::{lend, Lender};
 use crate::collectives::pod::as_bytes;
 use crate::collectives::pod::Pod;
 use crate::error::{Error, Result};
-use crate::parts::Parts;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
 pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {

@@ -19,11 +19,11 @@
 
 use bytes::Bytes;
 
+use crate::base::parts::Parts;
 use crate::collectives::blocks::bounds;
 use crate::collectives::ctx::Ctx;
 use crate::collectives::esbt;
 use crate::error::{Error, Result};
-use crate::parts::Parts;
 
 /// `blocks` (at relative rank `root`: p blocks by relative rank; elsewhere ignored) →
 /// this node's block.

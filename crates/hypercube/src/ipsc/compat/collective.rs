@@ -2,9 +2,9 @@
 //! root [`HOST_ROOT`].
 
 use super::args::{count, length, nonneg};
+use crate::base::message::MsgType;
 use crate::error::{Error, RecoveredData, Result};
 use crate::ipsc::{Element, Op};
-use crate::message::MsgType;
 use crate::node::Node;
 
 /// The seed's root number of the host (`-32768`).

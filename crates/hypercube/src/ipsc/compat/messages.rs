@@ -4,8 +4,8 @@
 use hypercube_topology::NodeId;
 
 use super::args::{count, length, nonneg};
+use crate::base::message::MsgType;
 use crate::error::{Error, Result};
-use crate::message::MsgType;
 use crate::node::Node;
 
 /// LSENDW (§6): send `buf[..len4]` to `node` as a long message. `pid` is ignored.

@@ -15,10 +15,10 @@ use hypercube_topology::{NodeId, Route};
 use super::link::{Flush, LinkIn, LinkOut, OutFrame};
 use super::sockopt;
 use super::tuning::Tuning;
+use crate::base::ids::HOST;
+use crate::base::parts::Parts;
 use crate::error::{Error, Result};
-use crate::ids::HOST;
-use crate::mailbox::Mailbox;
-use crate::parts::Parts;
+use crate::transport::mailbox::Mailbox;
 use crate::wire::frame::Header;
 
 /// A large send that waits for its clear-to-send or is being written.

@@ -11,11 +11,11 @@ use hypercube_topology::NodeId;
 
 use super::link::OutFrame;
 use super::TcpTransport;
+use crate::base::ids::HOST;
+use crate::base::message::{Select, MAX_USER_TYPE};
+use crate::base::parts::Parts;
+use crate::base::tags;
 use crate::error::Result;
-use crate::ids::HOST;
-use crate::message::{Select, MAX_USER_TYPE};
-use crate::parts::Parts;
-use crate::tags;
 use crate::trace;
 use crate::transport::api::Transport;
 use crate::wire::frame::{Header, Kind};

@@ -16,7 +16,7 @@ use std::os::fd::AsRawFd;
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
-use crate::parts::Parts;
+use crate::base::parts::Parts;
 use crate::wire::frame::{Header, Kind, HEADER_LEN};
 
 /// A frame waiting to be written.

@@ -35,12 +35,12 @@ use hypercube_topology::{NodeId, Route};
 
 use engine::relock;
 
+use crate::base::ids::HOST;
+use crate::base::message::{Message, Select, Status};
+use crate::base::parts::Parts;
 use crate::error::{Error, Result};
-use crate::ids::HOST;
-use crate::mailbox::RecvToken;
-use crate::message::{Message, Select, Status};
-use crate::parts::Parts;
 use crate::transport::api::{SendToken, Transport};
+use crate::transport::mailbox::RecvToken;
 
 /// A node's TCP transport: the engine plus its background threads.
 pub struct TcpTransport {

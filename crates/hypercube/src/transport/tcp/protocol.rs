@@ -14,13 +14,13 @@ use hypercube_topology::{NodeId, Route};
 use super::engine::{Engine, PendingSend, State};
 use super::link::{Item, LinkIn, OutFrame, ReadError, ReadOutcome};
 use super::wait::{describe_sends, SEND_WAIT};
+use crate::base::message::{Message, Select, Status};
+use crate::base::parts::Parts;
 use crate::error::{Error, Result};
-use crate::mailbox::RecvToken;
-use crate::mailbox::{Body, NeedCts};
-use crate::message::{Message, Select, Status};
-use crate::parts::Parts;
 use crate::trace;
 use crate::transport::api::SendToken;
+use crate::transport::mailbox::RecvToken;
+use crate::transport::mailbox::{Body, NeedCts};
 use crate::wire::frame::{Header, Kind};
 
 /// Per-message overhead charged against eager credit (so empty messages are bounded too).

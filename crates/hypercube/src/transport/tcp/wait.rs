@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use super::blocked::{Say, WaitWatch};
 use super::engine::{relock, Engine, State};
+use crate::base::ids::HOST;
+use crate::base::message::{Message, Select, Status, TypeSel, MAX_USER_TYPE};
+use crate::base::tags;
 use crate::error::{Error, Result};
-use crate::ids::HOST;
-use crate::mailbox::RecvToken;
-use crate::message::{Message, Select, Status, TypeSel, MAX_USER_TYPE};
-use crate::tags;
 use crate::trace;
+use crate::transport::mailbox::RecvToken;
 
 /// A wait's report to the launcher ([`WaitWatch`] decides, this says it), taken back when
 /// the wait ends.

@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
-pub use crate::tags::MAX_USER_TYPE;
+pub use crate::base::tags::MAX_USER_TYPE;
 
 /// A message type, as in the iPSC's `TYPE` argument. User types are `0..=MAX_USER_TYPE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
-use crate::message::{Message, MsgType, Select, Status};
+use crate::base::message::{Message, MsgType, Select, Status};
 
 /// Identifies a posted receive (the mailbox issues them; `hypercube::transport::RecvToken`).
 pub type RecvToken = u64;
@@ -349,7 +349,7 @@ impl Held {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::TypeSel;
+    use crate::base::message::TypeSel;
 
     fn ready(b: &'static [u8]) -> Body {
         Body::Ready(Bytes::from_static(b))

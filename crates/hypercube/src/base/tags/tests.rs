@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use hypercube_topology::NodeId;
 
 use super::*;
+use crate::base::message::{MsgType, Select};
 use crate::error::Error;
-use crate::message::{MsgType, Select};
 use crate::node::Node;
 use crate::transport::tcp::TcpTransport;
 use crate::transport::tcp::Tuning;
