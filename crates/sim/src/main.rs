@@ -140,6 +140,10 @@ enum AlgoArg {
     Ours,
     /// Our offline schedule search (best of a portfolio).
     OursBest,
+    /// The dimension-ordered exchange (Johnsson–Ho; Grama et al. §4.5).
+    Exchange,
+    /// Source routes from the runtime's planner (hypercube_topology::Plan).
+    Planned,
 }
 
 impl Common {
@@ -206,7 +210,7 @@ fn print_row_table(t: &tables::PaperTable, setup: &Setup) -> Result<Vec<RowResul
         setup.seeds, setup.first_seed, setup.semantics, setup.generator
     );
     println!(
-        "  row lnom1 lnom2 %snd %dst |  bound  | ALG II paper   ours        (θ*) | ALG I paper   ours         | {base:>5} paper   ours         | {other:>5} ours      |  OURS online   | OURS-BEST      BEST/bound"
+        "  row lnom1 lnom2 %snd %dst |  bound  | ALG II paper   ours        (θ*) | ALG I paper   ours         | {base:>5} paper   ours         | {other:>5} ours      |  OURS online   | OURS-BEST      BEST/bound | EXCH          | PLANNED        plan port | all-port: PLANNED  plan link"
     );
     let mut out = Vec::new();
     for row in t.rows {
@@ -218,7 +222,7 @@ fn print_row_table(t: &tables::PaperTable, setup: &Setup) -> Result<Vec<RowResul
             Baseline::BruteForce => (&res.brute_force, &res.rbf),
         };
         println!(
-            "  {}.  {:5} {:5} {:4} {:4} | {:7.1} | {:11} {} ({:.1}) | {:10} {} | {:10} {} | {} | {} | {} {:6.3}",
+            "  {}.  {:5} {:5} {:4} {:4} | {:7.1} | {:11} {} ({:.1}) | {:10} {} | {:10} {} | {} | {} | {} {:6.3}     | {} | {} {:9.1} | {:15.1} {:9.1}",
             row.label,
             p.lnom1,
             p.lnom2,
@@ -235,7 +239,12 @@ fn print_row_table(t: &tables::PaperTable, setup: &Setup) -> Result<Vec<RowResul
             ms(o),
             ms(&res.ours),
             ms(&res.ours_best),
-            res.ours_best.mean / res.bound.mean
+            res.ours_best.mean / res.bound.mean,
+            ms(&res.exchange),
+            ms(&res.planned),
+            res.plan_port.mean,
+            res.planned_all_port.mean,
+            res.plan_link.mean
         );
         out.push(res);
     }
@@ -332,6 +341,8 @@ fn run_one(a: &RunArgs) -> Result<()> {
         AlgoArg::Alg2 => Algo::Lookahead(a.threshold),
         AlgoArg::Ours => Algo::Ours,
         AlgoArg::OursBest => Algo::OursBest,
+        AlgoArg::Exchange => Algo::Exchange,
+        AlgoArg::Planned => Algo::Planned,
     };
     let semantics = sem(a.semantics);
     let cycles = experiment::run(algo, &w, semantics, a.seed).context("simulation failed")?;
@@ -347,6 +358,18 @@ fn run_one(a: &RunArgs) -> Result<()> {
         b.source,
         b.sink
     );
+    if algo == Algo::Planned {
+        use hypercube_sim::algorithms::planned;
+        if let Some(plan) = planned::plan_of(&w) {
+            println!(
+                "plan: busiest port {} packets (the plan's one-port bound); busiest link {} packets (its all-port prediction), all-port simulation {} cycles; {} legs",
+                planned::busiest_port(&plan),
+                plan.busiest(),
+                planned::all_port_cycles(&w, &planned::routes_of(&w, &plan)),
+                plan.legs().len()
+            );
+        }
+    }
     Ok(())
 }
 
