@@ -95,3 +95,13 @@ fn planned_router_respects_its_plans_bounds() {
         }
     }
 }
+#[test]
+fn online_router_meets_the_bound_on_all_to_all() {
+    for n in 2..=5 {
+        let w = Workload::all_to_all(n, 2);
+        for seed in 0..3 {
+            let c = experiment::run(Algo::Ours, &w, Semantics::Synchronous, seed).unwrap();
+            assert_eq!(c, LowerBound::of(&w).value(), "n {n} seed {seed}");
+        }
+    }
+}
