@@ -268,9 +268,10 @@ fn print_threshold_table(t: &tables::ThresholdTable, setup: &Setup) -> Result<Ro
             .map(|(_, c)| c.to_string())
             .unwrap_or_else(|| "-".into());
         println!(
-            "  {th:9.1} | {paper:>5} | {} | {} | {:7.1}",
+            "  {th:9.1} | {paper:>5} | {} | {} | {} | {:7.1}",
             ms(s),
             ms(&res.ours),
+            ms(&res.ours_best),
             res.bound.mean
         );
     }
@@ -373,7 +374,9 @@ fn run_one(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-const COLORS: [u32; 6] = [0x1f77b4, 0xd62728, 0x2ca02c, 0xff7f0e, 0x9467bd, 0x7f7f7f];
+const COLORS: [u32; 8] = [
+    0x1f77b4, 0xd62728, 0x2ca02c, 0xff7f0e, 0x9467bd, 0x7f7f7f, 0x8c564b, 0x17becf,
+];
 
 /// A chart of the simulator: linear axes, one panel, the legend on the right.
 fn chart(title: String, x_label: &str, y_label: String, series: Vec<Series>) -> Figure {
@@ -452,7 +455,7 @@ fn plot(a: &PlotArgs) -> Result<()> {
     }
     // com_time vs load: all-to-all, k = 1..5 messages per pair, per cube size.
     for n in [4u32, 5, 6] {
-        let mut s: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 6];
+        let mut s: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 8];
         for k in 1..=5u32 {
             let res = run_row(&Params::all_to_all(n, k), &setup)
                 .with_context(|| format!("simulating all-to-all n={n} k={k}"))?;
@@ -464,6 +467,8 @@ fn plot(a: &PlotArgs) -> Result<()> {
                 res.alg2.mean,
                 res.ours_best.mean,
                 res.bound.mean,
+                res.exchange.mean,
+                res.planned.mean,
             ]
             .into_iter()
             .enumerate()
@@ -478,6 +483,8 @@ fn plot(a: &PlotArgs) -> Result<()> {
             "ALG II (best θ)",
             "OURS-BEST",
             "lower bound",
+            "EXCH",
+            "PLANNED",
         ];
         let fig = chart(
             format!("{n}-cube all-to-all: com_time vs load"),
