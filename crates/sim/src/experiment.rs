@@ -3,7 +3,8 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::algorithms::{BruteForce, Equibalancing, Lookahead, Ours, Rbf};
+use crate::algorithms::planned::{all_port_cycles, busiest_port, plan_of, routes_of};
+use crate::algorithms::{BruteForce, Equibalancing, Exchange, Lookahead, Ours, Planned, Rbf};
 use crate::bound::LowerBound;
 use crate::model::{simulate, ModelError, Router, Semantics, SimOptions};
 use crate::workload::{Generator, Params, Workload};
@@ -26,6 +27,10 @@ pub enum Algo {
     /// the thresholds 0, 0.1, …, 1 (with exactly the random streams that
     /// [`run`] gives those algorithms).
     OursBest,
+    /// The dimension-ordered exchange ([`crate::algorithms::exchange`]).
+    Exchange,
+    /// The runtime planner's routes ([`crate::algorithms::planned`]).
+    Planned,
 }
 
 /// Restarts (tie-breaking streams) of our online router inside [`Algo::OursBest`].
@@ -40,6 +45,8 @@ impl Algo {
             Algo::Equibalancing => Box::new(Equibalancing),
             Algo::Lookahead(t) => Box::new(Lookahead::new(t)),
             Algo::Ours | Algo::OursBest => Box::new(Ours::default()),
+            Algo::Exchange => Box::new(Exchange::default()),
+            Algo::Planned => Box::new(Planned::default()),
         }
     }
     /// A small integer distinguishing the algorithms' random streams.
@@ -51,6 +58,8 @@ impl Algo {
             Algo::Lookahead(_) => 4,
             Algo::Ours => 5,
             Algo::OursBest => 6,
+            Algo::Exchange => 7,
+            Algo::Planned => 8,
         }
     }
 }
@@ -175,6 +184,20 @@ pub struct RowResult {
     pub ours: Stats,
     /// Our offline schedule search.
     pub ours_best: Stats,
+    /// The dimension-ordered exchange.
+    pub exchange: Stats,
+    /// The planned router (runtime planner's routes).
+    pub planned: Stats,
+    /// The plan's predicted busiest directed link, in packets
+    /// ([`hypercube_topology::Plan::busiest`]).
+    pub plan_link: Stats,
+    /// The plan's busiest port: the most packets one node sends
+    /// ([`crate::algorithms::planned::busiest_port`]).
+    pub plan_port: Stats,
+    /// The planned routes simulated with every *link* sending one packet per
+    /// cycle ([`crate::algorithms::planned::all_port_cycles`]): the measured
+    /// time to set beside [`RowResult::plan_link`].
+    pub planned_all_port: Stats,
     /// Packets per workload (mean).
     pub packets: f64,
 }
@@ -204,6 +227,17 @@ pub fn run_row(p: &Params, setup: &Setup) -> Result<RowResult, ModelError> {
             }) as f64
         })
         .collect();
+    let plans: Vec<(f64, f64, f64)> = loads
+        .iter()
+        .map(|w| {
+            plan_of(w)
+                .map(|p| {
+                    let all = all_port_cycles(w, &routes_of(w, &p));
+                    (p.busiest() as f64, busiest_port(&p) as f64, all as f64)
+                })
+                .unwrap_or((f64::NAN, f64::NAN, f64::NAN))
+        })
+        .collect();
     let mut sweep = Vec::new();
     for &t in &setup.thresholds {
         sweep.push((t, series(Algo::Lookahead(t))?));
@@ -223,6 +257,11 @@ pub fn run_row(p: &Params, setup: &Setup) -> Result<RowResult, ModelError> {
         sweep,
         ours: series(Algo::Ours)?,
         ours_best: series(Algo::OursBest)?,
+        exchange: series(Algo::Exchange)?,
+        planned: series(Algo::Planned)?,
+        plan_link: Stats::of(&plans.iter().map(|p| p.0).collect::<Vec<_>>()),
+        plan_port: Stats::of(&plans.iter().map(|p| p.1).collect::<Vec<_>>()),
+        planned_all_port: Stats::of(&plans.iter().map(|p| p.2).collect::<Vec<_>>()),
         packets: loads.iter().map(|w| w.packets.len() as f64).sum::<f64>()
             / loads.len().max(1) as f64,
     })

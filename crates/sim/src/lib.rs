@@ -6,7 +6,8 @@
 //! * [`model`] — the thesis's cycle model (§1.3) and the engine with invariant checks;
 //! * [`workload`] — the many-to-many generator of chapter 5 / the appendix;
 //! * [`bound`] — a lower bound on the number of cycles of any schedule;
-//! * [`algorithms`] — brute force (§3.4), RBF (§3.3), ALG I (§4.2), ALG II (§4.3) and ours;
+//! * [`algorithms`] — brute force (§3.4), RBF (§3.3), ALG I (§4.2), ALG II (§4.3),
+//!   the dimension-ordered exchange, the runtime's planned routes and ours;
 //! * [`tables`] — the paper's Tables 5.1–5.8 as data;
 //! * [`experiment`] — running table rows over many seeds.
 //!

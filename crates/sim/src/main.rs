@@ -140,6 +140,10 @@ enum AlgoArg {
     Ours,
     /// Our offline schedule search (best of a portfolio).
     OursBest,
+    /// The dimension-ordered exchange (Johnsson–Ho; Grama et al. §4.5).
+    Exchange,
+    /// Source routes from the runtime's planner (hypercube_topology::Plan).
+    Planned,
 }
 
 impl Common {
@@ -206,7 +210,7 @@ fn print_row_table(t: &tables::PaperTable, setup: &Setup) -> Result<Vec<RowResul
         setup.seeds, setup.first_seed, setup.semantics, setup.generator
     );
     println!(
-        "  row lnom1 lnom2 %snd %dst |  bound  | ALG II paper   ours        (θ*) | ALG I paper   ours         | {base:>5} paper   ours         | {other:>5} ours      |  OURS online   | OURS-BEST      BEST/bound"
+        "  row lnom1 lnom2 %snd %dst |  bound  | ALG II paper   ours        (θ*) | ALG I paper   ours         | {base:>5} paper   ours         | {other:>5} ours      |  OURS online   | OURS-BEST      BEST/bound | EXCH          | PLANNED        plan port | all-port: PLANNED  plan link"
     );
     let mut out = Vec::new();
     for row in t.rows {
@@ -218,7 +222,7 @@ fn print_row_table(t: &tables::PaperTable, setup: &Setup) -> Result<Vec<RowResul
             Baseline::BruteForce => (&res.brute_force, &res.rbf),
         };
         println!(
-            "  {}.  {:5} {:5} {:4} {:4} | {:7.1} | {:11} {} ({:.1}) | {:10} {} | {:10} {} | {} | {} | {} {:6.3}",
+            "  {}.  {:5} {:5} {:4} {:4} | {:7.1} | {:11} {} ({:.1}) | {:10} {} | {:10} {} | {} | {} | {} {:6.3}     | {} | {} {:9.1} | {:15.1} {:9.1}",
             row.label,
             p.lnom1,
             p.lnom2,
@@ -235,7 +239,12 @@ fn print_row_table(t: &tables::PaperTable, setup: &Setup) -> Result<Vec<RowResul
             ms(o),
             ms(&res.ours),
             ms(&res.ours_best),
-            res.ours_best.mean / res.bound.mean
+            res.ours_best.mean / res.bound.mean,
+            ms(&res.exchange),
+            ms(&res.planned),
+            res.plan_port.mean,
+            res.planned_all_port.mean,
+            res.plan_link.mean
         );
         out.push(res);
     }
@@ -259,9 +268,10 @@ fn print_threshold_table(t: &tables::ThresholdTable, setup: &Setup) -> Result<Ro
             .map(|(_, c)| c.to_string())
             .unwrap_or_else(|| "-".into());
         println!(
-            "  {th:9.1} | {paper:>5} | {} | {} | {:7.1}",
+            "  {th:9.1} | {paper:>5} | {} | {} | {} | {:7.1}",
             ms(s),
             ms(&res.ours),
+            ms(&res.ours_best),
             res.bound.mean
         );
     }
@@ -332,6 +342,8 @@ fn run_one(a: &RunArgs) -> Result<()> {
         AlgoArg::Alg2 => Algo::Lookahead(a.threshold),
         AlgoArg::Ours => Algo::Ours,
         AlgoArg::OursBest => Algo::OursBest,
+        AlgoArg::Exchange => Algo::Exchange,
+        AlgoArg::Planned => Algo::Planned,
     };
     let semantics = sem(a.semantics);
     let cycles = experiment::run(algo, &w, semantics, a.seed).context("simulation failed")?;
@@ -347,10 +359,24 @@ fn run_one(a: &RunArgs) -> Result<()> {
         b.source,
         b.sink
     );
+    if algo == Algo::Planned {
+        use hypercube_sim::algorithms::planned;
+        if let Some(plan) = planned::plan_of(&w) {
+            println!(
+                "plan: busiest port {} packets (the plan's one-port bound); busiest link {} packets (its all-port prediction), all-port simulation {} cycles; {} legs",
+                planned::busiest_port(&plan),
+                plan.busiest(),
+                planned::all_port_cycles(&w, &planned::routes_of(&w, &plan)),
+                plan.legs().len()
+            );
+        }
+    }
     Ok(())
 }
 
-const COLORS: [u32; 6] = [0x1f77b4, 0xd62728, 0x2ca02c, 0xff7f0e, 0x9467bd, 0x7f7f7f];
+const COLORS: [u32; 8] = [
+    0x1f77b4, 0xd62728, 0x2ca02c, 0xff7f0e, 0x9467bd, 0x7f7f7f, 0x8c564b, 0x17becf,
+];
 
 /// A chart of the simulator: linear axes, one panel, the legend on the right.
 fn chart(title: String, x_label: &str, y_label: String, series: Vec<Series>) -> Figure {
@@ -429,7 +455,7 @@ fn plot(a: &PlotArgs) -> Result<()> {
     }
     // com_time vs load: all-to-all, k = 1..5 messages per pair, per cube size.
     for n in [4u32, 5, 6] {
-        let mut s: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 6];
+        let mut s: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 8];
         for k in 1..=5u32 {
             let res = run_row(&Params::all_to_all(n, k), &setup)
                 .with_context(|| format!("simulating all-to-all n={n} k={k}"))?;
@@ -441,6 +467,8 @@ fn plot(a: &PlotArgs) -> Result<()> {
                 res.alg2.mean,
                 res.ours_best.mean,
                 res.bound.mean,
+                res.exchange.mean,
+                res.planned.mean,
             ]
             .into_iter()
             .enumerate()
@@ -455,6 +483,8 @@ fn plot(a: &PlotArgs) -> Result<()> {
             "ALG II (best θ)",
             "OURS-BEST",
             "lower bound",
+            "EXCH",
+            "PLANNED",
         ];
         let fig = chart(
             format!("{n}-cube all-to-all: com_time vs load"),

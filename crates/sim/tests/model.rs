@@ -9,13 +9,15 @@ use hypercube_sim::workload::{Generator, Params, Workload};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-const ALGOS: [Algo; 6] = [
+const ALGOS: [Algo; 8] = [
     Algo::BruteForce,
     Algo::Rbf,
     Algo::Equibalancing,
     Algo::Lookahead(0.0),
     Algo::Lookahead(1.0),
     Algo::Ours,
+    Algo::Exchange,
+    Algo::Planned,
 ];
 const SEMANTICS: [Semantics; 2] = [Semantics::Synchronous, Semantics::Appendix];
 

@@ -1,4 +1,5 @@
-//! The routing algorithms compared in chapter 5 of the thesis, plus ours.
+//! The routing algorithms compared in chapter 5 of the thesis, the
+//! dimension-ordered exchange, the runtime's planned routes, and ours.
 //!
 //! All of them route along minimal paths; they differ in which packet a node
 //! sends (the *scheduling discipline*) and which still-to-correct dimension it
@@ -6,8 +7,10 @@
 
 pub mod brute_force;
 pub mod equibalancing;
+pub mod exchange;
 pub mod lookahead;
 pub mod ours;
+pub mod planned;
 pub mod rbf;
 
 use hypercube_topology::NodeId;
@@ -16,8 +19,10 @@ use rand_chacha::ChaCha8Rng;
 
 pub use brute_force::BruteForce;
 pub use equibalancing::Equibalancing;
+pub use exchange::Exchange;
 pub use lookahead::Lookahead;
 pub use ours::Ours;
+pub use planned::Planned;
 pub use rbf::Rbf;
 
 /// The dimensions in which `node` and `dst` differ, highest first (the order

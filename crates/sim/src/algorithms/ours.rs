@@ -1,30 +1,46 @@
-//! OURS: same-cycle-aware balancing with downstream lookahead.
+//! OURS: an online router that watches the lower bound.
 //!
 //! Not from the thesis; it follows the thesis's conclusion (chapter 6) that
 //! "the careful selection of the next intermediate node reduces the total
-//! communication time" and its suggestion of a deeper lookahead.
+//! communication time" and its suggestion of a deeper lookahead. Every cycle
+//! it decides from the current state only (queues, the moves already chosen
+//! in this cycle) — no search over futures.
 //!
-//! ALG II *guesses* what a candidate node will receive in the current cycle
-//! (`threshold × add`). In a synchronous machine that is known exactly once
-//! the nodes decide one after the other in a cycle, so our router:
+//! At the start of every cycle it computes, from the state, the two parts of
+//! the lower bound ([`crate::bound`]) on the time still needed: the *hop* part
+//! `⌈hops left / N⌉` and the *source* part `max_x LB(x)`, where
+//! `LB(x) = max_t (t + d_t − 1)` over the packets queued at `x` sorted by
+//! decreasing remaining distance (`x` sends one per cycle, farthest first,
+//! Proposition 4 of §2.2). Then:
 //!
-//! 1. lets the nodes decide in order of decreasing queue length (the busiest
-//!    nodes have the fewest good options left, so they choose first; ties at
-//!    random);
-//! 2. keeps the farthest-first discipline (Proposition 3/4 of §2.2: a node
-//!    should send its farthest packets first), but looks at up to `width`
-//!    distinct destinations among the packets at the largest distance
-//!    instead of only the head of the list;
-//! 3. scores every (packet, link) by the *projected* queue of the receiving
-//!    node after this cycle — its queue, minus the packet it sends itself
-//!    this cycle, plus the packets already routed to it in this cycle
-//!    ([`Network::incoming`]) — plus `alpha` times the best projected queue
-//!    one hop further along the packet's remaining minimal path (downstream
-//!    load);
-//! 4. takes the minimum, ties at random.
+//! * **While the hop part strictly dominates** (every node must send in every
+//!   cycle to the end, as in all-to-all), a node sends the packet whose lowest
+//!   differing dimension is smallest, across that dimension: the
+//!   dimension-ordered exchange ([`super::exchange`]) decided node by node.
+//!   On all-to-all it runs in lock-step with the exchange and meets the hop
+//!   bound exactly.
+//! * **Otherwise** (a source or a sink is the bottleneck, as on most
+//!   many-to-many rows) nodes decide one after another, busiest first, and
+//!   each one scores its candidate moves — up to `width` distinct
+//!   destinations per remaining distance, every minimal-path link — by, in
+//!   order of weight:
+//!   1. how far the move pushes the receiving node's `LB` (with this packet,
+//!      the packets already routed to it in this cycle, minus the one it sends)
+//!      and the sender's own `LB` (a sender that does not send its farthest
+//!      packet may fall behind) above the remaining bound `target` — a node
+//!      whose `LB` exceeds `target` lengthens the schedule;
+//!   2. farthest first (Proposition 4): a nearer packet only when the farthest
+//!      ones would overload someone;
+//!   3. the receiver's projected queue after this cycle
+//!      (`queue + incoming − [it sends]`) plus `beta ×` its expected inflow
+//!      (Σ over its other neighbours' packets at distance `d ≥ 2` that may pass
+//!      through it of `1/d`), plus `gamma ×` its `LB`;
 //!
-//! Keeping every node's queue non-empty and balanced keeps all `N` senders
-//! busy, which is what the hop lower bound `⌈Σ hops / N⌉` requires.
+//!   ties at random.
+//!
+//! ALG II *guesses* what a candidate will receive in the cycle
+//! (`threshold × add`); here it is known exactly (the moves already chosen),
+//! and the guess about the future is the expected inflow.
 
 use hypercube_topology::{neighbor, NodeId};
 use rand::seq::SliceRandom;
@@ -34,26 +50,43 @@ use rand_chacha::ChaCha8Rng;
 use super::candidate_dims;
 use crate::model::{Move, Network, Router, FLOW_UNIT};
 
-/// Our router; see the module documentation.
+/// Our online router; see the module documentation.
 #[derive(Clone, Debug)]
 pub struct Ours {
-    /// How many distinct destinations of the farthest bucket are considered.
+    /// How many distinct destinations per remaining distance are considered.
     pub width: usize,
-    /// Weight of the downstream (second-hop) load.
-    pub alpha: f64,
-    /// Node order: 0 ascending, 1 busiest first, 2 random.
+    /// Node order: 0 ascending, 1 busiest (longest queue) first, 2 random,
+    /// 3 least busy first.
     pub order: u32,
     /// Weight of the expected future inflow.
     pub beta: f64,
+    /// Weight of the receiving node's local bound `LB`.
+    pub gamma: f64,
+    /// Use the exchange order while the hop bound strictly dominates.
+    pub exchange_phase: bool,
+    /// Exchange order in this cycle (set by `begin_cycle`).
+    exchange: bool,
+    /// The lower bound on the cycles still needed after this one.
+    target: u32,
+    /// `arr[node * (n + 1) + d]`: packets routed to `node` in this cycle that
+    /// will be at distance `d` there.
+    arr: Vec<u32>,
+    /// Distance of the packet `node` sends in this cycle (`u32::MAX`: not decided).
+    sent: Vec<u32>,
 }
 
 impl Default for Ours {
     fn default() -> Self {
         Ours {
-            width: 1,
-            alpha: 0.0,
+            width: 4,
             order: 1,
             beta: 1.0,
+            gamma: 0.1,
+            exchange_phase: true,
+            exchange: false,
+            target: 0,
+            arr: Vec::new(),
+            sent: Vec::new(),
         }
     }
 }
@@ -63,11 +96,156 @@ impl Ours {
         let q = net.queue_len(c);
         (q + net.incoming(c)) as f64 - if q > 0 { 1.0 } else { 0.0 }
     }
+
+    /// `LB(c)` after this cycle with one more packet at distance `e` (none if
+    /// 0): `c` sends the packet it chose in this cycle, or its farthest one if
+    /// it has not decided yet.
+    fn local_bound(&self, net: &Network, c: NodeId, e: u32) -> u32 {
+        let out = match self.sent.get(c as usize) {
+            Some(&d) if d != u32::MAX => d,
+            _ => net.max_dist(c),
+        };
+        self.bound_with(net, c, e, out)
+    }
+
+    /// `LB(c)` after this cycle if `c` sends a packet at distance `out` (none
+    /// if 0) and receives one more at distance `e` (none if 0), besides the
+    /// packets already routed to it in this cycle.
+    fn bound_with(&self, net: &Network, c: NodeId, e: u32, mut out: u32) -> u32 {
+        let n = net.dim();
+        let base = c as usize * (n as usize + 1);
+        let mut ge = 0u32;
+        let mut lb = 0u32;
+        for d in (1..=n).rev() {
+            let mut k = net.bucket(c, d).len() as u32
+                + self.arr.get(base + d as usize).copied().unwrap_or(0)
+                + u32::from(d == e);
+            if d == out && k > 0 {
+                k -= 1;
+                out = 0;
+            }
+            if k > 0 {
+                ge += k;
+                lb = lb.max(ge + d - 1);
+            }
+        }
+        lb
+    }
+
+    /// The exchange order: the packet with the lowest still-to-correct
+    /// dimension, across it (farthest first among equals).
+    fn exchange_move(net: &Network, node: NodeId, maxd: u32) -> Option<Move> {
+        (1..=maxd)
+            .rev()
+            .flat_map(|e| net.bucket(node, e).iter().copied())
+            .map(|id| (id, (node ^ net.packet(id).dst).trailing_zeros()))
+            .min_by_key(|&(_, k)| k)
+            .map(|(packet, dim)| Move { packet, dim })
+    }
+
+    /// The bound-watching choice of the module documentation.
+    fn balanced_move(
+        &self,
+        net: &Network,
+        node: NodeId,
+        maxd: u32,
+        rng: &mut ChaCha8Rng,
+    ) -> Option<Move> {
+        let mut best: Option<(f64, Move)> = None;
+        let mut ties = 0u32;
+        for e in (1..=maxd).rev() {
+            let self_over = self.bound_with(net, node, 0, e).saturating_sub(self.target);
+            let mut seen: Vec<NodeId> = Vec::with_capacity(self.width);
+            for &id in net.bucket(node, e) {
+                let dst = net.packet(id).dst;
+                if seen.contains(&dst) {
+                    continue;
+                }
+                if seen.len() >= self.width {
+                    break;
+                }
+                seen.push(dst);
+                for k in candidate_dims(node, dst) {
+                    let c = neighbor(node, k);
+                    let inflow: u64 = (0..net.dim())
+                        .filter(|&f| f != k)
+                        .map(|f| net.flow(neighbor(c, f), f))
+                        .sum();
+                    let lb = if e > 1 {
+                        self.local_bound(net, c, e - 1)
+                    } else {
+                        0
+                    };
+                    let over = lb.saturating_sub(self.target) + self_over;
+                    let s = over as f64 * 1e4
+                        + (maxd - e) as f64 * 100.0
+                        + Self::projected(net, c)
+                        + self.beta * inflow as f64 / FLOW_UNIT as f64
+                        + self.gamma * lb as f64;
+                    let mv = Move { packet: id, dim: k };
+                    match best {
+                        Some((b, _)) if s > b + 1e-9 => {}
+                        Some((b, _)) if (s - b).abs() <= 1e-9 => {
+                            ties += 1;
+                            if rng.gen_range(0..ties) == 0 {
+                                best = Some((b, mv));
+                            }
+                        }
+                        _ => {
+                            best = Some((s, mv));
+                            ties = 1;
+                        }
+                    }
+                }
+            }
+        }
+        best.map(|(_, m)| m)
+    }
+
+    /// Remembers this cycle's move of `node` (what it sends, what its
+    /// neighbour receives).
+    fn record(&mut self, net: &Network, node: NodeId, mv: Move) {
+        let n1 = net.dim() as usize + 1;
+        let p = net.packet(mv.packet);
+        let d = (p.at ^ p.dst).count_ones();
+        let to = neighbor(node, mv.dim) as usize;
+        if let (Some(s), Some(a)) = (
+            self.sent.get_mut(node as usize),
+            self.arr.get_mut(to * n1 + d as usize - 1),
+        ) {
+            *s = d;
+            *a += 1;
+        }
+    }
 }
 
 impl Router for Ours {
     fn name(&self) -> String {
         "OURS".into()
+    }
+
+    fn begin_cycle(&mut self, net: &Network, _rng: &mut ChaCha8Rng) {
+        let n = net.dim();
+        self.arr.clear();
+        self.arr.resize(net.nodes() as usize * (n as usize + 1), 0);
+        self.sent.clear();
+        self.sent.resize(net.nodes() as usize, u32::MAX);
+        let mut hops = 0u64;
+        let mut source = 0u64;
+        for x in 0..net.nodes() {
+            let mut ge = 0u64;
+            for d in (1..=n).rev() {
+                let c = net.bucket(x, d).len() as u64;
+                if c > 0 {
+                    ge += c;
+                    hops += c * u64::from(d);
+                    source = source.max(ge + u64::from(d) - 1);
+                }
+            }
+        }
+        let hop = hops.div_ceil(u64::from(net.nodes()));
+        self.target = u32::try_from(hop.max(source).saturating_sub(1)).unwrap_or(u32::MAX);
+        self.exchange = self.exchange_phase && hop > source;
     }
 
     fn order(&mut self, net: &Network, rng: &mut ChaCha8Rng) -> Option<Vec<NodeId>> {
@@ -90,49 +268,13 @@ impl Router for Ours {
         if d == 0 {
             return None;
         }
-        let bucket = net.bucket(node, d);
-        let mut seen: Vec<NodeId> = Vec::with_capacity(self.width);
-        let mut best: Option<(f64, Move)> = None;
-        let mut ties = 0u32;
-        for &id in bucket {
-            let dst = net.packet(id).dst;
-            if seen.contains(&dst) {
-                continue;
-            }
-            if seen.len() >= self.width {
-                break;
-            }
-            seen.push(dst);
-            for k in candidate_dims(node, dst) {
-                let c = neighbor(node, k);
-                let inflow: u64 = (0..net.dim())
-                    .filter(|&e| e != k)
-                    .map(|e| net.flow(neighbor(c, e), e))
-                    .sum();
-                let mut s = Self::projected(net, c) + self.beta * inflow as f64 / FLOW_UNIT as f64;
-                if c != dst {
-                    let down = candidate_dims(c, dst)
-                        .map(|e| Self::projected(net, neighbor(c, e)))
-                        .fold(f64::INFINITY, f64::min);
-                    s += self.alpha * down;
-                }
-                let mv = Move { packet: id, dim: k };
-                match best {
-                    Some((b, _)) if s > b + 1e-12 => {}
-                    Some((b, _)) if (s - b).abs() <= 1e-12 => {
-                        ties += 1;
-                        if rng.gen_range(0..ties) == 0 {
-                            best = Some((b, mv));
-                        }
-                    }
-                    _ => {
-                        best = Some((s, mv));
-                        ties = 1;
-                    }
-                }
-            }
-        }
-        best.map(|(_, m)| m)
+        let mv = if self.exchange {
+            Self::exchange_move(net, node, d)?
+        } else {
+            self.balanced_move(net, node, d, rng)?
+        };
+        self.record(net, node, mv);
+        Some(mv)
     }
 }
 
