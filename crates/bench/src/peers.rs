@@ -127,25 +127,25 @@ impl CPrograms {
     /// than its source. Fails, naming the Debian packages, when Open MPI's compiler or
     /// launcher is not installed.
     pub fn mpi(&self) -> anyhow::Result<PathBuf> {
-        if find_in_path(MPIRUN).is_none() {
-            bail!(
-                "{MPIRUN} not found; on Debian: apt-get install {OPENMPI_PACKAGES} \
-                 (scripts/install-bench-deps.sh does it when run as root)"
-            );
-        }
-        self.build_one("osu_mpi", MPICC, OPENMPI_PACKAGES)
+        self.openmpi_program("osu_mpi")
     }
 
     /// The many-to-many benchmark `m2m_mpi` (`MPI_Alltoallv` of a size matrix), built like
     /// [`CPrograms::mpi`].
     pub fn m2m_mpi(&self) -> anyhow::Result<PathBuf> {
+        self.openmpi_program("m2m_mpi")
+    }
+
+    /// The MPI program `name` (`name.c`), built with Open MPI's compiler, once Open MPI's
+    /// launcher is known to be installed.
+    fn openmpi_program(&self, name: &str) -> anyhow::Result<PathBuf> {
         if find_in_path(MPIRUN).is_none() {
             bail!(
                 "{MPIRUN} not found; on Debian: apt-get install {OPENMPI_PACKAGES} \
                  (scripts/install-bench-deps.sh does it when run as root)"
             );
         }
-        self.build_one("m2m_mpi", MPICC, OPENMPI_PACKAGES)
+        self.build_one(name, MPICC, OPENMPI_PACKAGES)
     }
 
     /// The C floor `tcp_floor`, built with `cc` if it is missing or older than its source.

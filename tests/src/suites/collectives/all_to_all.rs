@@ -60,14 +60,20 @@ pub(super) fn alltoall(s: &Scope<'_>) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn alltoallv(s: &Scope<'_>) -> Result<()> {
-    let len = |a: usize, b: usize| (a + b) % 4;
-    let mine: Vec<Bytes> = (0..s.p)
+/// This member's blocks of an all-to-all whose block from `a` to `b` is `len(a, b)` bytes,
+/// and the blocks it must receive.
+fn v_blocks(s: &Scope<'_>, len: impl Fn(usize, usize) -> usize) -> (Vec<Bytes>, Vec<Bytes>) {
+    let mine = (0..s.p)
         .map(|t| a2a_block(s, s.me, t, len(s.me, t)))
         .collect();
-    let want: Vec<Bytes> = (0..s.p)
+    let want = (0..s.p)
         .map(|f| a2a_block(s, f, s.me, len(f, s.me)))
         .collect();
+    (mine, want)
+}
+
+pub(super) fn alltoallv(s: &Scope<'_>) -> Result<()> {
+    let (mine, want) = v_blocks(s, |a, b| (a + b) % 4);
     ensure!(s.sc.alltoallv(&mine)? == want, "wrong blocks");
     for alg in [Algorithm::Ecube, Algorithm::Planned] {
         ensure!(
@@ -77,19 +83,13 @@ pub(super) fn alltoallv(s: &Scope<'_>) -> Result<()> {
     }
     // Long blocks, some empty, to a few members: with HYPERCUBE_PLAN_MIN_PART small, the
     // planned routes cut them into parts over several paths.
-    let len = |a: usize, b: usize| {
+    let (mine, want) = v_blocks(s, |a, b| {
         if (a ^ b) % 3 == 1 {
             5000 + 37 * a + b
         } else {
             0
         }
-    };
-    let mine: Vec<Bytes> = (0..s.p)
-        .map(|t| a2a_block(s, s.me, t, len(s.me, t)))
-        .collect();
-    let want: Vec<Bytes> = (0..s.p)
-        .map(|f| a2a_block(s, f, s.me, len(f, s.me)))
-        .collect();
+    });
     for alg in [Algorithm::Auto, Algorithm::Pairwise, Algorithm::Planned] {
         ensure!(
             s.with(alg).alltoallv(&mine)? == want,
