@@ -133,9 +133,9 @@ fn unprefix(msg: &Bytes, digest: u64, src: u32, total: u64) -> Result<(u64, Byte
         )));
     }
     let body = msg.slice(PREFIX..);
-    if offset
+    if !offset
         .checked_add(body.len() as u64)
-        .is_none_or(|end| end > total)
+        .is_some_and(|end| end <= total)
     {
         return Err(bad(format!(
             "a part from member {src} at offset {offset} of {} bytes overruns its block of \
