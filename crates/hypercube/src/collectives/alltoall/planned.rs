@@ -75,35 +75,36 @@ pub(crate) fn alltoall(
     }
     let mut out = vec![Bytes::new(); p as usize];
     out[me as usize] = blocks[me as usize].clone();
-    let mut assembling: Vec<Option<(BytesMut, u64)>> = vec![None; p as usize];
-    let mut parts_from = vec![0u32; p as usize];
-    for leg in plan.legs_to(me) {
-        parts_from[leg.src as usize] += 1;
-    }
+    // The parts the plan sends here, by (source, offset): each must come once, whole.
+    let mut expected: std::collections::BTreeMap<(u32, u64), u64> = plan
+        .legs_to(me)
+        .map(|l| ((l.src, l.offset), l.bytes))
+        .collect();
+    let mut assembling: Vec<Option<BytesMut>> = vec![None; p as usize];
     for (src, r) in recvs {
         let msg = r.wait()?.into_data();
         let total = sizes[(src * p + me) as usize];
         let (offset, body) = unprefix(&msg, digest, src, total)?;
-        if parts_from[src as usize] == 1 {
+        if expected.remove(&(src, offset)) != Some(body.len() as u64) {
+            return Err(Error::Protocol {
+                peer: c.base | src,
+                detail: format!(
+                    "alltoallv: member {src} sent a part of {} bytes at offset {offset} that \
+                     the plan does not have (or sent it twice)",
+                    body.len()
+                ),
+            });
+        }
+        if body.len() as u64 == total {
             out[src as usize] = body;
             continue;
         }
-        let (buf, got) =
-            assembling[src as usize].get_or_insert_with(|| (BytesMut::zeroed(total as usize), 0));
+        let buf = assembling[src as usize].get_or_insert_with(|| BytesMut::zeroed(total as usize));
         buf[offset as usize..offset as usize + body.len()].copy_from_slice(&body);
-        *got += body.len() as u64;
     }
+    // Every expected part came (one receive was posted per part): the blocks are whole.
     for (src, a) in assembling.into_iter().enumerate() {
-        if let Some((buf, got)) = a {
-            let total = sizes[src * p as usize + me as usize];
-            if got != total {
-                return Err(Error::Protocol {
-                    peer: c.base | src as u32,
-                    detail: format!(
-                        "alltoallv: the parts from member {src} cover {got} of {total} bytes"
-                    ),
-                });
-            }
+        if let Some(buf) = a {
             out[src] = buf.freeze();
         }
     }
