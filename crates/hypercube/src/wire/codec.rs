@@ -24,15 +24,45 @@ pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
     bincode::serialize(value).map_err(|e| Error::Codec(e.to_string()))
 }
 
-/// Decode a value from bytes, refusing trailing garbage and absurd lengths.
+/// Elements a message may hold beyond one per byte: sequences of zero-sized elements
+/// (`Vec<()>`) read no bytes, so the bound is the message's length plus this many
+/// (decoding that many takes milliseconds).
+pub(crate) const ZERO_SIZED_ELEMENTS: u64 = 1 << 20;
+
+/// Decode a value from bytes, refusing trailing garbage, absurd lengths, and more
+/// elements than the bytes can hold (a sequence of zero-sized elements claiming 2^64
+/// entries is an error at once, not an endless loop: `wire/budget.rs`).
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
     use bincode::Options;
+    let left = std::cell::Cell::new(bytes.len() as u64 + ZERO_SIZED_ELEMENTS);
     bincode::DefaultOptions::new()
         .with_fixint_encoding()
         .with_limit(bytes.len() as u64 + 64)
         .reject_trailing_bytes()
-        .deserialize(bytes)
+        .deserialize_seed(Budgeted::<T>::new(&left), bytes)
         .map_err(|e| Error::Codec(e.to_string()))
+}
+
+/// `T`, decoded under an element budget ([`super::budget::Counted`]).
+struct Budgeted<'b, T> {
+    left: &'b std::cell::Cell<u64>,
+    t: std::marker::PhantomData<T>,
+}
+
+impl<'b, T> Budgeted<'b, T> {
+    fn new(left: &'b std::cell::Cell<u64>) -> Self {
+        Budgeted {
+            left,
+            t: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::de::DeserializeSeed<'de> for Budgeted<'_, T> {
+    type Value = T;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<T, D::Error> {
+        T::deserialize(super::budget::Counted::new(d, self.left))
+    }
 }
 
 /// Bytes of the [`fingerprint`] in front of a value of the collectives' serde forms.
@@ -128,6 +158,63 @@ mod tests {
         let mut evil = vec![0xffu8; 8];
         evil.extend_from_slice(&[0u8; 8]);
         assert!(decode::<Vec<u64>>(&evil).is_err());
+    }
+
+    /// Zero-sized elements read no bytes: 2^64 − 1 of them (in a Vec, a map, an option, an
+    /// enum, a struct) fail at once on the element budget, not after centuries.
+    #[test]
+    fn zero_sized_elements_claiming_2_pow_64_fail_fast() {
+        use std::collections::BTreeMap;
+        #[derive(serde::Deserialize, Debug)]
+        struct Empty {}
+        #[derive(serde::Deserialize, Debug)]
+        enum E {
+            #[allow(dead_code)]
+            A(Vec<()>),
+        }
+        let t0 = std::time::Instant::now();
+        let huge = u64::MAX.to_le_bytes();
+        let e = decode::<Vec<()>>(&huge).unwrap_err().to_string();
+        assert!(e.contains("more elements"), "{e}");
+        assert!(decode::<Vec<Empty>>(&huge).is_err());
+        assert!(decode::<BTreeMap<(), ()>>(&huge).is_err());
+        let mut some = vec![1u8];
+        some.extend_from_slice(&huge);
+        assert!(decode::<Option<Vec<()>>>(&some).is_err());
+        let mut variant = 0u32.to_le_bytes().to_vec();
+        variant.extend_from_slice(&huge);
+        assert!(decode::<E>(&variant).is_err());
+        let mut nested = 1u64.to_le_bytes().to_vec();
+        nested.extend_from_slice(&huge);
+        assert!(decode::<Vec<Vec<()>>>(&nested).is_err());
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            t0.elapsed()
+        );
+        // Honest values still decode, zero-sized elements included.
+        let v: Vec<()> = vec![(); 1000];
+        assert_eq!(decode::<Vec<()>>(&encode(&v).unwrap()).unwrap(), v);
+        let m: BTreeMap<u32, Vec<u8>> = (0..100).map(|i| (i, vec![i as u8; 50])).collect();
+        assert_eq!(
+            decode::<BTreeMap<u32, Vec<u8>>>(&encode(&m).unwrap()).unwrap(),
+            m
+        );
+        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+        enum F {
+            A(u32),
+            B { x: Vec<i16>, y: Option<String> },
+            C,
+        }
+        let fs = vec![
+            F::A(3),
+            F::B {
+                x: vec![-1, 2],
+                y: Some("s".into()),
+            },
+            F::C,
+        ];
+        assert_eq!(decode::<Vec<F>>(&encode(&fs).unwrap()).unwrap(), fs);
     }
 
     #[test]
