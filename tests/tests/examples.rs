@@ -51,3 +51,34 @@ fn coll_bench_times_every_algorithm() {
     let out = run(2, "coll_bench", &[]);
     assert!(out.rank_lines(0).len() > 5, "{out:?}");
 }
+
+/// The README's first command, `cargo run --release -p launcher -- --dim 3 --example hello`,
+/// in the tests' profile: cargo must pick hcrun among the launcher's binaries (it has two,
+/// `hcrun` and `cubenet`: `default-run` in launcher/Cargo.toml), and hcrun must run the
+/// example. (It once stopped at "could not determine which binary to run".)
+#[test]
+fn the_readme_run_command_runs_hcrun() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut cmd = std::process::Command::new(cargo);
+    cmd.current_dir(root).args(["run", "-q", "-p", "launcher"]);
+    if !cfg!(debug_assertions) {
+        cmd.arg("--release");
+    }
+    cmd.args([
+        "--",
+        "--dim",
+        "1",
+        "--timeout-s",
+        "120",
+        "--example",
+        "hello",
+    ]);
+    let out = hypercube_tests::run_command(cmd, Duration::from_secs(600));
+    out.assert_ok();
+    assert!(
+        out.stdout.contains("hello from node 1 of 2"),
+        "{}",
+        out.stdout
+    );
+}
