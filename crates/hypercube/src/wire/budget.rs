@@ -45,9 +45,14 @@ fn spend<E: de::Error>(left: &Cell<u64>) -> Result<(), E> {
     }
 }
 
+/// A visitor, access or variant of the wrapped decoder, counting against the budget.
 struct Wrap<'b, V> {
     inner: V,
     left: &'b Cell<u64>,
+}
+
+fn wrap<V>(inner: V, left: &Cell<u64>) -> Wrap<'_, V> {
+    Wrap { inner, left }
 }
 
 struct Seed<'b, S> {
@@ -65,7 +70,7 @@ impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Seed<'_, S> {
 macro_rules! forward {
     ($($method:ident),*) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-            self.inner.$method(Wrap { inner: visitor, left: self.left })
+            self.inner.$method(wrap(visitor, self.left))
         }
     )*};
 }
@@ -106,10 +111,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Counted<'_, D> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        let v = Wrap {
-            inner: visitor,
-            left: self.left,
-        };
+        let v = wrap(visitor, self.left);
         self.inner.deserialize_unit_struct(name, v)
     }
 
@@ -118,10 +120,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Counted<'_, D> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        let v = Wrap {
-            inner: visitor,
-            left: self.left,
-        };
+        let v = wrap(visitor, self.left);
         self.inner.deserialize_newtype_struct(name, v)
     }
 
@@ -130,10 +129,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Counted<'_, D> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        let v = Wrap {
-            inner: visitor,
-            left: self.left,
-        };
+        let v = wrap(visitor, self.left);
         self.inner.deserialize_tuple(len, v)
     }
 
@@ -143,10 +139,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Counted<'_, D> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        let v = Wrap {
-            inner: visitor,
-            left: self.left,
-        };
+        let v = wrap(visitor, self.left);
         self.inner.deserialize_tuple_struct(name, len, v)
     }
 
@@ -156,10 +149,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Counted<'_, D> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        let v = Wrap {
-            inner: visitor,
-            left: self.left,
-        };
+        let v = wrap(visitor, self.left);
         self.inner.deserialize_struct(name, fields, v)
     }
 
@@ -169,10 +159,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Counted<'_, D> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        let v = Wrap {
-            inner: visitor,
-            left: self.left,
-        };
+        let v = wrap(visitor, self.left);
         self.inner.deserialize_enum(name, variants, v)
     }
 
@@ -236,24 +223,15 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
-        self.inner.visit_seq(Wrap {
-            inner: seq,
-            left: self.left,
-        })
+        self.inner.visit_seq(wrap(seq, self.left))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        self.inner.visit_map(Wrap {
-            inner: map,
-            left: self.left,
-        })
+        self.inner.visit_map(wrap(map, self.left))
     }
 
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
-        self.inner.visit_enum(Wrap {
-            inner: data,
-            left: self.left,
-        })
+        self.inner.visit_enum(wrap(data, self.left))
     }
 }
 
@@ -337,13 +315,7 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<'_, A> {
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
-        self.inner.tuple_variant(
-            len,
-            Wrap {
-                inner: visitor,
-                left: self.left,
-            },
-        )
+        self.inner.tuple_variant(len, wrap(visitor, self.left))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -351,12 +323,6 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<'_, A> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, A::Error> {
-        self.inner.struct_variant(
-            fields,
-            Wrap {
-                inner: visitor,
-                left: self.left,
-            },
-        )
+        self.inner.struct_variant(fields, wrap(visitor, self.left))
     }
 }
