@@ -68,22 +68,6 @@ struct Workload {
 /// stream rate measured in docs/perf/cubenet.md is 95.6% of nominal).
 const PAYLOAD_SHARE: f64 = 1448.0 / 1514.0;
 
-/// A rate as `tc` writes it, in bytes per second (kbit, mbit, gbit; bare: bits).
-fn bytes_per_sec(rate: &str) -> Result<f64> {
-    let r = rate.trim().to_ascii_lowercase();
-    let (num, mul) = if let Some(n) = r.strip_suffix("gbit") {
-        (n, 1e9)
-    } else if let Some(n) = r.strip_suffix("mbit") {
-        (n, 1e6)
-    } else if let Some(n) = r.strip_suffix("kbit") {
-        (n, 1e3)
-    } else {
-        (r.as_str(), 1.0)
-    };
-    let v: f64 = num.parse().with_context(|| format!("link rate {rate:?}"))?;
-    Ok(v * mul / 8.0)
-}
-
 fn workloads(dim: u32, rate_bps: f64, bytes: u64) -> Vec<Workload> {
     let p = 1usize << dim;
     let mut v = vec![
@@ -139,11 +123,8 @@ fn field(stdout: &str, key: &str) -> Option<f64> {
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return None;
-    }
     v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
+    (!v.is_empty()).then(|| crate::report::median_of_sorted(&v))
 }
 
 /// Run `hypercube-bench routing`.
@@ -176,7 +157,7 @@ pub fn main(a: Args) -> Result<()> {
             .split_once(':')
             .with_context(|| format!("network {spec:?}: write DIM:RATE, e.g. 4:100mbit"))?;
         let dim: u32 = d.parse().with_context(|| format!("network {spec:?}"))?;
-        let rate_bps = bytes_per_sec(rate)?;
+        let rate_bps = crate::cubenet::nominal_bytes_per_sec(rate)?;
         let net = match &mpi {
             Some(_) => Some(Network::up(&cubenet, "hcroute", dim, rate, None, &work)?),
             None => None,

@@ -34,14 +34,23 @@ pub fn medians(recs: &[Record]) -> BTreeMap<Key, f64> {
                 } else {
                     v[0]
                 }
-            } else if n % 2 == 1 {
-                v[n / 2]
             } else {
-                (v[n / 2 - 1] + v[n / 2]) / 2.0
+                median_of_sorted(&v)
             };
             (k, m)
         })
         .collect()
+}
+
+/// The median of sorted values (the mean of the middle two for an even count); `NaN` for
+/// none.
+pub fn median_of_sorted(v: &[f64]) -> f64 {
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
 
 /// Sizes shown in the collective tables (when measured).

@@ -19,7 +19,7 @@ use crate::compare::Record;
 use crate::Bench;
 
 pub use figures::figure;
-pub use medians::{medians, Key, KEY_SIZES, P2P_KEY_SIZES};
+pub use medians::{median_of_sorted, medians, Key, KEY_SIZES, P2P_KEY_SIZES};
 pub use readme::readme;
 pub use run_info::RunInfo;
 pub use table::{table, Column};
