@@ -356,6 +356,14 @@ impl LinkIn {
         Header::decode(&hb, num_nodes, host).map_err(ReadError::Protocol)
     }
 
+    /// Pass frames for others on as they arrive from `min` payload bytes on, where frames
+    /// are passed on at all (the cut-through regime); frames already begun are unchanged.
+    pub fn set_cut_through_min(&mut self, min: usize) {
+        if let Some(m) = self.cut_through.as_mut() {
+            *m = min;
+        }
+    }
+
     /// Is `h` a frame to pass on as it arrives (see [`LinkIn::cut_through`])?
     fn passes_through(&self, h: &Header) -> bool {
         use crate::wire::frame::Kind;

@@ -59,6 +59,13 @@ pub(crate) const WIRE_CHUNK: usize = 64 << 10;
 /// of per-message overhead.
 const EAGER_HEADROOM: usize = 4 << 10;
 
+/// On wires ([`TcpTransport::links_are_wires`]), frames for other nodes from this many
+/// payload bytes on are passed on as they arrive. Measured on the emulated 6-cube at
+/// 20 Mbit/s, planned many-to-many of Bhatt's Table 5.4 (parts of 40–70 KiB, up to three
+/// hops), slowest rank per call: 5.4a 446–509 ms with 8 KiB against 463–530 ms with 64 KiB
+/// (docs/perf/routing.md).
+pub(crate) const WIRE_CUT_THROUGH: usize = 8 << 10;
+
 impl TcpTransport {
     /// The links are wires, slow next to the cores (the start-up probe says so: see
     /// `collectives::select::Machine::links_bound`). Two changes, each unless its variable
@@ -75,7 +82,13 @@ impl TcpTransport {
     ///   flow-control frames that the peer's data waits for can go out
     ///   (`LinkOut::enqueue`), unless `HYPERCUBE_CHUNK` sets the size.
     ///
-    /// On loopback the defaults (64 KiB eager, 16 MiB frames) are cheaper.
+    /// - under cut-through, frames for other nodes are passed on as they arrive from
+    ///   [`WIRE_CUT_THROUGH`] bytes on, not 64 KiB (`HYPERCUBE_CUT_THROUGH_MIN`): on a wire a
+    ///   frame takes its length's time to arrive, and a node that waits for the whole of
+    ///   it before passing it on adds that time at every hop.
+    ///
+    /// On loopback the defaults (64 KiB eager, 16 MiB frames, 64 KiB cut-through) are
+    /// cheaper.
     pub(crate) fn links_are_wires(&self) {
         use std::sync::atomic::Ordering::Relaxed;
         if std::env::var_os("HYPERCUBE_CHUNK").is_none() {
@@ -89,6 +102,11 @@ impl TcpTransport {
                 .eager_limit
                 .max(window - EAGER_HEADROOM.min(window));
             self.engine.wire_eager.store(limit, Relaxed);
+        }
+        if std::env::var_os("HYPERCUBE_CUT_THROUGH_MIN").is_none() {
+            for input in &self.engine.inputs {
+                relock(input.lock()).set_cut_through_min(WIRE_CUT_THROUGH);
+            }
         }
     }
 
