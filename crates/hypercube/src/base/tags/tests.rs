@@ -1,7 +1,5 @@
 use std::ops::RangeInclusive;
-use std::sync::mpsc;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hypercube_topology::NodeId;
 
@@ -9,8 +7,8 @@ use super::*;
 use crate::base::message::{MsgType, Select};
 use crate::error::Error;
 use crate::node::Node;
+use crate::transport::tcp::test_job::tcp_job;
 use crate::transport::tcp::TcpTransport;
-use crate::transport::tcp::Tuning;
 use crate::transport::Transport;
 
 /// Every range of the layout, in the order of the module doc's table.
@@ -130,62 +128,6 @@ fn every_tag_falls_in_its_own_range() {
 
     // Finalize is a control tag and nothing else: no user type keys to it.
     assert_eq!(owners(FINALIZE), ["control"]);
-}
-
-/// What one node of [`tcp_job`] runs before it finalizes.
-type Program = fn(NodeId, &Node, &TcpTransport) -> Result<(), Box<dyn std::error::Error>>;
-
-/// Run `program` on every node of an in-process job of dimension `dim` over real TCP links
-/// (loopback sockets, one thread per node), then finalize every node. Panics with what
-/// went wrong when a program fails or the job has not finalized within 30 s (a node stuck
-/// in finalize is left behind: its thread ends with the test process).
-fn tcp_job(dim: u32, program: Program) {
-    let n = 1u32 << dim;
-    let mut links: Vec<Vec<(NodeId, std::net::TcpStream)>> = (0..n).map(|_| Vec::new()).collect();
-    for k in 0..dim {
-        for a in (0..n).filter(|a| a & (1 << k) == 0) {
-            let b = a | (1 << k);
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            let dialed = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-            let (accepted, _) = listener.accept().unwrap();
-            links[a as usize].push((b, dialed));
-            links[b as usize].push((a, accepted));
-        }
-    }
-    let addrs = vec![Some("127.0.0.1:0".parse().unwrap()); n as usize];
-    let (tx, rx) = mpsc::channel();
-    for (me, links) in (0..n).zip(links) {
-        let t = TcpTransport::start(me, dim, links, addrs.clone(), false, Tuning::default());
-        let t = Arc::new(t.unwrap());
-        let tx = tx.clone();
-        std::thread::spawn(move || {
-            let node = Node::with_transport(t.clone());
-            // One report per node: the program's error (sent before the node is dropped,
-            // which finalizes and may then wait forever), or how finalize ended.
-            let report = match program(me, &node, &t) {
-                Err(e) => Err(format!("the program failed: {e}")),
-                Ok(()) => node.finalize().map_err(|e| format!("finalize failed: {e}")),
-            };
-            let _ = tx.send((me, report));
-        });
-    }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut problems = Vec::new();
-    let mut finalized = 0;
-    for _ in 0..n {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok((_, Ok(()))) => finalized += 1,
-            Ok((me, Err(e))) => problems.push(format!("node {me}: {e}")),
-            Err(_) => break,
-        }
-    }
-    if finalized + problems.len() < n as usize {
-        problems.push(format!(
-            "only {finalized} of {n} nodes finalized within 30 s"
-        ));
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 /// The type whose long-message header tag used to be the finalize barrier's tag

@@ -280,4 +280,21 @@ mod tests {
         assert_eq!(chosen, Plan::ecube(4, &dense).unwrap());
         assert_eq!(min_part(&m), (4.0f64 * 150e-6 / 80e-9) as u64);
     }
+
+    /// The remembered plan is the one for the sizes and the request of this call, never
+    /// the last call's: alternating matrices and requests each get the plan computed
+    /// afresh for them.
+    #[test]
+    fn the_cached_plan_follows_the_sizes_and_the_request() {
+        use hypercube_topology::plan::patterns::{bit_reversal, permutation, transpose};
+        let a = permutation(3, 1 << 16, |n| transpose(n, 3));
+        let b = permutation(3, 1 << 16, |n| bit_reversal(n, 3));
+        for (sizes, always) in [(&a, true), (&b, true), (&a, false), (&a, true), (&b, false)] {
+            let got = cached_plan(3, sizes, always).unwrap();
+            let fresh = choose_plan(3, sizes, &machine(), always).unwrap();
+            assert_eq!(*got, fresh);
+            // Asked again at once: the same plan.
+            assert_eq!(*cached_plan(3, sizes, always).unwrap(), fresh);
+        }
+    }
 }

@@ -19,6 +19,8 @@ mod link;
 mod progress;
 mod protocol;
 mod sockopt;
+#[cfg(test)]
+pub(crate) mod test_job;
 mod tuning;
 mod wait;
 

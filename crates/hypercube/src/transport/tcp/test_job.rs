@@ -1,0 +1,129 @@
+//! Jobs of real TCP links inside one test process ([`tcp_job`]), and the transport tests
+//! that need one.
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hypercube_topology::{NodeId, Route};
+
+use super::{TcpTransport, Tuning};
+use crate::base::message::Select;
+use crate::node::Node;
+use crate::transport::Transport;
+
+/// What one node of [`tcp_job`] runs before it finalizes.
+pub(crate) type Program =
+    fn(NodeId, &Node, &TcpTransport) -> Result<(), Box<dyn std::error::Error>>;
+
+/// Run `program` on every node of an in-process job of dimension `dim` over real TCP links
+/// (loopback sockets, one thread per node), then finalize every node. Panics with what
+/// went wrong when a program fails or the job has not finalized within 30 s (a node stuck
+/// in finalize is left behind: its thread ends with the test process).
+pub(crate) fn tcp_job(dim: u32, program: Program) {
+    let n = 1u32 << dim;
+    let mut links: Vec<Vec<(NodeId, std::net::TcpStream)>> = (0..n).map(|_| Vec::new()).collect();
+    for k in 0..dim {
+        for a in (0..n).filter(|a| a & (1 << k) == 0) {
+            let b = a | (1 << k);
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let dialed = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (accepted, _) = listener.accept().unwrap();
+            links[a as usize].push((b, dialed));
+            links[b as usize].push((a, accepted));
+        }
+    }
+    let addrs = vec![Some("127.0.0.1:0".parse().unwrap()); n as usize];
+    let (tx, rx) = mpsc::channel();
+    for (me, links) in (0..n).zip(links) {
+        let t = TcpTransport::start(me, dim, links, addrs.clone(), false, Tuning::default());
+        let t = Arc::new(t.unwrap());
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let node = Node::with_transport(t.clone());
+            // One report per node: the program's error (sent before the node is dropped,
+            // which finalizes and may then wait forever), or how finalize ended.
+            let report = match program(me, &node, &t) {
+                Err(e) => Err(format!("the program failed: {e}")),
+                Ok(()) => node.finalize().map_err(|e| format!("finalize failed: {e}")),
+            };
+            let _ = tx.send((me, report));
+        });
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut problems = Vec::new();
+    let mut finalized = 0;
+    for _ in 0..n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((_, Ok(()))) => finalized += 1,
+            Ok((me, Err(e))) => problems.push(format!("node {me}: {e}")),
+            Err(_) => break,
+        }
+    }
+    if finalized + problems.len() < n as usize {
+        problems.push(format!(
+            "only {finalized} of {n} nodes finalized within 30 s"
+        ));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A message on a longer route is not overtaken by its sender's `Fin`: node 0 sends 40
+/// short messages to its neighbour node 1 the long way round (dimensions 1, 0, 1: through
+/// nodes 2 and 3), while node 2 holds them up (its engine's state locked for 300 ms, so it
+/// forwards nothing), and finalizes at once, its `Fin` going straight over the link it
+/// shares with node 1; node 1 receives them all, whole and in order. (Before the `Fin`
+/// carried the count of messages sent, node 1 took node 0 for finished when the `Fin`
+/// arrived and failed the receive waiting for the detour with `PeerFinished`.)
+#[test]
+fn a_fin_does_not_overtake_messages_on_longer_routes() {
+    const N: usize = 40;
+    fn payload(i: usize) -> Vec<u8> {
+        (0..1000usize).map(|j| (i * 7 + j) as u8).collect()
+    }
+    use std::sync::atomic::{AtomicBool, Ordering};
+    /// Node 2 holds its state: node 0 may send (the nodes are threads of this process).
+    static HELD: AtomicBool = AtomicBool::new(false);
+    fn program(me: NodeId, _: &Node, t: &TcpTransport) -> Result<(), Box<dyn std::error::Error>> {
+        let tag = 5;
+        match me {
+            0 => {
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while !HELD.load(Ordering::SeqCst) {
+                    if Instant::now() > deadline {
+                        return Err("node 2 never held its state".into());
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                let detour = Route::from_dims(&[1, 0, 1]).ok_or("no route")?;
+                let sends = (0..N)
+                    .map(|i| t.isend_routed(1, tag, bytes::Bytes::from(payload(i)).into(), detour))
+                    .collect::<crate::error::Result<Vec<_>>>()?;
+                for s in sends {
+                    t.wait_send(s)?;
+                }
+                Ok(())
+            }
+            1 => {
+                for i in 0..N {
+                    let r = t.post_recv(Select::internal(Some(0), tag))?;
+                    let m = t.wait_recv(r, Some(Duration::from_secs(20)))?;
+                    if m.data()[..] != payload(i) {
+                        return Err(format!("message {i} from node 0 differs").into());
+                    }
+                }
+                Ok(())
+            }
+            2 => {
+                let held = t.engine.lock();
+                HELD.store(true, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(300));
+                drop(held);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+    tcp_job(2, program);
+}
