@@ -275,17 +275,27 @@ fn collective(
         // clock for every process on a machine), µs after the first timed exit.
         let mut exits = 0.0f64;
         let mut exit0 = None;
-        for i in 0..n + skip {
+        // The untimed input of the next call is made before the barrier that precedes it,
+        // so that no rank makes it while another is inside its timed call (with more ranks
+        // than cores, a rank copying p MiB takes a core from the timed ones).
+        let prepare = |buf: &mut Buffers, scratch: &mut Vec<f32>| {
             if bench == Bench::Gop {
                 scratch.copy_from_slice(&buf.floats);
             }
             buf.refill(bench, p, me);
+        };
+        prepare(&mut buf, &mut scratch);
+        cube.barrier()?;
+        for i in 0..n + skip {
             let t0 = Instant::now();
             call(node, c, bench, s as usize, &mut buf, &mut scratch)
                 .with_context(|| format!("size {s}, iteration {i}"))?;
             let t = t0.elapsed().as_secs_f64();
             if i >= skip {
                 total += t;
+            }
+            if i + 1 < n + skip {
+                prepare(&mut buf, &mut scratch);
             }
             cube.barrier()?;
             if args.per_rank && i >= skip {

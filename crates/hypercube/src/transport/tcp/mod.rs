@@ -62,10 +62,11 @@ pub(crate) const WIRE_CHUNK: usize = 64 << 10;
 const EAGER_HEADROOM: usize = 4 << 10;
 
 /// On wires ([`TcpTransport::links_are_wires`]), frames for other nodes from this many
-/// payload bytes on are passed on as they arrive. Measured on the emulated 6-cube at
-/// 20 Mbit/s, planned many-to-many of Bhatt's Table 5.4 (parts of 40–70 KiB, up to three
-/// hops), slowest rank per call: 5.4a 446–509 ms with 8 KiB against 463–530 ms with 64 KiB
-/// (docs/perf/routing.md).
+/// payload bytes on are passed on as they arrive: on a 20 Mbit/s link a 64 KiB frame takes
+/// 27 ms to arrive, which a node that waits for the whole of it adds at every hop. One of
+/// the three changes that brought the planned many-to-many of Bhatt's Table 5.4 on the
+/// emulated 6-cube from 1.21–1.27 to 1.01–1.11 of its busiest link's time ("What brought
+/// the 6-cube to its bound" in docs/routing.md).
 pub(crate) const WIRE_CUT_THROUGH: usize = 8 << 10;
 
 impl TcpTransport {
