@@ -2,12 +2,15 @@
 //! gets the right result or an `InvalidArgument`, quickly; no wrong result, no hang
 //! (`hypercube_tests::suites::mismatch`).
 
-use hypercube_tests::run_job;
+use std::time::Duration;
+
+use hypercube_tests::suites::mismatch::CHECK_NAMES;
+use hypercube_tests::{run_hcrun, run_job};
 
 fn suite(d: u32) {
     run_job(d, env!("CARGO_BIN_EXE_mismatch_suite"), &[])
         .assert_ok()
-        .assert_every_rank_passed(1 << d, &hypercube_tests::suites::mismatch::CHECK_NAMES);
+        .assert_every_rank_passed(1 << d, &CHECK_NAMES);
 }
 
 #[test]
@@ -18,4 +21,22 @@ fn mismatch_d1() {
 #[test]
 fn mismatch_d3() {
     suite(3);
+}
+
+/// Blocks of 20 000 elements (80 000 bytes of `u32`, 160 000 of `f64`): the messages go by
+/// rendezvous (the eager limit pinned at its default, 64 KiB). A member whose receive took
+/// the failure notice must still let its partner's large send of the failed call complete;
+/// before the failed call's messages were dropped (`Node::discard_call`), two partners of
+/// the first exchange step that both took the notice each waited forever in their send to
+/// the other (issue 25: hcrun reported a cycle of rendezvous sends).
+#[test]
+fn mismatch_d3_above_the_eager_limit() {
+    run_hcrun(
+        &["--dim", "3", "--timeout-s", "120"],
+        &[env!("CARGO_BIN_EXE_mismatch_suite"), "20000"],
+        &[("HYPERCUBE_EAGER_LIMIT", "65536")],
+        Duration::from_secs(150),
+    )
+    .assert_ok()
+    .assert_every_rank_passed(8, &CHECK_NAMES);
 }

@@ -83,9 +83,10 @@ pub fn run(node: &Node) -> Result<Vec<&'static str>> {
 /// Every check with `base` elements per block (the odd member passes half), for each of
 /// `sizes`; the names of those passed (the last size's).
 ///
-/// Over TCP only sizes below the eager limit pass today: a failed call can leave a member
-/// waiting in a send above the limit to a member that took the failure notice instead of
-/// that message (the receive was consumed; see `docs/reliability.md`).
+/// Over TCP, sizes above the eager limit (20 000 elements: 80 000 bytes of `u32`) send by
+/// rendezvous: a member whose receive takes the failure notice instead of a partner's
+/// message must still let that partner's send complete (the failed call's messages are
+/// dropped, `Node::discard_call`), or both wait forever (issue 25).
 pub fn run_sizes(node: &Node, sizes: &[usize]) -> Result<Vec<&'static str>> {
     let mut done = Vec::new();
     let cube = node.cube();

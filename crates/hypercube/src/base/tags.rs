@@ -42,7 +42,10 @@
 //!   (`collectives/ctx.rs`), so that no member waits for a message that will never come
 //!   and none takes a wrong result for a right one. The tag keeps the counter's low 24 bits:
 //!   a notice nobody took (its receiver had finished) could only meet the call 2^24 calls
-//!   later on a subcube of the same dimension.
+//!   later on a subcube of the same dimension. A member that leaves a failed call has the
+//!   transport drop both of its tags, queued and arriving, until the counter draws them
+//!   for a new call (`Node::discard_call`), so a late message of the failed call never
+//!   holds its sender.
 //! - **Finalize** has a slot of its own, outside every keyed range: no user type can make
 //!   a utility message that the finalize barrier would take (or the reverse).
 //! - **Spare** slots are reserved: nothing sends them today.

@@ -14,6 +14,19 @@
 //! a check that failed: every member either completes with what every other member sent
 //! it, or returns an error (the node that found the problem names it; the others quote
 //! it). The notices cost nothing while calls succeed.
+//!
+//! **A member that leaves a failed call drops the rest of it.** The moment a member learns
+//! that the call failed — it takes a notice, or its own part ends in an error — it has the
+//! transport discard the call's tag and failure tag (`Node::discard_call`): every message
+//! of the call queued here or still on its way is dropped, a large one after the transport
+//! has asked for it as for any other. Without this, a partner's large (rendezvous) send of
+//! the call, whose receive here took the notice instead, would wait forever for a receive
+//! that is never posted again — and so would the partner, stuck in the failed call
+//! (issue 25: two members of an exchange step both took the notice, then each waited in
+//! its send to the other). This happens before the member waits for any send of its own,
+//! so members waiting in sends to each other all get theirs taken. What is dropped is only
+//! the failed call's: its tags are reserved, drawn for this one call, and no receive can be
+//! posted for them again (until the counter wraps: `base/tags.rs`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -50,24 +63,18 @@ pub(crate) struct Ctx<'a> {
 #[must_use = "a receive request should be waited for"]
 pub(crate) struct CallRecv<'c> {
     r: RecvRequest,
-    failure: u32,
-    told: &'c AtomicBool,
+    c: &'c Ctx<'c>,
 }
 
 impl CallRecv<'_> {
     /// Wait for the message (or a failure notice: an error).
     pub fn wait(self) -> Result<Message> {
-        checked(self.failure, self.told, self.r.wait()?)
+        self.c.checked(self.r.wait()?)
     }
 }
 
-/// A received message of a call whose failure tag is `failure`, or the error a failure
-/// notice carries (then `told` is set).
-fn checked(failure: u32, told: &AtomicBool, m: Message) -> Result<Message> {
-    if m.tag != failure {
-        return Ok(m);
-    }
-    told.store(true, Ordering::Relaxed);
+/// The error a failure notice `m` carries.
+fn notice_error(m: &Message) -> Error {
     let (origin, text) = match m.data.split_first_chunk::<4>() {
         Some((n, text)) => (
             u32::from_le_bytes(*n).to_string(),
@@ -75,9 +82,9 @@ fn checked(failure: u32, told: &AtomicBool, m: Message) -> Result<Message> {
         ),
         None => (m.source.to_string(), String::new()),
     };
-    Err(Error::InvalidArgument(format!(
+    Error::InvalidArgument(format!(
         "node {origin} stopped this collective call on every member: {text}"
-    )))
+    ))
 }
 
 impl<'a> Ctx<'a> {
@@ -105,9 +112,25 @@ impl<'a> Ctx<'a> {
         Select::internal_or(from.map(|r| self.phys(r)), self.tag, self.failure)
     }
 
-    /// A received message of this call, or the error a failure notice carries.
+    /// A received message of this call, or the error a failure notice carries (then the
+    /// call is over for this member: the rest of it is dropped, [`Ctx::leave`]).
     fn checked(&self, m: Message) -> Result<Message> {
-        checked(self.failure, &self.told, m)
+        if m.tag != self.failure {
+            return Ok(m);
+        }
+        let e = notice_error(&m);
+        if !self.told.swap(true, Ordering::Relaxed) {
+            self.leave();
+        }
+        Err(e)
+    }
+
+    /// This member takes no further part in the failed call: the transport drops the
+    /// call's messages and notices, queued or still coming (see the module docs). Called
+    /// once, before this member waits for any send of the call, so that a partner's send
+    /// to it can complete while it waits for its own to the partner.
+    fn leave(&self) {
+        self.node.discard_call(self.tag);
     }
 
     /// The end of this member's part of the call: `r` as it is; if it is an error that no
@@ -117,21 +140,18 @@ impl<'a> Ctx<'a> {
     pub fn guard<R>(&self, r: Result<R>) -> Result<R> {
         if let Err(e) = &r {
             if !self.told.swap(true, Ordering::Relaxed) {
+                self.leave();
                 let mut notice = (self.node.mynode()).to_le_bytes().to_vec();
                 notice.extend_from_slice(e.to_string().as_bytes());
                 let notice = Bytes::from(notice);
                 // Best effort: a member that cannot be reached learns of the failure from
-                // the transport.
-                let sends: Vec<_> = (0..self.p())
-                    .filter(|&j| j != self.me)
-                    .filter_map(|j| {
-                        self.node
-                            .isend_internal(self.phys(j), self.failure, notice.clone())
-                            .ok()
-                    })
-                    .collect();
-                for s in sends {
-                    let _ = s.wait();
+                // the transport. The sends are not waited for: a notice goes eagerly, and
+                // one that had to wait for its receiver (the eager credit spent) must not
+                // hold this member on a member that finished the call and never takes it.
+                for j in (0..self.p()).filter(|&j| j != self.me) {
+                    let _ = self
+                        .node
+                        .isend_internal(self.phys(j), self.failure, notice.clone());
                 }
             }
         }
@@ -189,8 +209,7 @@ impl<'a> Ctx<'a> {
     pub fn irecv(&self, rel: u32) -> Result<CallRecv<'_>> {
         Ok(CallRecv {
             r: self.node.irecv_sel(self.select(Some(rel)))?,
-            failure: self.failure,
-            told: &self.told,
+            c: self,
         })
     }
 
@@ -218,9 +237,11 @@ impl<'a> Ctx<'a> {
     pub fn sendrecv(&self, to: u32, data: impl Into<Parts>, from: u32) -> Result<Bytes> {
         let r = self.node.irecv_sel(self.select(Some(from)))?;
         let s = self.node.isend_internal(self.phys(to), self.tag, data)?;
-        let m = r.wait()?;
+        // A notice ends the call here before the send is waited for: `to` may have taken
+        // a notice too, and wait in its own send to this node (see the module docs).
+        let m = self.checked(r.wait()?);
         s.wait()?;
-        Ok(self.checked(m)?.into_data())
+        Ok(m?.into_data())
     }
 
     /// [`Ctx::sendrecv`] whose receive takes only the data, never a failure notice: for a

@@ -30,8 +30,9 @@ pub struct Node {
 struct NodeInner {
     t: Arc<dyn Transport>,
     /// Per subcube dimension: how many utility/collective calls this node has made on
-    /// subcubes of that dimension (every member makes the same calls in the same order).
-    seq: std::sync::Mutex<[u32; 32]>,
+    /// subcubes of that dimension (every member makes the same calls in the same order);
+    /// and the tags of failed calls whose messages the transport discards.
+    calls: std::sync::Mutex<Calls>,
     /// Messages taken off the queue and set aside for the next matching receive
     /// ([`Node::hold`]).
     held: std::sync::Mutex<Held>,
@@ -47,6 +48,14 @@ impl Drop for NodeInner {
             tracing::error!("finalize failed: {e}");
         }
     }
+}
+
+/// The per-dimension call counters and the discarded tags of failed calls
+/// ([`Node::discard_call`]).
+#[derive(Default)]
+struct Calls {
+    seq: [u32; 32],
+    discarded: std::collections::HashSet<u32>,
 }
 
 /// A started send ([`Node::isend`]).
@@ -148,7 +157,7 @@ impl Node {
         Node {
             inner: Arc::new(NodeInner {
                 t,
-                seq: std::sync::Mutex::new([0; 32]),
+                calls: std::sync::Mutex::new(Calls::default()),
                 held: std::sync::Mutex::new(Held::default()),
             }),
         }
@@ -172,12 +181,43 @@ impl Node {
     /// A fresh tag in the reserved type space for one utility/collective call on a subcube
     /// of dimension `dim`, numbered by a per-dimension call counter (see `crate::base::tags`).
     /// Messages of different calls therefore never match each other or a user's message.
+    ///
+    /// A tag (or failure tag) that a failed call had the transport discard
+    /// ([`Node::discard_call`]) is delivered again from here on: it names this new call.
     pub(crate) fn collective_tag(&self, dim: u32) -> u32 {
-        let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
+        let mut calls = self.calls();
         let d = (dim & 0x1F) as usize;
-        let n = seq[d];
-        seq[d] = n.wrapping_add(1);
-        crate::base::tags::collective(d as u32, n)
+        let n = calls.seq[d];
+        calls.seq[d] = n.wrapping_add(1);
+        let tag = crate::base::tags::collective(d as u32, n);
+        if !calls.discarded.is_empty() {
+            let tags = [tag, crate::base::tags::failure(tag)];
+            let reused: Vec<u32> = tags
+                .into_iter()
+                .filter(|t| calls.discarded.remove(t))
+                .collect();
+            if !reused.is_empty() {
+                self.inner.t.keep(&reused);
+            }
+        }
+        tag
+    }
+
+    /// The collective call whose tag is `tag` failed on this node, which takes no part in
+    /// it any more: the transport drops every message of the call (`tag`) and every
+    /// failure notice of it, queued or arriving later (`Transport::discard`), so that no
+    /// member's send of it waits for a receive that will never be posted. No receive can
+    /// match these tags again until `collective_tag` draws them for a new call (2^24 calls
+    /// on subcubes of the same dimension later for the notices', 2^26 for the call's).
+    pub(crate) fn discard_call(&self, tag: u32) {
+        let tags = [tag, crate::base::tags::failure(tag)];
+        let mut calls = self.calls();
+        calls.discarded.extend(tags);
+        self.inner.t.discard(&tags);
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, Calls> {
+        self.inner.calls.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Start a send with a raw tag (a reserved one, or a user type already checked).
@@ -426,5 +466,49 @@ impl std::fmt::Debug for Node {
             .field("mynode", &self.mynode())
             .field("cubedim", &self.cubedim())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use crate::base::tags;
+    use crate::local::run_local;
+
+    /// A failed call's tags are dropped until the counter draws them again for a new
+    /// call: then its messages are delivered (and nothing is left in the discarded set).
+    #[test]
+    fn discarded_call_tags_are_delivered_again_when_drawn_anew() {
+        run_local(0, |node| {
+            let me = node.mynode();
+            let tag = node.collective_tag(0);
+            node.discard_call(tag);
+            let send = |t: u32, b: &'static [u8]| {
+                node.isend_internal(me, t, Bytes::from_static(b))
+                    .unwrap()
+                    .wait()
+                    .unwrap();
+            };
+            send(tag, b"dropped");
+            send(tags::failure(tag), b"dropped notice");
+            assert!(node
+                .inner
+                .t
+                .probe(
+                    &crate::base::message::Select::internal(None, tag),
+                    false,
+                    None
+                )
+                .unwrap()
+                .is_none());
+            // The counter comes round to the same tag (2^26 calls later).
+            node.calls().seq[0] -= 1;
+            assert_eq!(node.collective_tag(0), tag);
+            assert!(node.calls().discarded.is_empty());
+            send(tag, b"new call");
+            let m = node.recv_internal(Some(me), tag).unwrap();
+            assert_eq!(&m.data[..], b"new call");
+        });
     }
 }

@@ -65,6 +65,21 @@ pub trait Transport: Send + Sync + 'static {
     /// The receive's request was dropped before it completed: withdraw it and return any
     /// message bound to it to the queue, so that no message is lost.
     fn abandon_recv(&self, token: RecvToken);
+    /// Drop every message of `tags`, queued now or arriving later, until
+    /// [`Transport::keep`] names them: a rendezvous message is asked for as usual (so its
+    /// sender's send completes) and its payload dropped. The runtime calls this with the
+    /// reserved tags of a collective call that failed on this node — tags no receive will
+    /// ever be posted for again — so that the call's messages still on their way cannot
+    /// keep their senders waiting (`collectives/ctx.rs`). Never called with a user's type.
+    /// The default does nothing: a transport whose sends complete without a receive needs
+    /// nothing more.
+    fn discard(&self, tags: &[u32]) {
+        let _ = tags;
+    }
+    /// Deliver messages of `tags` again (their tags are being drawn for a new call).
+    fn keep(&self, tags: &[u32]) {
+        let _ = tags;
+    }
     /// The oldest unreceived matching message; blocks for one if `block`.
     fn probe(&self, sel: &Select, block: bool, timeout: Option<Duration>)
         -> Result<Option<Status>>;

@@ -354,6 +354,8 @@ impl Transport for LocalTransport {
             let mut st = self.cube.lock(dest);
             // The mailbox records the user-visible length; the stamp rides behind it.
             let _ = st.mailbox.arrive(self.rank, tag, len, Body::Ready(body));
+            // No eager credit here: a dropped message (of a discarded tag) owes nothing.
+            st.mailbox.take_dropped();
             if st.waiting {
                 st.waiting = false;
                 self.cube.blocked.fetch_sub(1, Ordering::SeqCst);
@@ -415,7 +417,21 @@ impl Transport for LocalTransport {
     }
 
     fn abandon_recv(&self, token: RecvToken) {
-        self.cube.lock(self.rank).mailbox.abandon(token);
+        let mut st = self.cube.lock(self.rank);
+        st.mailbox.abandon(token);
+        st.mailbox.take_dropped();
+    }
+
+    fn discard(&self, tags: &[u32]) {
+        // Every message here is complete: nothing to ask for, nothing to credit. Dropping
+        // them lets go of lent memory (`collectives/lend.rs`) they point at.
+        let mut st = self.cube.lock(self.rank);
+        let _ = st.mailbox.discard(tags);
+        st.mailbox.take_dropped();
+    }
+
+    fn keep(&self, tags: &[u32]) {
+        self.cube.lock(self.rank).mailbox.keep(tags);
     }
 
     fn probe(

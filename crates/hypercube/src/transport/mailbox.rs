@@ -6,8 +6,17 @@
 //! receive is posted (the oldest matching message) or when a message arrives (the oldest
 //! matching posted receive), so messages from one source with one type are received in the
 //! order they were sent.
+//!
+//! **Discarded tags.** The tags of a collective call that failed ([`Mailbox::discard`])
+//! are never delivered again: what of them is queued, and whatever of them arrives later,
+//! is dropped — an eager message at once (its eager credit noted for the sender,
+//! [`Mailbox::take_dropped`]), a rendezvous message after its payload, which is asked for
+//! like any other (the clear-to-send is returned) so that its sender's send completes. Only
+//! the runtime discards, and only the reserved tags of a call that has ended on this node:
+//! no receive can ever be posted for them (`collectives/ctx.rs`), so no message a program
+//! could receive is lost.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
@@ -86,7 +95,14 @@ pub(crate) struct Mailbox {
     rendezvous: HashMap<(NodeId, u64), RecvToken>,
     /// Abandoned receives whose large message is still arriving: when it is complete it goes
     /// back to the queue instead of waiting for a receive that will never take it.
-    orphans: std::collections::HashSet<RecvToken>,
+    orphans: HashSet<RecvToken>,
+    /// Tags whose messages are dropped, queued or arriving ([`Mailbox::discard`]).
+    discarded: HashSet<u32>,
+    /// Rendezvous messages of discarded tags whose payload is still arriving: dropped when
+    /// complete.
+    sinks: HashSet<RecvToken>,
+    /// Dropped eager messages whose credit the sender is owed: (source, length).
+    dropped: Vec<(NodeId, u64)>,
 }
 
 impl Mailbox {
@@ -117,6 +133,10 @@ impl Mailbox {
             eager,
             wire_id,
         };
+        // (The emptiness test first: no hashing per message while no call has failed.)
+        if !self.discarded.is_empty() && self.discarded.contains(&tag) {
+            return self.drop_envelope(env);
+        }
         if let Some(pos) = self.posted.iter().position(|(_, s)| s.matches(source, tag)) {
             let (token, _) = self.posted.remove(pos).expect("position is in range");
             return self.bind(token, env);
@@ -269,6 +289,10 @@ impl Mailbox {
     /// The last byte of a large message arrived.
     fn complete(&mut self, token: RecvToken, source: NodeId, msg_id: u64) {
         self.rendezvous.remove(&(source, msg_id));
+        if self.sinks.remove(&token) {
+            self.bound.remove(&token);
+            return;
+        }
         if self.orphans.remove(&token) {
             if let Some(env) = self.bound.remove(&token) {
                 self.requeue(env);
@@ -309,14 +333,74 @@ impl Mailbox {
         }
     }
 
-    /// Put a message back in the queue in arrival order.
+    /// Put a message back in the queue in arrival order (or drop it, if its tag is
+    /// discarded).
     fn requeue(&mut self, env: Envelope) {
+        if !self.discarded.is_empty() && self.discarded.contains(&env.tag) {
+            let _ = self.drop_envelope(env);
+            return;
+        }
         let pos = self
             .unexpected
             .iter()
             .position(|e| e.id > env.id)
             .unwrap_or(self.unexpected.len());
         self.unexpected.insert(pos, env);
+    }
+
+    /// Drop every message of `tags`, queued now or arriving later, until
+    /// [`Mailbox::keep`] (see the module docs). Returns the clear-to-sends to issue: one
+    /// for each queued rendezvous message of these tags, whose payload is then dropped as
+    /// it arrives. A receive still posted or bound for these tags is left alone (its
+    /// message is dropped if the receive is abandoned).
+    pub fn discard(&mut self, tags: &[u32]) -> Vec<NeedCts> {
+        self.discarded.extend(tags.iter().copied());
+        let (gone, kept): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.unexpected)
+            .into_iter()
+            .partition(|e| self.discarded.contains(&e.tag));
+        self.unexpected = kept;
+        gone.into_iter()
+            .filter_map(|e| self.drop_envelope(e))
+            .collect()
+    }
+
+    /// Deliver `tags` again (their calls' tags are drawn anew: see `Node::collective_tag`).
+    pub fn keep(&mut self, tags: &[u32]) {
+        for t in tags {
+            self.discarded.remove(t);
+        }
+    }
+
+    /// The dropped eager messages whose credit is owed to their senders, since the last
+    /// call: (source, length).
+    pub fn take_dropped(&mut self) -> Vec<(NodeId, u64)> {
+        std::mem::take(&mut self.dropped)
+    }
+
+    /// Drop a message of a discarded tag: a complete one now (noting an eager one's credit),
+    /// an announced one once its payload has come — the returned clear-to-send asks for it.
+    fn drop_envelope(&mut self, env: Envelope) -> Option<NeedCts> {
+        let msg_id = match env.body {
+            Body::Ready(_) => {
+                if env.eager {
+                    self.dropped.push((env.source, env.len));
+                }
+                return None;
+            }
+            Body::Pending { msg_id, .. } => msg_id,
+        };
+        let need = NeedCts {
+            source: env.source,
+            msg_id,
+        };
+        if env.len > 0 {
+            let token = self.next_token;
+            self.next_token += 1;
+            self.rendezvous.insert((env.source, msg_id), token);
+            self.sinks.insert(token);
+            self.bound.insert(token, env);
+        }
+        Some(need)
     }
 
     /// Messages that arrived and were never received (reported at shutdown).
@@ -412,6 +496,80 @@ mod tests {
         let (t2, need) = m.post(Select::new(TypeSel::Is(7)));
         assert_eq!(need, None, "already complete: no second clear-to-send");
         assert_eq!(&m.take(t2).unwrap().message.data[..], b"abcd");
+    }
+
+    fn pending(msg_id: u64) -> Body {
+        Body::Pending { msg_id, buf: None }
+    }
+
+    /// A failed call's tags: what is queued of them and what comes later is dropped — an
+    /// eager message with its credit noted, a rendezvous one asked for (so its sender's
+    /// send completes) and its payload dropped — while other tags are untouched.
+    #[test]
+    fn discarded_tags_drop_queued_and_later_messages() {
+        let mut m = Mailbox::default();
+        m.arrive(1, 5, 3, ready(b"old"));
+        m.arrive(2, 9, 4, ready(b"keep"));
+        assert_eq!(m.arrive(3, 5, 4, pending(7)), None);
+        m.arrive(1, 6, 1, ready(b"n"));
+        let need = m.discard(&[5, 6]);
+        assert_eq!(
+            need,
+            vec![NeedCts {
+                source: 3,
+                msg_id: 7
+            }]
+        );
+        assert_eq!(m.take_dropped(), vec![(1, 3), (1, 1)]);
+        assert_eq!(m.data(3, 7, Bytes::from_static(b"ab")), Ok(false));
+        assert_eq!(m.data(3, 7, Bytes::from_static(b"cd")), Ok(true));
+        // Arriving later: dropped too.
+        assert_eq!(m.arrive(2, 5, 2, ready(b"hi")), None);
+        assert_eq!(m.take_dropped(), vec![(2, 2)]);
+        assert_eq!(
+            m.arrive(4, 6, 8, pending(1)),
+            Some(NeedCts {
+                source: 4,
+                msg_id: 1
+            })
+        );
+        assert_eq!(m.data(4, 1, Bytes::from_static(b"12345678")), Ok(true));
+        // An empty rendezvous message: asked for, nothing to wait for.
+        assert!(m.arrive(4, 6, 0, pending(2)).is_some());
+        assert!(m.data(4, 2, Bytes::from_static(b"x")).is_err());
+        // Nothing of tags 5 and 6 is left to receive, nothing pending; tag 9 is.
+        let all = Select {
+            internal: true,
+            ..Select::new(TypeSel::Any)
+        };
+        let left: Vec<u32> = m.unreceived().iter().map(|s| s.msg_type.0).collect();
+        assert_eq!(left, vec![9]);
+        assert!(m.probe(&all).is_some_and(|s| s.msg_type.0 == 9));
+        assert!(m.bound.is_empty() && m.sinks.is_empty() && m.rendezvous.is_empty());
+        // Delivered again once kept (the tags name a new call).
+        m.keep(&[5, 6]);
+        m.arrive(1, 5, 3, ready(b"new"));
+        let (t, _) = m.post(Select::internal(Some(1), 5));
+        assert_eq!(&m.take(t).unwrap().message.data[..], b"new");
+        assert!(m.take_dropped().is_empty());
+    }
+
+    /// A receive of the failed call that was bound but never waited for: when it is
+    /// abandoned its message is dropped, not queued again — complete or still arriving.
+    #[test]
+    fn abandoned_receive_of_a_discarded_tag_drops_its_message() {
+        let mut m = Mailbox::default();
+        let (t1, _) = m.post(Select::internal(Some(1), 5));
+        let (t2, _) = m.post(Select::internal(Some(2), 5));
+        m.arrive(1, 5, 1, ready(b"a"));
+        assert!(m.arrive(2, 5, 2, pending(3)).is_some());
+        assert!(m.discard(&[5]).is_empty());
+        m.abandon(t1);
+        m.abandon(t2);
+        assert_eq!(m.take_dropped(), vec![(1, 1)]);
+        assert_eq!(m.data(2, 3, Bytes::from_static(b"bc")), Ok(true));
+        assert!(m.unreceived().is_empty());
+        assert!(m.bound.is_empty() && m.orphans.is_empty());
     }
 
     #[test]

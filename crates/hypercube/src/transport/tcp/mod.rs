@@ -225,7 +225,17 @@ impl Transport for TcpTransport {
     }
 
     fn abandon_recv(&self, token: RecvToken) {
-        self.engine.lock().mailbox.abandon(token);
+        let mut st = self.engine.lock();
+        st.mailbox.abandon(token);
+        self.engine.settle_dropped(&mut st);
+    }
+
+    fn discard(&self, tags: &[u32]) {
+        self.engine.discard(tags);
+    }
+
+    fn keep(&self, tags: &[u32]) {
+        self.engine.lock().mailbox.keep(tags);
     }
 
     fn probe(

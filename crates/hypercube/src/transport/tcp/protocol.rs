@@ -208,6 +208,25 @@ impl Engine {
         Ok(token)
     }
 
+    /// Drop every message of `tags`, queued or arriving (`Transport::discard`): ask for the
+    /// queued rendezvous messages' payloads (dropped as they come), credit the dropped
+    /// eager bytes back.
+    pub(super) fn discard(&self, tags: &[u32]) {
+        let mut st = self.lock();
+        for need in st.mailbox.discard(tags) {
+            self.issue_cts(&mut st, Some(need));
+        }
+        self.settle_dropped(&mut st);
+    }
+
+    /// Credit back the eager messages the mailbox dropped (their tags are discarded), as
+    /// if they had been received.
+    pub(super) fn settle_dropped(&self, st: &mut State) {
+        for (source, len) in st.mailbox.take_dropped() {
+            self.consumed(st, source, len);
+        }
+    }
+
     /// Send the clear-to-send a receive that just bound a rendezvous message needs.
     fn issue_cts(&self, st: &mut State, need: Option<NeedCts>) {
         if let Some(n) = need {
@@ -289,6 +308,7 @@ impl Engine {
             Kind::Eager => {
                 st.mailbox
                     .arrive_id(h.src, h.tag, h.total_len, Body::Ready(payload), h.msg_id);
+                self.settle_dropped(st);
                 self.arrived(st, h.src);
             }
             Kind::Rts => {
