@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 const MAGIC: &[u8; 4] = b"HCUB";
 /// 2: frames carry a route (`wire/frame.rs`) and a `Fin` carries its message count.
-const VERSION: u16 = 2;
+const VERSION: u16 = 3;
 
 /// Keyed digest of `parts` under the job secret (length-prefixed, so parts cannot slide).
 pub(crate) fn mac(secret: &[u8], parts: &[&[u8]]) -> [u8; 32] {
