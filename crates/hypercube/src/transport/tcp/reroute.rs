@@ -106,7 +106,21 @@ impl Engine {
             self.push(st, j, OutFrame::new(&h, Parts::default(), None));
         }
         if let Some(&lost) = st.routes.unreachable(self.me, self.dim).first() {
-            self.unreachable(st, lost);
+            return self.unreachable(st, lost);
+        }
+        // The other end of one of this node's links says it is down: this end takes it
+        // down too, at once, rather than after its own link timeout (an idle end would
+        // wait for its keepalive probes to go unanswered).
+        let link = k as usize;
+        if down && node == self.me ^ (1 << k) && link < st.dead.len() && !st.dead[link] {
+            let peer = st.out[link].peer;
+            let err = Error::LinkDead {
+                node: self.me,
+                peer,
+                dim: Some(k),
+                detail: format!("node {node} said so"),
+            };
+            self.link_down(st, link, &err);
         }
     }
 
