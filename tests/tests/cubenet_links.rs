@@ -103,7 +103,12 @@ fn pull_and_finish(
     rate: &str,
     prog: &[&str],
     after: Duration,
-) -> (std::process::ExitStatus, Vec<String>, Duration, Option<Duration>) {
+) -> (
+    std::process::ExitStatus,
+    Vec<String>,
+    Duration,
+    Option<Duration>,
+) {
     let (mut job, ranks, pids) = start_on_3_cube_at(rate, prog);
     let mut lines = Vec::new();
     let until = Instant::now() + after;
@@ -126,7 +131,10 @@ fn pull_and_finish(
         if let Some(st) = job.wait_for_exit(Duration::ZERO) {
             break st;
         }
-        assert!(Instant::now() < deadline, "the job still runs 120 s after the pull");
+        assert!(
+            Instant::now() < deadline,
+            "the job still runs 120 s after the pull"
+        );
     };
     let ran = pulled.elapsed();
     lines.extend(job.drain(Duration::from_millis(300)));
@@ -156,7 +164,10 @@ fn a_link_pulled_under_load_is_routed_around_and_the_job_completes() {
         );
     }
     let found = found.unwrap_or_else(|| panic!("no rank named the dead link:\n{text}"));
-    assert!(found < Duration::from_secs(10), "found dead after {found:?}");
+    assert!(
+        found < Duration::from_secs(10),
+        "found dead after {found:?}"
+    );
     eprintln!("linkload, link 5-7 pulled: found dead after {found:?}, the job ended {ran:?} after the pull");
     assert_eq!(host_network(), before, "the job left something in the host");
 }
@@ -184,19 +195,26 @@ fn random_traffic_with_a_link_pulled_arrives_whole_once_and_in_order() {
     let prog = [env!("CARGO_BIN_EXE_integrity"), &seed_s, "1500"];
     let (status, lines, ran, found) = pull_and_finish("20mbit", &prog, Duration::from_secs(2));
     let text = lines.join("\n");
-    assert!(status.success(), "seed {seed}: the job failed after the pull:\n{text}");
+    assert!(
+        status.success(),
+        "seed {seed}: the job failed after the pull:\n{text}"
+    );
     let (mut n, mut bytes) = (0u64, 0u64);
     for r in 0..8 {
         let line = lines
             .iter()
             .find_map(|l| l.strip_prefix(&format!("[{r}] OK integrity ")))
             .unwrap_or_else(|| panic!("seed {seed}: rank {r} did not finish:\n{text}"));
-        let f: Vec<u64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+        let f: Vec<u64> = line
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
         n += f.first().copied().unwrap_or(0);
         bytes += f.get(1).copied().unwrap_or(0);
     }
     assert_eq!(n, per_rank * 8, "seed {seed}: messages received");
-    let found = found.unwrap_or_else(|| panic!("seed {seed}: no rank named the dead link:\n{text}"));
+    let found =
+        found.unwrap_or_else(|| panic!("seed {seed}: no rank named the dead link:\n{text}"));
     eprintln!(
         "integrity, link 5-7 pulled: {n} messages, {:.1} MB, all whole; found dead after \
          {found:?}, the job ended {ran:?} after the pull",
@@ -247,7 +265,11 @@ fn an_idle_link_pulled_is_found_dead_too() {
         }
     }
     eprintln!("an idle link pulled: {seen:?}");
-    assert_eq!(seen.len(), 2, "both ends did not find the link dead within 10 s");
+    assert_eq!(
+        seen.len(),
+        2,
+        "both ends did not find the link dead within 10 s"
+    );
     drop(job);
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(ranks.alive(), Vec::<u32>::new(), "ranks outlived hcrun");

@@ -52,7 +52,13 @@ pub(crate) fn unlent(p: Parts) -> Parts {
     }
     let parts: Vec<Bytes> = p
         .iter()
-        .map(|b| if lent(b) { Bytes::copy_from_slice(b) } else { b.clone() })
+        .map(|b| {
+            if lent(b) {
+                Bytes::copy_from_slice(b)
+            } else {
+                b.clone()
+            }
+        })
         .collect();
     Parts::from(parts)
 }
@@ -73,6 +79,9 @@ mod tests {
         assert_eq!(v[1].as_ptr(), own.as_ptr());
         unregister(lent_bytes.as_ptr() as usize, lent_bytes.len());
         let p = unlent(Parts::from(lent_bytes.slice(0..5)));
-        assert_eq!(p.iter().next().map(|x| x.as_ptr()), Some(lent_bytes.as_ptr()));
+        assert_eq!(
+            p.iter().next().map(|x| x.as_ptr()),
+            Some(lent_bytes.as_ptr())
+        );
     }
 }

@@ -94,7 +94,13 @@ impl Drop for Lender<'_> {
                 .unwrap_or_else(|p| p.into_inner());
         }
         drop(live);
-        for (start, len) in self.count.lent.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        for (start, len) in self
+            .count
+            .lent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
             crate::base::lent::unregister(start, len);
         }
     }

@@ -425,9 +425,13 @@ mod tests {
         // A trailer only on frames with a payload.
         let mut b = Header::control(Kind::Cts, 0, 1, 0, 0).encode();
         b[2] = 1;
-        assert!(Header::decode(&b, 8, false).unwrap_err().contains("trailer"));
+        assert!(Header::decode(&b, 8, false)
+            .unwrap_err()
+            .contains("trailer"));
         b[2] = 2;
-        assert!(Header::decode(&b, 8, false).unwrap_err().contains("reserved"));
+        assert!(Header::decode(&b, 8, false)
+            .unwrap_err()
+            .contains("reserved"));
     }
 
     #[test]

@@ -117,7 +117,10 @@ impl Engine {
         let (h, payload) = match (h.trailer, payload.last()) {
             (false, _) => (h, payload),
             (true, Some(1)) => (
-                Header { trailer: false, ..h },
+                Header {
+                    trailer: false,
+                    ..h
+                },
                 payload.slice(..payload.len() - 1),
             ),
             (true, Some(0)) => {

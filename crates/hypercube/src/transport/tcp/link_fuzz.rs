@@ -57,10 +57,7 @@ impl Joined {
                 }
                 Item::Start(h, first) => {
                     assert!(self.partial.is_none(), "a start inside a piecewise frame");
-                    assert!(
-                        first.len() < h.body_len(),
-                        "a whole frame in pieces"
-                    );
+                    assert!(first.len() < h.body_len(), "a whole frame in pieces");
                     self.partial = Some((h, first.to_vec()));
                 }
                 Item::More(more, last) => {

@@ -61,7 +61,10 @@ impl OutFrame {
     /// what came so far; [`OutFrame::extend`] adds the rest. It always goes out with a
     /// trailer (`wire/frame.rs`): its own, or one this node adds.
     pub fn open(h: &Header, first: Bytes, from: usize) -> OutFrame {
-        let head = Header { trailer: true, ..*h };
+        let head = Header {
+            trailer: true,
+            ..*h
+        };
         OutFrame {
             head,
             header: head.encode(),
@@ -286,7 +289,6 @@ impl LinkOut {
     }
 }
 
-
 /// `writev(2)` as `sendmsg(2)`: the same gather write with a shorter path through the kernel
 /// than the VFS's, and `MSG_NOSIGNAL` (a closed peer is an error, never a signal).
 fn send_vectored(stream: &TcpStream, slices: &[IoSlice<'_>]) -> io::Result<usize> {
@@ -303,4 +305,3 @@ fn send_vectored(stream: &TcpStream, slices: &[IoSlice<'_>]) -> io::Result<usize
     }
     Ok(r as usize)
 }
-

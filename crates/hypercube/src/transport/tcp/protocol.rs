@@ -303,5 +303,4 @@ impl Engine {
         }
         Some(t.message)
     }
-
 }

@@ -139,7 +139,11 @@ impl Engine {
             .iter()
             .map(|&(a, k)| format!("{a}-{}", a ^ (1 << k)))
             .collect();
-        let (node, peer) = if a == target { (a, a ^ (1 << k)) } else { (a ^ (1 << k), a) };
+        let (node, peer) = if a == target {
+            (a, a ^ (1 << k))
+        } else {
+            (a ^ (1 << k), a)
+        };
         let err = Error::LinkDead {
             node,
             peer,
