@@ -73,7 +73,8 @@ pub(crate) enum Kind {
     /// Routed like a message, so it arrives after everything the source sent before.
     Fin = 7,
     /// Link-local: `total_len` = the frames the sender has received whole on this link so
-    /// far (cumulative); the receiver may forget the frames it kept for a resend up to there.
+    /// far (cumulative; link-local frames not counted); the receiver may forget the frames
+    /// it kept for a resend up to there.
     Ack = 8,
     /// Link state, flooded: node `src`'s link in dimension `tag` is down (`total_len` 0) or
     /// up (1), as of `src`'s report number `msg_id` about it; `dest` is the neighbor this copy

@@ -36,8 +36,9 @@ pub(crate) struct LinkIn {
     /// Body bytes (payload and trailer) of the frame being passed on that have not
     /// arrived yet.
     transit_left: usize,
-    /// Frames read whole from this link so far (every kind; a frame passed on counts when
-    /// its last byte came): what this node acknowledges (`Kind::Ack`).
+    /// Frames read whole from this link so far, link-local ones not counted (a frame passed
+    /// on counts when its last byte came): what this node acknowledges (`Kind::Ack`), so an
+    /// acknowledgement is never acknowledged.
     pub frames_in: u64,
     /// Whether frames for other nodes may be passed on as they arrive now (the engine
     /// turns it off while it routes around a dead link: then every frame is read whole).
@@ -226,7 +227,9 @@ impl LinkIn {
             if self.buf.len() >= total {
                 let mut frame = self.buf.split_to(total);
                 let payload = frame.split_off(HEADER_LEN).freeze();
-                self.frames_in += 1;
+                if !h.kind.link_local() {
+                    self.frames_in += 1;
+                }
                 out.push(Item::Frame(h, payload));
             } else if self.passes_through(&h) {
                 let _ = self.buf.split_to(HEADER_LEN);

@@ -152,7 +152,8 @@ pub(crate) struct LinkOut {
     pub queue: VecDeque<OutFrame>,
     /// We sent Close: nothing more goes out.
     pub closed: bool,
-    /// Frames written whole on this link so far (every kind): the next one's link number.
+    /// Frames written whole on this link so far, link-local ones (`Kind::link_local`) not
+    /// counted: the next one's link number.
     pub sent: u64,
     /// Frames written whole and not yet acknowledged (`Kind::Ack`), with their link
     /// numbers, oldest first; link-local frames are not kept.
@@ -276,9 +277,9 @@ impl LinkOut {
                         if !f.head.kind.link_local() {
                             f.payload = crate::base::lent::unlent(std::mem::take(&mut f.payload));
                             self.kept.push_back((self.sent, f));
+                            self.sent += 1;
                         }
                     }
-                    self.sent += 1;
                 } else {
                     f.written += left;
                     left = 0;
