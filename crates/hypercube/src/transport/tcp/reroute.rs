@@ -11,7 +11,8 @@
 //!    frame this node was passing on from it is padded and ended void (`OutFrame::void`).
 //!
 //! A node that can no longer reach another stops the job naming the link and the node.
-//! Also here: the acknowledgements of idle links, and the `Left` flood of finalize.
+//! Also here: the error a failed link gives (`Engine::link_error`, and whether this node is
+//! cut off), the acknowledgements of idle links, and the `Left` flood of finalize.
 
 use std::sync::atomic::Ordering;
 
@@ -19,6 +20,7 @@ use hypercube_topology::{NodeId, Route};
 
 use super::engine::{relock, Engine, State};
 use super::link::OutFrame;
+use super::sockopt;
 use crate::base::ids::HOST;
 use crate::base::parts::Parts;
 use crate::error::{Error, CUT_OFF_PHRASE};
@@ -224,5 +226,77 @@ impl Engine {
     /// Has every node (and the host) passed the finalize barrier, as far as this one heard?
     pub(super) fn all_left(&self, st: &State) -> bool {
         self.others().all(|n| st.left[self.slot(n)])
+    }
+
+    /// The error for link `link` (to `peer`) failing with `e` while `doing` it ("reading",
+    /// "writing to"): a link the kernel gave up on — nothing acknowledged within the link
+    /// timeout (`sockopt::set_liveness`), or no route left to the neighbor (its interface
+    /// went down) — is [`Error::LinkDead`]; anything else means the peer went away
+    /// ([`Error::PeerGone`]: a reset, a close).
+    pub(super) fn link_error(
+        &self,
+        st: &State,
+        link: usize,
+        peer: NodeId,
+        doing: &str,
+        e: &std::io::Error,
+    ) -> Error {
+        let errno = e.raw_os_error().unwrap_or(0);
+        let dead = [
+            libc::ETIMEDOUT,
+            libc::EHOSTUNREACH,
+            libc::ENETUNREACH,
+            libc::ENETDOWN,
+        ];
+        if !dead.contains(&errno) {
+            return Error::PeerGone {
+                peer,
+                detail: format!("{doing} the link failed: {e}"),
+            };
+        }
+        let silent = if self.tuning.link_timeout.is_zero() {
+            "the kernel's retransmission limit".to_string()
+        } else {
+            format!("{:.1} s", self.tuning.link_timeout.as_secs_f64())
+        };
+        let host_link = self.me == HOST || peer == HOST;
+        let mut detail = format!(
+            "node {me} had no acknowledgement from node {peer} for {silent} ({doing}: {e})",
+            me = self.me,
+            doing = doing.trim_end_matches(" to"),
+        );
+        if !host_link && self.cut_off(st, link) {
+            let others: Vec<String> = (0..self.dim as usize)
+                .filter(|&k| k != link)
+                .map(|k| k.to_string())
+                .collect();
+            detail += &format!(
+                "; node {}{}{} are silent too)",
+                self.me,
+                crate::error::CUT_OFF_PHRASE,
+                others.join(", ")
+            );
+        }
+        Error::LinkDead {
+            node: self.me,
+            peer,
+            dim: (!host_link).then_some(link as u32),
+            detail,
+        }
+    }
+
+    /// Whether this node is cut off from the cube: link `dead` is, and every other cube
+    /// link is dead too or has received no acknowledgement for two thirds of the link
+    /// timeout (a live link hears one at least every second, keepalive probes included).
+    /// False on a 0-cube and without a link timeout.
+    pub(super) fn cut_off(&self, st: &State, dead: usize) -> bool {
+        let quiet = self.tuning.link_timeout * 2 / 3;
+        let cube_links = (self.dim as usize).min(st.out.len());
+        cube_links > 1
+            && !quiet.is_zero()
+            && (0..cube_links).filter(|&k| k != dead).all(|k| {
+                st.link_done[k]
+                    || sockopt::since_last_ack(&st.out[k].stream).is_some_and(|t| t >= quiet)
+            })
     }
 }
