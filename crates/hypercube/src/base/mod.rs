@@ -3,6 +3,7 @@
 //! selector ([`message`]). Nothing here knows a transport, a wire or a collective.
 
 pub(crate) mod ids;
+pub(crate) mod lent;
 pub(crate) mod message;
 pub(crate) mod parts;
 pub(crate) mod tags;

@@ -15,11 +15,13 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use bytes::Bytes;
 
-/// How many message handles still point at lent memory.
+/// How many message handles still point at lent memory, and the slices lent (registered
+/// with `base::lent` until they are all let go of).
 #[derive(Default)]
 struct Count {
     live: Mutex<usize>,
     gone: Condvar,
+    lent: Mutex<Vec<(usize, usize)>>,
 }
 
 /// Turns slices that live for `'a` into message bytes; see the module documentation.
@@ -66,6 +68,12 @@ impl<'a> Lender<'a> {
             return Bytes::new();
         }
         *self.count.live.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        crate::base::lent::register(data);
+        self.count
+            .lent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((data.as_ptr() as usize, data.len()));
         Bytes::from_owner(Loan {
             ptr: data.as_ptr(),
             len: data.len(),
@@ -84,6 +92,16 @@ impl Drop for Lender<'_> {
                 .gone
                 .wait(live)
                 .unwrap_or_else(|p| p.into_inner());
+        }
+        drop(live);
+        for (start, len) in self
+            .count
+            .lent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
+            crate::base::lent::unregister(start, len);
         }
     }
 }

@@ -71,8 +71,10 @@ pub enum Error {
 
     /// A link to a neighbor stopped working while the job ran: bytes sent on it went
     /// unacknowledged, or its keepalive probes unanswered, for the link timeout (an
-    /// interface down, a cable pulled, the neighbor's machine gone). The job cannot go on
-    /// (frames are not rerouted around a dead link yet).
+    /// interface down, a cable pulled, the neighbor's machine gone), and the job cannot go
+    /// on around it: this node is cut off, or a node can no longer be reached over the
+    /// links still up (while the cube stays connected a dead link is routed around, and
+    /// this error is not raised).
     #[error(
         "{} is dead: {detail}; the job cannot continue — check the link's interfaces and \
          cable or the neighbor's machine, and run again (HYPERCUBE_LINK_TIMEOUT_MS bounds the \

@@ -1,10 +1,14 @@
-//! The link frame: a fixed 40-byte little-endian header, then `frame_len` payload bytes.
+//! The link frame: a fixed 48-byte little-endian header, then `frame_len` payload bytes,
+//! then — only when the header's trailer flag is set — one trailer byte.
 //!
 //! ```text
 //! offset size field
-//!  0     1    kind        1 Eager, 2 Rts, 3 Cts, 4 Data, 5 Credit, 6 Close, 7 Fin
+//!  0     1    kind        1 Eager, 2 Rts, 3 Cts, 4 Data, 5 Credit, 6 Close, 7 Fin,
+//!                         8 Ack, 9 Link, 10 Left
 //!  1     1    hops        the route's listed hops, 0..=8 (0: e-cube order)
-//!  2     2    reserved    0
+//!  2     1    flags       bit 0: a trailer byte follows the payload (1 whole, 0 void);
+//!                         other bits 0
+//!  3     1    reserved    0
 //!  4     4    src         origin node of the message (not the previous hop)
 //!  8     4    dest        final destination node
 //! 12     4    tag         message type (user types < 2^31, reserved types above)
@@ -14,7 +18,17 @@
 //! 32     4    frame_len   payload bytes that follow this header
 //! 36     4    route       the dimensions of the next `hops` hops, 4 bits each, the next
 //!                         hop in the lowest bits; 0 beyond them
+//! 40     8    seq         the frame's number from `src` to `dest` (bit 63: the control
+//!                         stream, Cts and Credit; else the message stream); 0 on frames
+//!                         that only cross one link (Close, Ack, Link, Left)
 //! ```
+//!
+//! The trailer: a node that passes a frame on while its payload still arrives
+//! (cut-through) cannot take back the header it already sent if the link the rest should
+//! come on dies; so it sets the flag, and ends the frame with 1 when the payload came
+//! whole, or pads it with zeros and 0 when it did not — the frame is *void*, and whoever
+//! reads it whole drops it (its sender resends it on another path, `docs/reliability.md`,
+//! "Rerouting").
 //!
 //! A frame with `hops = 0` follows its e-cube route. A routed frame (a planned many-to-many,
 //! `hypercube_topology::Plan`) crosses the listed dimensions first, in order, and then
@@ -28,7 +42,13 @@ use hypercube_topology::{NodeId, Route};
 use crate::base::ids::HOST;
 
 /// Header size in bytes.
-pub(crate) const HEADER_LEN: usize = 40;
+pub(crate) const HEADER_LEN: usize = 48;
+
+/// The header flag: a trailer byte follows the payload.
+const FLAG_TRAILER: u8 = 1;
+
+/// The bit of [`Header::seq`] that puts a frame in the control stream of its pair.
+pub(crate) const CONTROL_STREAM: u64 = 1 << 63;
 
 /// Largest payload one frame may carry. Longer messages are sent as several Data frames.
 pub(crate) const MAX_FRAME_LEN: u32 = 1 << 24;
@@ -52,9 +72,25 @@ pub(crate) enum Kind {
     /// The source node has finished (entered finalize): it will send no more messages.
     /// Routed like a message, so it arrives after everything the source sent before.
     Fin = 7,
+    /// Link-local: `total_len` = the frames the sender has received whole on this link so
+    /// far (cumulative; link-local frames not counted); the receiver may forget the frames
+    /// it kept for a resend up to there.
+    Ack = 8,
+    /// Link state, flooded: node `src`'s link in dimension `tag` is down (`total_len` 0) or
+    /// up (1), as of `src`'s report number `msg_id` about it; `dest` is the neighbor this copy
+    /// is for.
+    Link = 9,
+    /// Flooded in finalize: node `src` has passed the finalize barrier (so no node needs
+    /// another to forward anything once it has heard this from every node).
+    Left = 10,
 }
 
 impl Kind {
+    /// Frames that cross one link only: never sequenced, forwarded or kept for a resend.
+    pub fn link_local(self) -> bool {
+        matches!(self, Kind::Close | Kind::Ack | Kind::Link | Kind::Left)
+    }
+
     fn from_u8(b: u8) -> Option<Kind> {
         Some(match b {
             1 => Kind::Eager,
@@ -64,6 +100,9 @@ impl Kind {
             5 => Kind::Credit,
             6 => Kind::Close,
             7 => Kind::Fin,
+            8 => Kind::Ack,
+            9 => Kind::Link,
+            10 => Kind::Left,
             _ => return None,
         })
     }
@@ -81,6 +120,11 @@ pub(crate) struct Header {
     pub frame_len: u32,
     /// The hops still to take after the link this header travels on.
     pub route: Route,
+    /// The frame's number in its (src, dest) pair's stream ([`CONTROL_STREAM`] set: the
+    /// control stream); 0 for link-local kinds.
+    pub seq: u64,
+    /// A trailer byte follows the payload (set by a node passing the frame on cut-through).
+    pub trailer: bool,
 }
 
 impl Header {
@@ -95,15 +139,24 @@ impl Header {
             total_len,
             frame_len: 0,
             route: Route::ECUBE,
+            seq: 0,
+            trailer: false,
         }
     }
 
-    /// Encode into the 40-byte layout.
+    /// Bytes of this frame on the wire after its header: payload and trailer.
+    pub fn body_len(&self) -> usize {
+        self.frame_len as usize + usize::from(self.trailer)
+    }
+
+    /// Encode into the 48-byte layout.
     pub fn encode(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
         b[0] = self.kind as u8;
         let (hops, route) = self.route.packed();
         b[1] = hops;
+        b[2] = if self.trailer { FLAG_TRAILER } else { 0 };
+        b[40..48].copy_from_slice(&self.seq.to_le_bytes());
         b[36..40].copy_from_slice(&route.to_le_bytes());
         b[4..8].copy_from_slice(&self.src.to_le_bytes());
         b[8..12].copy_from_slice(&self.dest.to_le_bytes());
@@ -124,7 +177,7 @@ impl Header {
             u64::from_le_bytes(x)
         };
         let kind = Kind::from_u8(b[0]).ok_or_else(|| format!("unknown frame kind {}", b[0]))?;
-        if b[2] != 0 || b[3] != 0 {
+        if b[2] & !FLAG_TRAILER != 0 || b[3] != 0 {
             return Err("reserved header bytes are not zero".into());
         }
         let dim = num_nodes.trailing_zeros();
@@ -145,6 +198,8 @@ impl Header {
             total_len: u64_at(24),
             frame_len: u32_at(32),
             route,
+            seq: u64_at(40),
+            trailer: b[2] & FLAG_TRAILER != 0,
         };
         let valid = |n: NodeId| n < num_nodes || (host && n == HOST);
         if !valid(h.src) || !valid(h.dest) {
@@ -162,8 +217,11 @@ impl Header {
         let payload_ok = match h.kind {
             Kind::Eager => h.total_len == h.frame_len as u64,
             Kind::Data => h.frame_len as u64 <= h.total_len,
-            Kind::Rts | Kind::Cts | Kind::Credit | Kind::Close | Kind::Fin => h.frame_len == 0,
+            _ => h.frame_len == 0,
         };
+        if h.trailer && !matches!(h.kind, Kind::Eager | Kind::Data) {
+            return Err(format!("{:?} frame with a trailer", h.kind));
+        }
         if !payload_ok {
             return Err(format!(
                 "{:?} frame with {} payload bytes for a message of {}",
@@ -183,7 +241,7 @@ pub(crate) mod strategy {
 
     /// Any kind.
     pub(crate) fn kind() -> impl Strategy<Value = Kind> {
-        (1u8..=7).prop_map(|b| Kind::from_u8(b).expect("kinds 1..=7 exist"))
+        (1u8..=10).prop_map(|b| Kind::from_u8(b).expect("kinds 1..=10 exist"))
     }
 
     /// A node valid in a cube of `num_nodes` (the host too when `host`).
@@ -229,9 +287,11 @@ pub(crate) mod strategy {
             prop_oneof![Just(u64::MAX), any::<u64>()],
             frame_len(max_payload),
             route(num_nodes.trailing_zeros()),
+            any::<u64>(),
+            any::<bool>(),
         )
             .prop_map(
-                |(kind, src, dest, tag, msg_id, total_len, frame_len, route)| {
+                |(kind, src, dest, tag, msg_id, total_len, frame_len, route, seq, trailer)| {
                     let (total_len, frame_len) = match kind {
                         Kind::Eager => (frame_len as u64, frame_len),
                         Kind::Data => (total_len.max(frame_len as u64), frame_len),
@@ -246,6 +306,8 @@ pub(crate) mod strategy {
                         total_len,
                         frame_len,
                         route,
+                        seq,
+                        trailer: trailer && matches!(kind, Kind::Eager | Kind::Data),
                     }
                 },
             )
@@ -265,7 +327,7 @@ mod tests {
     use super::*;
     use crate::wire::fuzz;
 
-    /// What must hold of any 40 bytes: decoding does not panic, and a header it accepts is
+    /// What must hold of any 48 bytes: decoding does not panic, and a header it accepts is
     /// valid and encodes back to exactly those bytes (the encoding is canonical).
     fn check(b: &[u8; HEADER_LEN], num_nodes: u32, host: bool) -> Result<(), TestCaseError> {
         match Header::decode(b, num_nodes, host) {
@@ -312,11 +374,11 @@ mod tests {
             }),
             muts in fuzz::mutations(),
         ) {
-            // The header is a fixed 40 bytes: truncation and extension are padded or cut
-            // back to 40 (the link reader's tests cover short and long streams).
+            // The header is a fixed 48 bytes: truncation and extension are padded or cut
+            // back to 48 (the link reader's tests cover short and long streams).
             let mut b = fuzz::mutated(&h.encode(), &muts);
             b.resize(HEADER_LEN, 0);
-            check(&b.try_into().expect("40 bytes"), n, host)?;
+            check(&b.try_into().expect("48 bytes"), n, host)?;
         }
     }
 
@@ -333,6 +395,8 @@ mod tests {
                     total_len: u64::MAX,
                     frame_len,
                     route: Route::ECUBE,
+                    seq: 0,
+                    trailer: false,
                 };
                 let e = Header::decode(&h.encode(), 2, false).unwrap_err();
                 assert!(e.contains("exceeds the limit"), "{e}");
@@ -355,8 +419,20 @@ mod tests {
             total_len: 5 << 30,
             frame_len: 1 << 20,
             route: Route::from_dims(&[2, 0, 1]).unwrap(),
+            seq: CONTROL_STREAM | 12,
+            trailer: true,
         };
         assert_eq!(Header::decode(&h.encode(), 8, false), Ok(h));
+        // A trailer only on frames with a payload.
+        let mut b = Header::control(Kind::Cts, 0, 1, 0, 0).encode();
+        b[2] = 1;
+        assert!(Header::decode(&b, 8, false)
+            .unwrap_err()
+            .contains("trailer"));
+        b[2] = 2;
+        assert!(Header::decode(&b, 8, false)
+            .unwrap_err()
+            .contains("reserved"));
     }
 
     #[test]

@@ -13,6 +13,8 @@ use std::time::Instant;
 use hypercube_topology::{NodeId, Route};
 
 use super::link::{Flush, LinkIn, LinkOut, OutFrame};
+use super::routes::Routes;
+use super::sequence::Streams;
 use super::sockopt;
 use super::tuning::Tuning;
 use crate::base::ids::HOST;
@@ -58,6 +60,28 @@ pub(crate) struct State {
     /// Messages on different routes may arrive after the `Fin`: the node is finished
     /// when all of them are in.
     pub(super) fin_count: Vec<Option<u64>>,
+    /// The link state known here, and the routes around the links down (`routes.rs`).
+    pub(super) routes: Routes,
+    /// The numbered frames of each pair, both ways (`sequence.rs`).
+    pub(super) streams: Streams,
+    /// Per link: declared dead here (`reroute.rs`); nothing goes out on it.
+    pub(super) dead: Vec<bool>,
+    /// Per link: a dead link whose input side is still to be abandoned (by a thread that
+    /// may take its input lock: `Engine::abandon_inputs`).
+    pub(super) abandon: Vec<bool>,
+    /// Per link: the reports this node has made about it (its link state number).
+    pub(super) reports: Vec<u64>,
+    /// Per link: frames received whole on it, as its reader last said.
+    pub(super) frames_in: Vec<u64>,
+    /// Per link: frames received whole that this node has acknowledged (`Kind::Ack`).
+    pub(super) acked_in: Vec<u64>,
+    /// Per link: bytes read when this node last acknowledged.
+    pub(super) acked_bytes: Vec<u64>,
+    /// Per link: `frames_in` when the progress thread last looked (an idle link's frames
+    /// are acknowledged at its next look).
+    pub(super) looked_in: Vec<u64>,
+    /// Per node: it has passed the finalize barrier (`Kind::Left`, flooded).
+    pub(super) left: Vec<bool>,
 }
 
 /// The engine behind a TCP node.
@@ -104,6 +128,12 @@ pub(crate) struct Engine {
     /// Link listener addresses by rank, where known (every rank's under `hcrun`, the
     /// neighbors' under PMI).
     pub(super) addrs: Vec<Option<SocketAddr>>,
+    /// Some link of the cube is down: frames are read whole before they go on (no
+    /// cut-through while routes make detours).
+    pub(super) detour: AtomicBool,
+    /// A link was declared dead whose input side is still to be abandoned
+    /// (`Engine::abandon_inputs`).
+    pub(super) abandoning: AtomicBool,
 }
 
 pub(super) use crate::transport::api::relock;
@@ -139,12 +169,7 @@ impl Engine {
             let r = s
                 .try_clone()
                 .map_err(|e| Error::io("cloning a link socket", e))?;
-            out.push(LinkOut {
-                peer,
-                stream: s,
-                queue: Default::default(),
-                closed: false,
-            });
+            out.push(LinkOut::new(peer, s));
             let cut_through = (tuning.forwarding
                 == crate::transport::forwarding::Forwarding::CutThrough)
                 .then_some(tuning.cut_through_min);
@@ -176,6 +201,16 @@ impl Engine {
             sent_to: vec![0; num_nodes as usize + 1],
             arrived_from: vec![0; num_nodes as usize + 1],
             fin_count: vec![None; num_nodes as usize + 1],
+            routes: Routes::default(),
+            streams: Streams::new(num_nodes as usize + 1),
+            dead: vec![false; nlinks],
+            abandon: vec![false; nlinks],
+            reports: vec![0; nlinks],
+            frames_in: vec![0; nlinks],
+            acked_in: vec![0; nlinks],
+            acked_bytes: vec![0; nlinks],
+            looked_in: vec![0; nlinks],
+            left: vec![false; num_nodes as usize + 1],
         };
         Ok(Engine {
             me,
@@ -200,6 +235,8 @@ impl Engine {
             epoch: Instant::now(),
             polls: Default::default(),
             addrs,
+            detour: AtomicBool::new(false),
+            abandoning: AtomicBool::new(false),
         })
     }
 
@@ -207,38 +244,47 @@ impl Engine {
         relock(self.state.lock())
     }
 
-    /// The link of the e-cube next hop towards `dest` (`topology::ecube_next_hop`). The
-    /// host's only link goes to node 0; node 0's link number `dim` goes to the host; other
-    /// nodes route host-bound frames towards node 0.
-    pub(super) fn route(&self, dest: NodeId) -> usize {
+    /// The link of the next hop towards `dest`: the e-cube one while its path is whole, else
+    /// one around the links down (`routes.rs`); `None`: `dest` cannot be reached. The host's
+    /// only link goes to node 0; node 0's link number `dim` goes to the host; other nodes
+    /// route host-bound frames towards node 0.
+    pub(super) fn route(&self, st: &mut State, dest: NodeId) -> Option<usize> {
         if self.me == HOST {
-            return 0;
+            return Some(0);
         }
         if dest == HOST && self.me == 0 {
-            return self.dim as usize;
+            return Some(self.dim as usize);
         }
         let target = if dest == HOST { 0 } else { dest };
-        let next = hypercube_topology::ecube_next_hop(self.me, target).unwrap_or(self.me);
-        (self.me ^ next).trailing_zeros() as usize
+        if st.routes.all_up() {
+            let next = hypercube_topology::ecube_next_hop(self.me, target).unwrap_or(self.me);
+            return Some((self.me ^ next).trailing_zeros() as usize);
+        }
+        st.routes
+            .next_hop(self.me, self.dim, target)
+            .map(|k| k as usize)
     }
 
-    /// The link a frame leaves this node on: the first hop its route lists, else its
-    /// e-cube next hop ([`Engine::route`]). Frames to or from the host follow e-cube.
-    pub(super) fn next_link(&self, h: &Header) -> usize {
+    /// The link a frame leaves this node on: the first hop its route lists (unless that
+    /// link is down), else [`Engine::route`]. Frames to or from the host follow e-cube.
+    pub(super) fn next_link(&self, st: &mut State, h: &Header) -> Option<usize> {
         match h.route.first() {
-            Some(k) if self.me != HOST && h.dest != HOST => k as usize,
-            _ => self.route(h.dest),
+            Some(k) if self.me != HOST && h.dest != HOST && !st.routes.is_down(self.me, k) => {
+                Some(k as usize)
+            }
+            _ => self.route(st, h.dest),
         }
     }
 
-    /// [`Engine::next_link`], and the header as it goes out: its route without that hop.
-    pub(super) fn hop(&self, h: &mut Header) -> usize {
-        let link = self.next_link(h);
-        h.route = if self.me != HOST && h.dest != HOST {
-            h.route.rest()
-        } else {
-            Route::ECUBE
-        };
+    /// [`Engine::next_link`], and the header as it goes out: its route without that hop
+    /// (no route at all once it leaves the listed hops for a detour).
+    pub(super) fn hop(&self, st: &mut State, h: &mut Header) -> Option<usize> {
+        let listed = h
+            .route
+            .first()
+            .is_some_and(|k| self.me != HOST && h.dest != HOST && !st.routes.is_down(self.me, k));
+        let link = self.next_link(st, h);
+        h.route = if listed { h.route.rest() } else { Route::ECUBE };
         link
     }
 
@@ -266,8 +312,8 @@ impl Engine {
 
     /// Queue a frame on a link and try to write it at once.
     pub(super) fn push(&self, st: &mut State, link: usize, frame: OutFrame) {
-        if st.out[link].closed {
-            tracing::debug!(link, "dropping a frame for a link we already closed");
+        if st.out[link].closed || st.dead[link] {
+            tracing::debug!(link, "dropping a frame for a link closed or dead");
             return;
         }
         let was_empty = st.out[link].queue.is_empty();
@@ -299,86 +345,18 @@ impl Engine {
             Ok(Flush::Blocked) => true,
             Err(e) => {
                 let peer = st.out[link].peer;
-                st.out[link].queue.clear();
                 if !st.closing {
                     let err = self.link_error(st, link, peer, "writing to", &e);
-                    self.fail(st, err);
+                    if !self.link_down(st, link, &err) {
+                        st.out[link].queue.clear();
+                        self.fail(st, err);
+                    }
+                } else {
+                    st.out[link].queue.clear();
                 }
                 false
             }
         }
-    }
-
-    /// The error for link `link` (to `peer`) failing with `e` while `doing` it ("reading",
-    /// "writing to"): a link the kernel gave up on — nothing acknowledged within the link
-    /// timeout (`sockopt::set_liveness`), or no route left to the neighbor (its interface
-    /// went down) — is [`Error::LinkDead`]; anything else means the peer went away
-    /// ([`Error::PeerGone`]: a reset, a close).
-    pub(super) fn link_error(
-        &self,
-        st: &State,
-        link: usize,
-        peer: NodeId,
-        doing: &str,
-        e: &std::io::Error,
-    ) -> Error {
-        let errno = e.raw_os_error().unwrap_or(0);
-        let dead = [
-            libc::ETIMEDOUT,
-            libc::EHOSTUNREACH,
-            libc::ENETUNREACH,
-            libc::ENETDOWN,
-        ];
-        if !dead.contains(&errno) {
-            return Error::PeerGone {
-                peer,
-                detail: format!("{doing} the link failed: {e}"),
-            };
-        }
-        let silent = if self.tuning.link_timeout.is_zero() {
-            "the kernel's retransmission limit".to_string()
-        } else {
-            format!("{:.1} s", self.tuning.link_timeout.as_secs_f64())
-        };
-        let host_link = self.me == HOST || peer == HOST;
-        let mut detail = format!(
-            "node {me} had no acknowledgement from node {peer} for {silent} ({doing}: {e})",
-            me = self.me,
-            doing = doing.trim_end_matches(" to"),
-        );
-        if !host_link && self.cut_off(st, link) {
-            let others: Vec<String> = (0..self.dim as usize)
-                .filter(|&k| k != link)
-                .map(|k| k.to_string())
-                .collect();
-            detail += &format!(
-                "; node {}{}{} are silent too)",
-                self.me,
-                crate::error::CUT_OFF_PHRASE,
-                others.join(", ")
-            );
-        }
-        Error::LinkDead {
-            node: self.me,
-            peer,
-            dim: (!host_link).then_some(link as u32),
-            detail,
-        }
-    }
-
-    /// Whether this node is cut off from the cube: link `dead` is, and every other cube
-    /// link is dead too or has received no acknowledgement for two thirds of the link
-    /// timeout (a live link hears one at least every second, keepalive probes included).
-    /// False on a 0-cube and without a link timeout.
-    fn cut_off(&self, st: &State, dead: usize) -> bool {
-        let quiet = self.tuning.link_timeout * 2 / 3;
-        let cube_links = (self.dim as usize).min(st.out.len());
-        cube_links > 1
-            && !quiet.is_zero()
-            && (0..cube_links).filter(|&k| k != dead).all(|k| {
-                st.link_done[k]
-                    || sockopt::since_last_ack(&st.out[k].stream).is_some_and(|t| t >= quiet)
-            })
     }
 
     /// Whether a live link holds bytes its neighbor has not taken yet: frames queued here,
@@ -424,7 +402,8 @@ impl Engine {
         self.notify();
     }
 
-    /// Send a frame on its way: along the hops its route lists, then e-cube.
+    /// Send a frame on its way: along the hops its route lists, then e-cube (or around the
+    /// links down). A frame for a node that cannot be reached fails the job.
     pub(super) fn send_frame(
         &self,
         st: &mut State,
@@ -432,8 +411,24 @@ impl Engine {
         payload: Parts,
         completes: Option<u64>,
     ) {
-        let link = self.hop(&mut h);
-        self.push(st, link, OutFrame::new(&h, payload, completes));
+        match self.hop(st, &mut h) {
+            Some(link) => self.push(st, link, OutFrame::new(&h, payload, completes)),
+            None => self.unreachable(st, h.dest),
+        }
+    }
+
+    /// Send a frame this node originates (not one it forwards): it takes the next number of
+    /// its pair's stream (`sequence.rs`).
+    pub(super) fn originate(
+        &self,
+        st: &mut State,
+        mut h: Header,
+        payload: Parts,
+        completes: Option<u64>,
+    ) {
+        let slot = self.slot(h.dest);
+        st.streams.number(slot, &mut h);
+        self.send_frame(st, h, payload, completes);
     }
 
     /// Mark the job as failing (e.g. the launcher said abort).

@@ -38,7 +38,7 @@ impl TcpTransport {
                     // arrive after it, and `n` waits for them before it calls us finished.
                     let sent = st.sent_to[e.slot(n)];
                     let h = Header::control(Kind::Fin, e.me, n, 0, sent);
-                    e.send_frame(&mut st, h, Parts::default(), None);
+                    e.originate(&mut st, h, Parts::default(), None);
                 }
             }
             // 1. Barrier by recursive doubling over the links: afterwards no node needs
@@ -71,7 +71,19 @@ impl TcpTransport {
                     exchange(HOST, true, false)?;
                 }
             }
-            // 2. Flush, say goodbye on every link, and wait for the neighbors' goodbyes.
+            // 2. Wait until every node has passed the barrier (flooded over the links, so
+            //    that none depends on another's forwarding): a barrier message routed
+            //    around a dead link is forwarded by nodes that may have passed it already.
+            {
+                let mut st = e.lock();
+                e.heard_left(&mut st, e.me, None);
+            }
+            e.wait_for(
+                "every node to pass the finalize barrier",
+                Some(Duration::from_secs(30)),
+                |e, st| e.all_left(st).then_some(()),
+            )?;
+            // 3. Flush, say goodbye on every link, and wait for the neighbors' goodbyes.
             e.wait_for("output to drain", Some(Duration::from_secs(30)), |_, st| {
                 st.out.iter().all(|o| o.queue.is_empty()).then_some(())
             })?;
@@ -79,6 +91,9 @@ impl TcpTransport {
                 let mut st = e.lock();
                 st.closing = true;
                 for k in 0..st.out.len() {
+                    if st.dead[k] {
+                        continue;
+                    }
                     let peer = st.out[k].peer;
                     let h = Header::control(Kind::Close, e.me, peer, 0, 0);
                     e.push(&mut st, k, OutFrame::new(&h, Parts::default(), None));
@@ -89,8 +104,8 @@ impl TcpTransport {
                 "the neighbors' goodbyes",
                 Some(Duration::from_secs(30)),
                 |_, st| {
-                    (st.peer_closed.iter().all(|c| *c) && st.out.iter().all(|o| o.queue.is_empty()))
-                        .then_some(())
+                    let closed = (0..st.out.len()).all(|k| st.peer_closed[k] || st.dead[k]);
+                    (closed && st.out.iter().all(|o| o.queue.is_empty())).then_some(())
                 },
             )?;
             Ok(())

@@ -1,207 +1,23 @@
 //! One hypercube link: a TCP socket to the neighbor across one dimension. The output side
-//! (a queue of frames written with gather `sendmsg` calls) lives in the engine's state; the
-//! input side (a read buffer and the frame parser) has its own lock so whichever thread
-//! holds it — the progress thread or a caller that is waiting — reads the socket.
+//! (`link_out.rs`) lives in the engine's state; the input side here (a read buffer and the
+//! frame parser) has its own lock so whichever thread holds it — the progress thread or a
+//! caller that is waiting — reads the socket.
 //!
 //! Cut-through: a long frame that only passes through this node is handed on in pieces as
-//! its bytes arrive ([`Item::Start`], then [`Item::More`]); its [`OutFrame`] stays *open*
+//! its bytes arrive ([`Item::Start`], then [`Item::More`]); its `OutFrame` stays *open*
 //! on the outgoing link, written as far as its bytes have come, with the frames queued
 //! behind it waiting (`docs/architecture.md`, "Forwarding").
 
-use std::collections::VecDeque;
-use std::io::{self, IoSlice};
+use std::io;
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
-use crate::base::parts::Parts;
-use crate::wire::frame::{Header, Kind, HEADER_LEN};
+use crate::wire::frame::{Header, HEADER_LEN};
 
-/// A frame waiting to be written.
-pub(crate) struct OutFrame {
-    pub header: [u8; HEADER_LEN],
-    /// The payload bytes at hand (all of them unless the frame is open).
-    pub payload: Parts,
-    /// Header + payload bytes, as the header declares them.
-    len: usize,
-    /// Bytes of header + payload already written.
-    pub written: usize,
-    /// When this frame is written, the send with this id is complete.
-    pub completes: Option<u64>,
-    /// Cut-through: the input link whose bytes this frame still waits for (`None`: the
-    /// payload is complete).
-    pub open: Option<usize>,
-    /// A flow-control frame (clear-to-send, credit): it goes ahead of every frame not yet
-    /// begun ([`LinkOut::enqueue`]).
-    pub urgent: bool,
-}
-
-impl OutFrame {
-    pub fn new(h: &Header, payload: Parts, completes: Option<u64>) -> OutFrame {
-        OutFrame {
-            header: h.encode(),
-            len: HEADER_LEN + payload.len(),
-            payload,
-            written: 0,
-            completes,
-            open: None,
-            urgent: matches!(h.kind, Kind::Cts | Kind::Credit),
-        }
-    }
-
-    /// A frame passed on while its payload still arrives on input link `from`: `first` is
-    /// what came so far; [`OutFrame::extend`] adds the rest.
-    pub fn open(h: &Header, first: Bytes, from: usize) -> OutFrame {
-        OutFrame {
-            header: h.encode(),
-            len: HEADER_LEN + h.frame_len as usize,
-            payload: Parts::One(first),
-            written: 0,
-            completes: None,
-            open: Some(from),
-            urgent: false,
-        }
-    }
-
-    /// More bytes of an open frame; `last`: its payload is now complete.
-    pub fn extend(&mut self, more: Bytes, last: bool) {
-        self.payload.push(more);
-        if last {
-            self.open = None;
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Header and payload bytes at hand (less than [`OutFrame::len`] while open).
-    fn available(&self) -> usize {
-        HEADER_LEN + self.payload.len()
-    }
-
-    /// Append what is left to write of this frame to `slices`, stopping at `max` slices.
-    fn unwritten<'a>(&'a self, slices: &mut Vec<IoSlice<'a>>, max: usize) {
-        let mut skip = self.written;
-        if skip < HEADER_LEN {
-            slices.push(IoSlice::new(&self.header[skip..]));
-            skip = 0;
-        } else {
-            skip -= HEADER_LEN;
-        }
-        for part in self.payload.iter() {
-            if slices.len() >= max {
-                return;
-            }
-            if skip >= part.len() {
-                skip -= part.len();
-                continue;
-            }
-            slices.push(IoSlice::new(&part[skip..]));
-            skip = 0;
-        }
-    }
-}
-
-/// The output side of a link.
-pub(crate) struct LinkOut {
-    pub peer: NodeId,
-    pub stream: TcpStream,
-    pub queue: VecDeque<OutFrame>,
-    /// We sent Close: nothing more goes out.
-    pub closed: bool,
-}
-
-/// Result of a flush attempt.
-pub(crate) enum Flush {
-    /// Everything queued was written.
-    Empty,
-    /// The socket is full; wait for POLLOUT.
-    Blocked,
-}
-
-impl LinkOut {
-    /// Queue a frame. A flow-control frame ([`OutFrame::urgent`]: a clear-to-send, a
-    /// credit) goes ahead of every frame not yet begun, behind the urgent ones already
-    /// waiting: on a slow link the peer's data waits for it, and behind a megabyte of this
-    /// node's own data it would make every exchange of long messages take twice its time
-    /// (docs/perf/cubenet-model.md). No message frame overtakes another, so the order of
-    /// messages between two nodes stays as sent.
-    pub fn enqueue(&mut self, frame: OutFrame) {
-        if frame.urgent {
-            let at = self
-                .queue
-                .iter()
-                .position(|f| f.written == 0 && !f.urgent)
-                .unwrap_or(self.queue.len());
-            self.queue.insert(at, frame);
-        } else {
-            self.queue.push_back(frame);
-        }
-    }
-
-    /// Is there anything the socket could take now? Not when the queue is empty, nor when
-    /// its head is an open frame written as far as its bytes have come (the frames behind
-    /// it must wait for it).
-    pub fn has_writable(&self) -> bool {
-        self.queue
-            .front()
-            .is_some_and(|f| f.open.is_none() || f.written < f.available())
-    }
-
-    /// The open frame fed by input link `from`, if it is still queued.
-    pub fn open_frame(&mut self, from: usize) -> Option<&mut OutFrame> {
-        self.queue.iter_mut().rev().find(|f| f.open == Some(from))
-    }
-
-    /// Write as much of the queue as the socket takes. Completed send ids are appended
-    /// to `done`.
-    pub fn flush(&mut self, done: &mut Vec<u64>) -> io::Result<Flush> {
-        // At most this many buffers per gather write (the kernel's limit is 1024).
-        const MAX_SLICES: usize = 256;
-        while self.has_writable() {
-            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(16);
-            for f in &self.queue {
-                if slices.len() >= MAX_SLICES {
-                    break;
-                }
-                f.unwritten(&mut slices, MAX_SLICES);
-                if f.open.is_some() {
-                    // Nothing behind an open frame may go before it is complete.
-                    break;
-                }
-            }
-            let n = match send_vectored(&self.stream, &slices) {
-                Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "socket closed")),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Blocked),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            drop(slices);
-            let mut left = n;
-            while left > 0 {
-                let Some(f) = self.queue.front_mut() else {
-                    break;
-                };
-                let rest = f.len() - f.written;
-                if left >= rest {
-                    left -= rest;
-                    if let Some(id) = f.completes {
-                        done.push(id);
-                    }
-                    self.queue.pop_front();
-                } else {
-                    f.written += left;
-                    left = 0;
-                }
-            }
-        }
-        Ok(Flush::Empty)
-    }
-}
+pub(crate) use super::link_out::{Flush, LinkOut, OutFrame};
 
 /// The input side of a link.
 pub(crate) struct LinkIn {
@@ -217,13 +33,21 @@ pub(crate) struct LinkIn {
     /// Frames for others with at least this many payload bytes are passed on as they
     /// arrive (cut-through); `None`: each frame is received whole first.
     cut_through: Option<usize>,
-    /// Payload bytes of the frame being passed on that have not arrived yet.
+    /// Body bytes (payload and trailer) of the frame being passed on that have not
+    /// arrived yet.
     transit_left: usize,
+    /// Frames read whole from this link so far, link-local ones not counted (a frame passed
+    /// on counts when its last byte came): what this node acknowledges (`Kind::Ack`), so an
+    /// acknowledgement is never acknowledged.
+    pub frames_in: u64,
+    /// Whether frames for other nodes may be passed on as they arrive now (the engine
+    /// turns it off while it routes around a dead link: then every frame is read whole).
+    pub pass_on: bool,
 }
 
 /// One thing a read produced.
 pub(crate) enum Item {
-    /// A whole frame.
+    /// A whole frame: its header and body (the trailer byte too, if it has one).
     Frame(Header, Bytes),
     /// The beginning of a frame for another node, passed on before its payload is complete
     /// (cut-through): the header and the payload bytes so far.
@@ -257,7 +81,18 @@ impl LinkIn {
             me,
             cut_through,
             transit_left: 0,
+            frames_in: 0,
+            pass_on: true,
         }
+    }
+
+    /// The link died: forget the bytes of an unfinished frame. Returns the body bytes a
+    /// frame being passed on still awaited (0: none was), which the open frame they fed
+    /// gets as padding and a void trailer (`OutFrame::void`).
+    pub fn abandon(&mut self) -> usize {
+        self.buf.clear();
+        self.eof = true;
+        std::mem::take(&mut self.transit_left)
     }
 
     /// Read what the socket has (non-blocking) and split it into frames.
@@ -347,7 +182,7 @@ impl LinkIn {
             return Ok(HEADER_LEN - self.buf.len());
         }
         let h = self.header(num_nodes, host)?;
-        Ok((HEADER_LEN + h.frame_len as usize).saturating_sub(self.buf.len()))
+        Ok((HEADER_LEN + h.body_len()).saturating_sub(self.buf.len()))
     }
 
     fn header(&self, num_nodes: u32, host: bool) -> Result<Header, ReadError> {
@@ -367,8 +202,10 @@ impl LinkIn {
     /// Is `h` a frame to pass on as it arrives (see [`LinkIn::cut_through`])?
     fn passes_through(&self, h: &Header) -> bool {
         use crate::wire::frame::Kind;
-        self.cut_through
-            .is_some_and(|min| h.frame_len as usize >= min.max(1))
+        self.pass_on
+            && self
+                .cut_through
+                .is_some_and(|min| h.frame_len as usize >= min.max(1))
             && h.dest != self.me
             && matches!(h.kind, Kind::Eager | Kind::Data)
     }
@@ -381,6 +218,9 @@ impl LinkIn {
                     break;
                 }
                 self.transit_left -= n;
+                if self.transit_left == 0 {
+                    self.frames_in += 1;
+                }
                 out.push(Item::More(
                     self.buf.split_to(n).freeze(),
                     self.transit_left == 0,
@@ -391,15 +231,18 @@ impl LinkIn {
                 break;
             }
             let h = self.header(num_nodes, host)?;
-            let total = HEADER_LEN + h.frame_len as usize;
+            let total = HEADER_LEN + h.body_len();
             if self.buf.len() >= total {
                 let mut frame = self.buf.split_to(total);
                 let payload = frame.split_off(HEADER_LEN).freeze();
+                if !h.kind.link_local() {
+                    self.frames_in += 1;
+                }
                 out.push(Item::Frame(h, payload));
             } else if self.passes_through(&h) {
                 let _ = self.buf.split_to(HEADER_LEN);
                 let first = self.buf.split().freeze();
-                self.transit_left = h.frame_len as usize - first.len();
+                self.transit_left = h.body_len() - first.len();
                 out.push(Item::Start(h, first));
             } else {
                 break;
@@ -407,23 +250,6 @@ impl LinkIn {
         }
         Ok(())
     }
-}
-
-/// `writev(2)` as `sendmsg(2)`: the same gather write with a shorter path through the kernel
-/// than the VFS's, and `MSG_NOSIGNAL` (a closed peer is an error, never a signal).
-fn send_vectored(stream: &TcpStream, slices: &[IoSlice<'_>]) -> io::Result<usize> {
-    // SAFETY: an all-zero msghdr is valid (no address, no control data).
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    // IoSlice is ABI-compatible with iovec on Unix (documented by std); sendmsg only
-    // reads the buffers.
-    msg.msg_iov = slices.as_ptr() as *mut libc::iovec;
-    msg.msg_iovlen = slices.len() as _;
-    // SAFETY: `msg` points at `slices`, which outlive the call.
-    let r = unsafe { libc::sendmsg(stream.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(r as usize)
 }
 
 /// Why reading a link failed.

@@ -57,17 +57,14 @@ impl Joined {
                 }
                 Item::Start(h, first) => {
                     assert!(self.partial.is_none(), "a start inside a piecewise frame");
-                    assert!(
-                        first.len() < h.frame_len as usize,
-                        "a whole frame in pieces"
-                    );
+                    assert!(first.len() < h.body_len(), "a whole frame in pieces");
                     self.partial = Some((h, first.to_vec()));
                 }
                 Item::More(more, last) => {
                     let (h, mut b) = self.partial.take().expect("a piece without its start");
                     b.extend_from_slice(&more);
-                    assert!(b.len() <= h.frame_len as usize, "a piece beyond the frame");
-                    assert_eq!(last, b.len() == h.frame_len as usize, "last flag");
+                    assert!(b.len() <= h.body_len(), "a piece beyond the frame");
+                    assert_eq!(last, b.len() == h.body_len(), "last flag");
                     if last {
                         self.frames.push((h, Bytes::from(b)));
                     } else {
@@ -141,7 +138,7 @@ fn encode(frames: &[(Header, Bytes)]) -> Vec<u8> {
 fn frames() -> impl Strategy<Value = (u32, bool, Vec<(Header, Bytes)>)> {
     strategy::cube().prop_flat_map(|(n, host)| {
         let frame = (strategy::header(n, host, 2048), any::<u8>()).prop_map(|(h, seed)| {
-            let p: Vec<u8> = (0..h.frame_len)
+            let p: Vec<u8> = (0..h.body_len() as u32)
                 .map(|i| seed.wrapping_add(i as u8))
                 .collect();
             (h, Bytes::from(p))

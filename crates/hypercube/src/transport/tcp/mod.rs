@@ -7,17 +7,25 @@
 //! carries on. See `docs/architecture.md`.
 //!
 //! The rooms: this file is the [`Transport`] implementation and the transport's start-up;
-//! `engine.rs` the shared state, routing and output queues; `protocol.rs` sending,
-//! receiving (eager, rendezvous, credits) and the dispatch of arrived frames; `wait.rs` how
-//! a caller waits; `progress.rs` the progress thread; `finalize.rs` leaving the job;
-//! `link.rs` one socket's frames; `sockopt.rs` socket options; `tuning.rs` the knobs.
+//! `engine.rs` the shared state, routing and output queues; `protocol.rs` sending and
+//! receiving (eager, rendezvous, credits); `dispatch.rs` what is done with arrived frames;
+//! `sequence.rs` the end-to-end numbering of each pair's frames; `routes.rs` the link state
+//! and the routes around dead links, `reroute.rs` what happens when a link dies; `wait.rs`
+//! how a caller waits; `progress.rs` the progress thread; `finalize.rs` leaving the job;
+//! `link.rs` one socket's input, `link_out.rs` its output (and the frames kept until
+//! acknowledged); `sockopt.rs` socket options; `tuning.rs` the knobs.
 
 mod blocked;
+mod dispatch;
 mod engine;
 mod finalize;
 mod link;
+mod link_out;
 mod progress;
 mod protocol;
+mod reroute;
+mod routes;
+mod sequence;
 mod sockopt;
 #[cfg(test)]
 pub(crate) mod test_job;

@@ -19,6 +19,8 @@ pub(super) const FORWARD_GAP: Duration = Duration::from_millis(3);
 pub(super) fn run(e: &Engine) {
     let mut woken = false;
     while !e.stop.load(Ordering::SeqCst) {
+        e.abandon_inputs();
+        e.ack_idle();
         // A caller is spinning on (or parked in poll on) the sockets, or left a wait less
         // than a tick ago and will likely wait again: stay out of its way, but look again
         // after (the rest of) a tick — it may go back to computing without telling us (it

@@ -2,17 +2,13 @@
 //! eager credit goes whole (`Eager`); any other announces itself (`Rts`) and waits for the
 //! receiver's clear-to-send (`Cts`) before its payload streams as `Data` frames. Receiving:
 //! the mailbox binds messages to receives, a bound `Rts` is answered with a `Cts`, consumed
-//! eager bytes are credited back in batches (`Credit`). And the dispatch of every frame that
-//! arrives: deliver it here, or forward it on its e-cube route. `docs/protocol.md` has the
-//! frames.
+//! eager bytes are credited back in batches (`Credit`). What arrives is dispatched by
+//! `dispatch.rs`. `docs/protocol.md` has the frames.
 
-use std::sync::atomic::Ordering;
-
-use bytes::Bytes;
 use hypercube_topology::{NodeId, Route};
 
 use super::engine::{Engine, PendingSend, State};
-use super::link::{Item, LinkIn, OutFrame, ReadError, ReadOutcome};
+use super::link::OutFrame;
 use super::wait::{describe_sends, SEND_WAIT};
 use crate::base::message::{Message, Select, Status};
 use crate::base::parts::Parts;
@@ -91,9 +87,11 @@ impl Engine {
                     total_len: len,
                     frame_len: len as u32,
                     route,
+                    seq: 0,
+                    trailer: false,
                 };
                 st.sent_to[slot] += 1;
-                self.send_frame(&mut st, h, data, None);
+                self.originate(&mut st, h, data, None);
                 return Ok((SENT, id));
             }
         }
@@ -119,8 +117,10 @@ impl Engine {
             total_len: len,
             frame_len: 0,
             route,
+            seq: 0,
+            trailer: false,
         };
-        self.send_frame(&mut st, h, Parts::default(), None);
+        self.originate(&mut st, h, Parts::default(), None);
         Ok((id, id))
     }
 
@@ -228,182 +228,15 @@ impl Engine {
     }
 
     /// Send the clear-to-send a receive that just bound a rendezvous message needs.
-    fn issue_cts(&self, st: &mut State, need: Option<NeedCts>) {
+    pub(super) fn issue_cts(&self, st: &mut State, need: Option<NeedCts>) {
         if let Some(n) = need {
             let h = Header::control(Kind::Cts, self.me, n.source, n.msg_id, 0);
-            self.send_frame(st, h, Parts::default(), None);
+            self.originate(st, h, Parts::default(), None);
         }
-    }
-
-    /// Read one link (the caller holds its input lock) and act on what came.
-    pub(super) fn service_input(&self, inp: &mut LinkIn, link: usize) {
-        let res = inp.read(self.num_nodes, self.has_host);
-        if matches!(&res, Ok(ReadOutcome::Frames(f)) if f.is_empty()) {
-            return;
-        }
-        let mut st = self.lock();
-        let (frames, eof) = match res {
-            Ok(ReadOutcome::Frames(f)) => (f, false),
-            Ok(ReadOutcome::Eof(f)) => (f, true),
-            Err(err) => {
-                st.link_done[link] = true;
-                let _ = inp.stream.shutdown(std::net::Shutdown::Both);
-                let e = match err {
-                    ReadError::Protocol(detail) => Error::Protocol {
-                        peer: inp.peer,
-                        detail,
-                    },
-                    ReadError::Io(e) => self.link_error(&st, link, inp.peer, "reading", &e),
-                };
-                if !st.closing {
-                    self.fail(&mut st, e);
-                }
-                return;
-            }
-        };
-        let any = !frames.is_empty();
-        if any {
-            self.activity.fetch_add(1, Ordering::Relaxed);
-        }
-        for item in frames {
-            match item {
-                Item::Frame(h, payload) => self.dispatch(&mut st, link, h, payload),
-                Item::Start(h, first) => self.pass_on_start(&mut st, link, h, first),
-                Item::More(more, last) => self.pass_on_more(&mut st, link, more, last),
-            }
-        }
-        if eof && !st.link_done[link] {
-            st.link_done[link] = true;
-            if !st.peer_closed[link] && !st.closing {
-                let e = Error::PeerGone {
-                    peer: inp.peer,
-                    detail: "the connection closed without a goodbye (the process probably died)"
-                        .into(),
-                };
-                self.fail(&mut st, e);
-            }
-        }
-        if any || eof {
-            self.notify();
-        }
-    }
-
-    /// Act on one arrived frame: forward it, or deliver it to this node's mailbox and
-    /// protocol state.
-    fn dispatch(&self, st: &mut State, link: usize, h: Header, payload: Bytes) {
-        if h.kind == Kind::Close {
-            st.peer_closed[link] = true;
-            return;
-        }
-        if h.dest != self.me {
-            // Forward on the e-cube route; the payload is shared, not copied.
-            if trace::on() {
-                self.trace_forward(&h);
-            }
-            self.send_frame(st, h, payload.into(), None);
-            self.note_forward();
-            return;
-        }
-        match h.kind {
-            Kind::Eager => {
-                st.mailbox
-                    .arrive_id(h.src, h.tag, h.total_len, Body::Ready(payload), h.msg_id);
-                self.settle_dropped(st);
-                self.arrived(st, h.src);
-            }
-            Kind::Rts => {
-                self.arrived(st, h.src);
-                let need = st.mailbox.arrive_id(
-                    h.src,
-                    h.tag,
-                    h.total_len,
-                    Body::Pending {
-                        msg_id: h.msg_id,
-                        buf: None,
-                    },
-                    h.msg_id,
-                );
-                self.issue_cts(st, need);
-            }
-            Kind::Cts => self.start_payload(st, h.src, h.msg_id),
-            Kind::Data => {
-                if let Err(detail) = st.mailbox.data(h.src, h.msg_id, payload) {
-                    let peer = st.out[link].peer;
-                    self.fail(st, Error::Protocol { peer, detail });
-                }
-            }
-            Kind::Credit => {
-                let slot = self.slot(h.src);
-                let c = &mut st.credits[slot];
-                *c = c.saturating_add(h.total_len).min(self.tuning.eager_window);
-            }
-            Kind::Fin => {
-                let slot = self.slot(h.src);
-                st.fin_count[slot] = Some(h.total_len);
-                st.finished[slot] = st.arrived_from[slot] >= h.total_len;
-            }
-            Kind::Close => {}
-        }
-    }
-
-    /// A message (eager or announced) from `src` arrived: count it, and if `src`'s `Fin`
-    /// came first (it took a shorter route), `src` is finished once its count is reached.
-    fn arrived(&self, st: &mut State, src: NodeId) {
-        let slot = self.slot(src);
-        st.arrived_from[slot] += 1;
-        if let Some(n) = st.fin_count[slot] {
-            st.finished[slot] = st.arrived_from[slot] >= n;
-        }
-    }
-
-    /// Cut-through: a frame for another node whose payload still arrives on input `link`
-    /// goes on its route now, open, with the bytes that came so far.
-    fn pass_on_start(&self, st: &mut State, link: usize, mut h: Header, first: Bytes) {
-        if trace::on() {
-            self.trace_forward(&h);
-        }
-        let out = self.hop(&mut h);
-        self.push(st, out, OutFrame::open(&h, first, link));
-        self.note_forward();
-    }
-
-    /// Cut-through: more bytes of the frame input `link` is passing on (the open frame fed
-    /// by that link, on whichever output it is queued); `last` completes it.
-    fn pass_on_more(&self, st: &mut State, link: usize, more: Bytes, last: bool) {
-        let open = st
-            .out
-            .iter_mut()
-            .enumerate()
-            .find_map(|(k, o)| o.open_frame(link).map(|f| (k, f)));
-        let Some((out, frame)) = open else {
-            // Its outgoing link was closed (the job is ending): nothing more goes out on it.
-            tracing::debug!(
-                link,
-                "dropping bytes of a frame in transit: its link is closed"
-            );
-            return;
-        };
-        frame.extend(more, last);
-        self.flush(st, out);
-        self.note_forward();
-    }
-
-    /// Note that this node forwarded just now (see `progress.rs`: a node on an active
-    /// route keeps its progress thread's look-aside short).
-    fn note_forward(&self) {
-        let now = self.epoch.elapsed().as_millis() as u64 + 1;
-        self.last_forward_ms.store(now, Ordering::Relaxed);
-    }
-
-    /// Did this node forward a frame within the last progress tick?
-    pub(super) fn forwarded_lately(&self) -> bool {
-        let last = self.last_forward_ms.load(Ordering::Relaxed);
-        let now = self.epoch.elapsed().as_millis() as u64 + 1;
-        last != 0 && now.saturating_sub(last) <= self.tuning.progress_tick.as_millis() as u64
     }
 
     /// The receiver is ready for a large message: queue its payload as data frames.
-    fn start_payload(&self, st: &mut State, receiver: NodeId, msg_id: u64) {
+    pub(super) fn start_payload(&self, st: &mut State, receiver: NodeId, msg_id: u64) {
         let Some(p) = st.pending.get(&msg_id) else {
             let peer = receiver;
             self.fail(
@@ -436,7 +269,10 @@ impl Engine {
         // Every data frame leaves on the route's first link, carrying the rest.
         let mut first = Header::control(Kind::Data, self.me, receiver, msg_id, total);
         first.route = route;
-        let link = self.hop(&mut first);
+        let Some(link) = self.hop(st, &mut first) else {
+            return self.unreachable(st, receiver);
+        };
+        let slot = self.slot(receiver);
         let chunk = match self.wire_chunk.load(std::sync::atomic::Ordering::Relaxed) {
             0 => self.tuning.chunk,
             c => c,
@@ -445,10 +281,11 @@ impl Engine {
         while off < data.len() {
             let end = (off + chunk).min(data.len());
             let last = end == data.len();
-            let h = Header {
+            let mut h = Header {
                 frame_len: (end - off) as u32,
                 ..first
             };
+            st.streams.number(slot, &mut h);
             let frame = OutFrame::new(&h, data.slice(off..end), last.then_some(msg_id));
             // Queue all chunks, then write: push() flushes only when the queue was empty.
             st.out[link].queue.push_back(frame);
@@ -468,7 +305,7 @@ impl Engine {
         if *c >= self.tuning.eager_window / 4 {
             let amount = std::mem::take(c);
             let h = Header::control(Kind::Credit, self.me, source, 0, amount);
-            self.send_frame(st, h, Parts::default(), None);
+            self.originate(st, h, Parts::default(), None);
         }
     }
 
@@ -484,26 +321,5 @@ impl Engine {
             trace::recv(t0, m.source, m.tag, m.data.len() as u64, t.wire_id);
         }
         Some(t.message)
-    }
-
-    /// Record a frame this node forwards (tracing is on): the message frames, not the
-    /// protocol's own (clear-to-send, credits, finish notices).
-    #[cold]
-    fn trace_forward(&self, h: &Header) {
-        let kind = match h.kind {
-            Kind::Eager => "eager",
-            Kind::Rts => "rts",
-            Kind::Data => "data",
-            _ => return,
-        };
-        if h.kind != Kind::Data && trace::hidden(h.tag) {
-            return;
-        }
-        let bytes = if h.kind == Kind::Rts {
-            0
-        } else {
-            h.frame_len as u64
-        };
-        trace::forward(h.src, h.dest, h.msg_id, kind, bytes, self.next_link(h));
     }
 }

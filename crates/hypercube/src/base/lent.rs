@@ -1,0 +1,87 @@
+//! Which memory is lent right now (`collectives/lend.rs`): the transport keeps a copy of a
+//! frame it has written until the neighbor acknowledges it (for a resend if the link dies,
+//! `docs/reliability.md`, "Rerouting"), and must not keep the caller's own memory that
+//! long — a lend returns once the kernel has the bytes. So a kept frame whose payload points
+//! into lent memory is kept as a copy ([`unlent`]). With nothing lent, one atomic load.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use bytes::Bytes;
+
+use super::parts::Parts;
+
+/// Lent ranges registered.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+/// The lent ranges, start and end addresses.
+static RANGES: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+fn ranges() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
+    RANGES.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `data` is lent from now until [`unregister`].
+pub(crate) fn register(data: &[u8]) {
+    let start = data.as_ptr() as usize;
+    ranges().push((start, start + data.len()));
+    ACTIVE.fetch_add(1, Ordering::SeqCst);
+}
+
+/// The `len` bytes at address `start`, [`register`]ed, are no longer lent (nothing points
+/// into them any more).
+pub(crate) fn unregister(start: usize, len: usize) {
+    let mut r = ranges();
+    if let Some(i) = r.iter().position(|&x| x == (start, start + len)) {
+        r.swap_remove(i);
+        ACTIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// `p` with every part that points into lent memory replaced by a copy of it.
+pub(crate) fn unlent(p: Parts) -> Parts {
+    if ACTIVE.load(Ordering::SeqCst) == 0 {
+        return p;
+    }
+    let r = ranges();
+    let lent = |b: &Bytes| {
+        let s = b.as_ptr() as usize;
+        !b.is_empty() && r.iter().any(|&(lo, hi)| s >= lo && s < hi)
+    };
+    if !p.iter().any(lent) {
+        return p;
+    }
+    let parts: Vec<Bytes> = p
+        .iter()
+        .map(|b| {
+            if lent(b) {
+                Bytes::copy_from_slice(b)
+            } else {
+                b.clone()
+            }
+        })
+        .collect();
+    Parts::from(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lent_parts_are_copied_and_others_shared() {
+        let lent_bytes = Bytes::from(vec![7u8; 100]);
+        let own = Bytes::from(vec![1u8; 10]);
+        register(&lent_bytes);
+        let p = unlent(Parts::from(vec![lent_bytes.slice(10..20), own.clone()]));
+        let v: Vec<&Bytes> = p.iter().collect();
+        assert_ne!(v[0].as_ptr(), lent_bytes[10..].as_ptr());
+        assert_eq!(&v[0][..], &lent_bytes[10..20]);
+        assert_eq!(v[1].as_ptr(), own.as_ptr());
+        unregister(lent_bytes.as_ptr() as usize, lent_bytes.len());
+        let p = unlent(Parts::from(lent_bytes.slice(0..5)));
+        assert_eq!(
+            p.iter().next().map(|x| x.as_ptr()),
+            Some(lent_bytes.as_ptr())
+        );
+    }
+}

@@ -1,0 +1,308 @@
+//! The output side of a link: a queue of frames written with gather `sendmsg` calls, and
+//! the frames written but not yet acknowledged by the neighbor, kept for a resend on
+//! another path should the link die (`docs/reliability.md`, "Rerouting"). It lives in the
+//! engine's state.
+//!
+//! Cut-through: a frame passed on while its bytes still arrive is *open* ([`OutFrame::open`]),
+//! written as far as its bytes have come, with the frames queued behind it waiting
+//! (`docs/architecture.md`, "Forwarding").
+
+use std::collections::VecDeque;
+use std::io::{self, IoSlice};
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+
+use bytes::Bytes;
+use hypercube_topology::NodeId;
+
+use crate::base::parts::Parts;
+use crate::wire::frame::{Header, Kind, HEADER_LEN};
+
+/// A frame waiting to be written.
+pub(crate) struct OutFrame {
+    /// The header as it goes out on this link.
+    pub head: Header,
+    pub header: [u8; HEADER_LEN],
+    /// The payload bytes at hand (all of them unless the frame is open).
+    pub payload: Parts,
+    /// Header + payload bytes, as the header declares them.
+    len: usize,
+    /// Bytes of header + payload already written.
+    pub written: usize,
+    /// When this frame is written, the send with this id is complete.
+    pub completes: Option<u64>,
+    /// Cut-through: the input link whose bytes this frame still waits for (`None`: the
+    /// payload is complete).
+    pub open: Option<usize>,
+    /// A flow-control frame (clear-to-send, credit, acknowledgement, link state): it goes
+    /// ahead of every frame not yet begun ([`LinkOut::enqueue`]).
+    pub urgent: bool,
+    /// Open: this node ends the frame with its trailer byte (the frame it passes on has
+    /// none of its own).
+    adds_trailer: bool,
+}
+
+impl OutFrame {
+    pub fn new(h: &Header, payload: Parts, completes: Option<u64>) -> OutFrame {
+        OutFrame {
+            head: *h,
+            header: h.encode(),
+            len: HEADER_LEN + payload.len(),
+            payload,
+            written: 0,
+            completes,
+            open: None,
+            urgent: matches!(h.kind, Kind::Cts | Kind::Credit | Kind::Ack | Kind::Link),
+            adds_trailer: false,
+        }
+    }
+
+    /// A frame passed on while its body still arrives on input link `from`: `first` is
+    /// what came so far; [`OutFrame::extend`] adds the rest. It always goes out with a
+    /// trailer (`wire/frame.rs`): its own, or one this node adds.
+    pub fn open(h: &Header, first: Bytes, from: usize) -> OutFrame {
+        let head = Header {
+            trailer: true,
+            ..*h
+        };
+        OutFrame {
+            head,
+            header: head.encode(),
+            len: HEADER_LEN + head.body_len(),
+            payload: Parts::One(first),
+            written: 0,
+            completes: None,
+            open: Some(from),
+            urgent: false,
+            adds_trailer: !h.trailer,
+        }
+    }
+
+    /// More bytes of an open frame; `last`: its body is now complete.
+    pub fn extend(&mut self, more: Bytes, last: bool) {
+        self.payload.push(more);
+        if last {
+            if self.adds_trailer {
+                self.payload.push(Bytes::from_static(&[1]));
+            }
+            self.open = None;
+        }
+    }
+
+    /// The link feeding this open frame died: pad its payload with zeros and end it with
+    /// the void trailer, so that whoever reads it whole drops it. `owed`: the bytes of its
+    /// body (its own trailer included, if it has one) that will never come.
+    pub fn void(&mut self, owed: usize) {
+        let pad = owed - usize::from(!self.adds_trailer && owed > 0);
+        if pad > 0 {
+            self.payload.push(Bytes::from(vec![0u8; pad]));
+        }
+        self.payload.push(Bytes::from_static(&[0]));
+        self.open = None;
+    }
+
+    /// The frame to send again from the start, on another link, with header `h` (a kept
+    /// frame's send completed when it was first written; a queued one's completes when
+    /// this is).
+    pub fn resend(self, h: &Header) -> OutFrame {
+        OutFrame {
+            head: *h,
+            header: h.encode(),
+            written: 0,
+            ..self
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Header and payload bytes at hand (less than [`OutFrame::len`] while open).
+    fn available(&self) -> usize {
+        HEADER_LEN + self.payload.len()
+    }
+
+    /// Append what is left to write of this frame to `slices`, stopping at `max` slices.
+    fn unwritten<'a>(&'a self, slices: &mut Vec<IoSlice<'a>>, max: usize) {
+        let mut skip = self.written;
+        if skip < HEADER_LEN {
+            slices.push(IoSlice::new(&self.header[skip..]));
+            skip = 0;
+        } else {
+            skip -= HEADER_LEN;
+        }
+        for part in self.payload.iter() {
+            if slices.len() >= max {
+                return;
+            }
+            if skip >= part.len() {
+                skip -= part.len();
+                continue;
+            }
+            slices.push(IoSlice::new(&part[skip..]));
+            skip = 0;
+        }
+    }
+}
+
+/// The output side of a link.
+pub(crate) struct LinkOut {
+    pub peer: NodeId,
+    pub stream: TcpStream,
+    pub queue: VecDeque<OutFrame>,
+    /// We sent Close: nothing more goes out.
+    pub closed: bool,
+    /// Frames written whole on this link so far, link-local ones (`Kind::link_local`) not
+    /// counted: the next one's link number.
+    pub sent: u64,
+    /// Frames written whole and not yet acknowledged (`Kind::Ack`), with their link
+    /// numbers, oldest first; link-local frames are not kept.
+    pub kept: VecDeque<(u64, OutFrame)>,
+}
+
+/// Result of a flush attempt.
+pub(crate) enum Flush {
+    /// Everything queued was written.
+    Empty,
+    /// The socket is full; wait for POLLOUT.
+    Blocked,
+}
+
+impl LinkOut {
+    /// The output side of a fresh link to `peer`.
+    pub fn new(peer: NodeId, stream: TcpStream) -> LinkOut {
+        LinkOut {
+            peer,
+            stream,
+            queue: VecDeque::new(),
+            closed: false,
+            sent: 0,
+            kept: VecDeque::new(),
+        }
+    }
+
+    /// The neighbor has received the first `n` frames of this link whole: forget the kept
+    /// ones among them. An error if it claims frames never sent.
+    pub fn acked(&mut self, n: u64) -> Result<(), String> {
+        if n > self.sent {
+            return Err(format!(
+                "acknowledgement of {n} frames on a link that carried {}",
+                self.sent
+            ));
+        }
+        while self.kept.front().is_some_and(|(s, _)| *s < n) {
+            self.kept.pop_front();
+        }
+        Ok(())
+    }
+
+    /// The link died: every frame it may not have delivered, oldest first — the kept ones
+    /// (written, unacknowledged), then the queue (a frame half written included).
+    pub fn unacknowledged(&mut self) -> Vec<OutFrame> {
+        let mut out: Vec<OutFrame> = self.kept.drain(..).map(|(_, f)| f).collect();
+        out.extend(self.queue.drain(..));
+        out
+    }
+
+    /// Queue a frame. A flow-control frame ([`OutFrame::urgent`]: a clear-to-send, a
+    /// credit) goes ahead of every frame not yet begun, behind the urgent ones already
+    /// waiting: on a slow link the peer's data waits for it, and behind a megabyte of this
+    /// node's own data it would make every exchange of long messages take twice its time
+    /// (docs/perf/cubenet-model.md). No message frame overtakes another, so the order of
+    /// messages between two nodes stays as sent.
+    pub fn enqueue(&mut self, frame: OutFrame) {
+        if frame.urgent {
+            let at = self
+                .queue
+                .iter()
+                .position(|f| f.written == 0 && !f.urgent)
+                .unwrap_or(self.queue.len());
+            self.queue.insert(at, frame);
+        } else {
+            self.queue.push_back(frame);
+        }
+    }
+
+    /// Is there anything the socket could take now? Not when the queue is empty, nor when
+    /// its head is an open frame written as far as its bytes have come (the frames behind
+    /// it must wait for it).
+    pub fn has_writable(&self) -> bool {
+        self.queue
+            .front()
+            .is_some_and(|f| f.open.is_none() || f.written < f.available())
+    }
+
+    /// The open frame fed by input link `from`, if it is still queued.
+    pub fn open_frame(&mut self, from: usize) -> Option<&mut OutFrame> {
+        self.queue.iter_mut().rev().find(|f| f.open == Some(from))
+    }
+
+    /// Write as much of the queue as the socket takes. Completed send ids are appended
+    /// to `done`.
+    pub fn flush(&mut self, done: &mut Vec<u64>) -> io::Result<Flush> {
+        // At most this many buffers per gather write (the kernel's limit is 1024).
+        const MAX_SLICES: usize = 256;
+        while self.has_writable() {
+            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(16);
+            for f in &self.queue {
+                if slices.len() >= MAX_SLICES {
+                    break;
+                }
+                f.unwritten(&mut slices, MAX_SLICES);
+                if f.open.is_some() {
+                    // Nothing behind an open frame may go before it is complete.
+                    break;
+                }
+            }
+            let n = match send_vectored(&self.stream, &slices) {
+                Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "socket closed")),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Blocked),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            drop(slices);
+            let mut left = n;
+            while left > 0 {
+                let Some(f) = self.queue.front_mut() else {
+                    break;
+                };
+                let rest = f.len() - f.written;
+                if left >= rest {
+                    left -= rest;
+                    if let Some(id) = f.completes.take() {
+                        done.push(id);
+                    }
+                    if let Some(mut f) = self.queue.pop_front() {
+                        if !f.head.kind.link_local() {
+                            f.payload = crate::base::lent::unlent(std::mem::take(&mut f.payload));
+                            self.kept.push_back((self.sent, f));
+                            self.sent += 1;
+                        }
+                    }
+                } else {
+                    f.written += left;
+                    left = 0;
+                }
+            }
+        }
+        Ok(Flush::Empty)
+    }
+}
+
+/// `writev(2)` as `sendmsg(2)`: the same gather write with a shorter path through the kernel
+/// than the VFS's, and `MSG_NOSIGNAL` (a closed peer is an error, never a signal).
+fn send_vectored(stream: &TcpStream, slices: &[IoSlice<'_>]) -> io::Result<usize> {
+    // SAFETY: an all-zero msghdr is valid (no address, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    // IoSlice is ABI-compatible with iovec on Unix (documented by std); sendmsg only
+    // reads the buffers.
+    msg.msg_iov = slices.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = slices.len() as _;
+    // SAFETY: `msg` points at `slices`, which outlive the call.
+    let r = unsafe { libc::sendmsg(stream.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r as usize)
+}
