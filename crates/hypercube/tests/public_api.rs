@@ -48,8 +48,13 @@ fn items(file: &str, text: &str) -> Vec<String> {
     while let Some(line) = lines.next() {
         let t = line.trim_start();
         // Test modules (`#[cfg(test)] mod tests { ... }` to the end of the file, the
-        // crate's convention) hold no public API.
-        if t.starts_with("#[cfg(test)]") && lines.peek().is_some_and(|l| l.contains("mod ")) {
+        // crate's convention) hold no public API; a test module in a file of its own
+        // (`#[cfg(test)] mod name;`) ends nothing here.
+        if t.starts_with("#[cfg(test)]")
+            && lines
+                .peek()
+                .is_some_and(|l| l.contains("mod ") && !l.trim_end().ends_with(';'))
+        {
             in_test = true;
         }
         if in_test || !t.starts_with("pub ") {
@@ -161,7 +166,7 @@ fn changelog_has_a_section_for_this_version() {
 /// The lister itself: multi-line signatures are joined, private and test items left out.
 #[test]
 fn lister_reads_signatures() {
-    let text = "pub fn a(\n    x: u32,\n) -> u32 {\n}\npub(crate) fn b() {}\n    pub field: u8,\n\
+    let text = "#[cfg(test)]\nmod elsewhere;\npub fn a(\n    x: u32,\n) -> u32 {\n}\npub(crate) fn b() {}\n    pub field: u8,\n\
                 #[cfg(test)]\nmod tests {\n    pub fn hidden() {}\n}\n";
     assert_eq!(
         items("f.rs", text),
