@@ -122,6 +122,9 @@ pub(crate) struct Engine {
     /// When a caller's wait last ended without handing the sockets back, in µs since
     /// `epoch` (0: never) — the progress thread keeps off the sockets for a tick after it.
     pub(super) last_wait_end_us: AtomicU64,
+    /// When the progress thread last looked for quiet links to acknowledge (µs after
+    /// `epoch`; `reroute.rs`, `ack_idle`).
+    pub(super) ack_looked_us: AtomicU64,
     pub(super) epoch: Instant,
     /// The current streak of non-blocking polls that found nothing (`blocked.rs`).
     pub(super) polls: super::blocked::Polls,
@@ -232,6 +235,7 @@ impl Engine {
             activity: Default::default(),
             last_forward_ms: Default::default(),
             last_wait_end_us: Default::default(),
+            ack_looked_us: Default::default(),
             epoch: Instant::now(),
             polls: Default::default(),
             addrs,

@@ -26,6 +26,14 @@ use crate::base::parts::Parts;
 use crate::error::{Error, CUT_OFF_PHRASE};
 use crate::wire::frame::{Header, Kind};
 
+/// How often, at most, the progress thread looks for links gone quiet with frames not yet
+/// acknowledged. Looking at every turn of its loop acknowledged nearly every message on
+/// its own, one more frame and one more wake-up of the neighbor's progress thread per
+/// message: the 16 KiB all-reduce on 8 ranks over loopback took 1.96× as long (380
+/// against 194 µs, medians of five alternated runs). A frame waits at most this long (and
+/// the poll timeout of an idle progress thread) before its sender may forget it.
+pub(super) const IDLE_ACK: std::time::Duration = std::time::Duration::from_millis(50);
+
 impl Engine {
     /// Link `link` failed with `err`: if it is a cube link the kernel gave up on and this
     /// node is not cut off, declare it dead and route around it (returns true); otherwise
@@ -190,12 +198,20 @@ impl Engine {
         }
     }
 
-    /// For the progress thread, at each look: acknowledge the frames of every link on which
-    /// some came since the last acknowledgement but none since the last look.
+    /// For the progress thread, at most every [`IDLE_ACK`]: acknowledge the frames of
+    /// every link on which some came since the last acknowledgement but none since the
+    /// last look. (Acknowledgements only free the frames a sender keeps for a resend; while
+    /// frames flow, [`super::dispatch`] acknowledges every 128 frames or MiB.)
     pub(super) fn ack_idle(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = self.epoch.elapsed().as_micros() as u64;
+        if now.saturating_sub(self.ack_looked_us.load(Relaxed)) < IDLE_ACK.as_micros() as u64 {
+            return;
+        }
         let Ok(mut st) = self.state.try_lock() else {
             return;
         };
+        self.ack_looked_us.store(now, Relaxed);
         for k in 0..st.out.len() {
             let n = st.frames_in[k];
             if n > st.acked_in[k] && n == st.looked_in[k] {
