@@ -20,7 +20,7 @@ use hypercube::collectives::{Algorithm, Op, Subcube};
 use hypercube::{Error, Node};
 
 /// The checks `run` reports, in order.
-pub const CHECK_NAMES: [&str; 8] = [
+pub const CHECK_NAMES: [&str; 9] = [
     "alltoall",
     "allreduce",
     "reduce",
@@ -28,6 +28,7 @@ pub const CHECK_NAMES: [&str; 8] = [
     "allgather",
     "gather",
     "bcast",
+    "own argument",
     "usable after",
 ];
 
@@ -214,6 +215,33 @@ pub fn run_sizes(node: &Node, sizes: &[usize]) -> Result<Vec<&'static str>> {
             ensure!(!(ok && me == odd(p)), "{what}: the odd member completed");
         }
         done.push("bcast");
+
+        // A member's own argument error (one block too many, or a length that does not
+        // split into p blocks): it fails at once, and the others, already in the call, fail
+        // by its notice naming it instead of waiting for it.
+        for (form, alg) in [("bytes", Algorithm::Auto), ("slice", Algorithm::Pairwise)] {
+            let what = format!(
+                "alltoall {form} {alg:?} with a bad argument on node {}",
+                odd(p)
+            );
+            let extra = usize::from(me == odd(p));
+            let t0 = Instant::now();
+            let r = if form == "bytes" {
+                let blocks =
+                    vec![hypercube::bytes::Bytes::from(vec![me as u8; 8]); p as usize + extra];
+                cube.with(alg).alltoall(&blocks).map(|_| ())
+            } else {
+                let data = vec![me; p as usize * 4 + extra];
+                cube.with(alg).alltoall_slice(&data).map(|_| ())
+            };
+            ensure!(!judge(&what, r, || (), t0, &mut text)?, "{what}: completed");
+            let origin = format!("node {}", cube.base() + odd(p));
+            ensure!(
+                me == odd(p) || text.contains(&origin),
+                "{what}: the error does not name {origin}: {text}"
+            );
+        }
+        done.push("own argument");
 
         usable(&cube)?;
         done.push("usable after");

@@ -77,7 +77,7 @@ pub use typed_buf::TypedBuf;
 
 use hypercube_topology::NodeId;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::node::Node;
 use ctx::Ctx;
 use select::choose;
@@ -134,6 +134,23 @@ impl<'a> Subcube<'a> {
     /// The lowest physical node of the subcube.
     pub fn base(&self) -> NodeId {
         hypercube_topology::subcube_base(self.node.mynode(), self.dim)
+    }
+
+    /// A member's own argument error in a collective call (a wrong block count, a root
+    /// whose data does not match the length): the other members are in the call, or will
+    /// be, and wait for this one. So the call is joined as they join it (its tag drawn, so
+    /// that the next call's tags still agree) and left at once with a failure notice to
+    /// every member (`Ctx::guard`): each of them fails with `e`, naming this member,
+    /// instead of waiting. Returns `e` for the caller to return. An error that every member
+    /// finds alike (a dimension out of range) is returned as it is.
+    pub(crate) fn refuse(&self, e: Error) -> Error {
+        match Ctx::new(self.node, self.dim) {
+            Ok(c) => match c.guard::<()>(Err(e)) {
+                Err(e) => e,
+                Ok(()) => Error::InvalidArgument("a refused call".into()),
+            },
+            Err(_) => e,
+        }
     }
 
     /// The first two steps of every operation: the algorithm that runs `op` on `m_bytes`

@@ -36,10 +36,10 @@ impl Subcube<'_> {
         Unit::of::<T>("bcast_slice", None).during(|| {
             let at_root = self.node.mynode() == root;
             if at_root && data.len() != len {
-                return Err(Error::InvalidArgument(format!(
+                return Err(self.refuse(Error::InvalidArgument(format!(
                     "bcast_slice: the root passed {} elements but len = {len}",
                     data.len()
-                )));
+                ))));
             }
             let bytes = if at_root { encode(data) } else { Bytes::new() };
             let got = self.bcast(root, bytes, len * T::WIRE_SIZE)?;
@@ -194,10 +194,10 @@ impl Subcube<'_> {
         Unit::of::<T>("bcast_buf", None).during(|| {
             let at_root = self.node.mynode() == root;
             if at_root && data.len() != len {
-                return Err(Error::InvalidArgument(format!(
+                return Err(self.refuse(Error::InvalidArgument(format!(
                     "bcast_buf: the root passed {} elements but len = {len}",
                     data.len()
-                )));
+                ))));
             }
             let bytes = if at_root {
                 encode_vec(data).0
@@ -237,11 +237,11 @@ impl Subcube<'_> {
         let p = self.size() as usize;
         let blocks = if self.node.mynode() == root {
             if data.len() != count * p {
-                return Err(Error::InvalidArgument(format!(
+                return Err(self.refuse(Error::InvalidArgument(format!(
                     "{what}: the root passed {} elements for {p} members of {count}; pass \
                      {count} · {p}",
                     data.len()
-                )));
+                ))));
             }
             equal_blocks(encode(data), p)
         } else {
@@ -254,9 +254,9 @@ impl Subcube<'_> {
     fn split_check(&self, n: usize, what: &str) -> Result<()> {
         let p = self.size() as usize;
         if p == 0 || n % p != 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(self.refuse(Error::InvalidArgument(format!(
                 "{what}: {n} elements do not split into {p} equal blocks"
-            )));
+            ))));
         }
         Ok(())
     }

@@ -24,9 +24,9 @@ impl Subcube<'_> {
     pub fn alltoall(&self, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
         self.check_blocks(blocks)?;
         if blocks.iter().any(|b| b.len() != blocks[0].len()) {
-            return Err(Error::InvalidArgument(
+            return Err(self.refuse(Error::InvalidArgument(
                 "alltoall: blocks differ in length; use alltoallv".into(),
-            ));
+            )));
         }
         let (alg, c) = self.start(Operation::Alltoall, blocks[0].len(), true)?;
         let out = c.guard(match alg {
@@ -153,11 +153,11 @@ impl Subcube<'_> {
     fn check_blocks(&self, blocks: &[Bytes]) -> Result<()> {
         super::ctx::check_dim(self.node, self.dim)?;
         if blocks.len() != self.size() as usize {
-            return Err(Error::InvalidArgument(format!(
+            return Err(self.refuse(Error::InvalidArgument(format!(
                 "alltoall: {} blocks passed for {} members",
                 blocks.len(),
                 self.size()
-            )));
+            ))));
         }
         Ok(())
     }
