@@ -1,0 +1,175 @@
+use super::*;
+use crate::base::message::TypeSel;
+
+fn ready(b: &'static [u8]) -> Body {
+    Body::Ready(Bytes::from_static(b))
+}
+
+#[test]
+fn per_source_and_type_order_and_any() {
+    let mut m = Mailbox::default();
+    m.arrive(1, 5, 1, ready(b"a"));
+    m.arrive(2, 6, 1, ready(b"b"));
+    m.arrive(1, 5, 1, ready(b"c"));
+    let (t, _) = m.post(Select::new(TypeSel::Is(5)));
+    assert_eq!(&m.take(t).unwrap().message.data[..], b"a");
+    let (t, _) = m.post(Select::new(TypeSel::Any));
+    assert_eq!(&m.take(t).unwrap().message.data[..], b"b");
+    let (t, _) = m.post(Select::from_node(1, TypeSel::Any));
+    assert_eq!(&m.take(t).unwrap().message.data[..], b"c");
+}
+
+#[test]
+fn abandoned_receive_gives_its_message_back_in_order() {
+    let mut m = Mailbox::default();
+    let (t, _) = m.post(Select::new(TypeSel::Is(5)));
+    m.arrive(1, 5, 1, ready(b"first"));
+    m.arrive(1, 5, 1, ready(b"second"));
+    // The first message is bound to `t`; dropping the request must not lose it.
+    m.abandon(t);
+    let (t2, _) = m.post(Select::new(TypeSel::Is(5)));
+    assert_eq!(&m.take(t2).unwrap().message.data[..], b"first");
+    let (t3, _) = m.post(Select::new(TypeSel::Is(5)));
+    assert_eq!(&m.take(t3).unwrap().message.data[..], b"second");
+}
+
+#[test]
+fn abandoned_large_message_returns_when_complete() {
+    let mut m = Mailbox::default();
+    let (t, _) = m.post(Select::new(TypeSel::Is(7)));
+    let need = m.arrive(
+        3,
+        7,
+        4,
+        Body::Pending {
+            msg_id: 9,
+            buf: None,
+        },
+    );
+    assert_eq!(
+        need,
+        Some(NeedCts {
+            source: 3,
+            msg_id: 9
+        })
+    );
+    m.abandon(t);
+    assert!(m.probe(&Select::new(TypeSel::Is(7))).is_none());
+    assert_eq!(m.data(3, 9, Bytes::from_static(b"ab")), Ok(false));
+    assert_eq!(m.data(3, 9, Bytes::from_static(b"cd")), Ok(true));
+    let st = m.probe(&Select::new(TypeSel::Is(7))).expect("requeued");
+    assert_eq!(st.len, 4);
+    let (t2, need) = m.post(Select::new(TypeSel::Is(7)));
+    assert_eq!(need, None, "already complete: no second clear-to-send");
+    assert_eq!(&m.take(t2).unwrap().message.data[..], b"abcd");
+}
+
+fn pending(msg_id: u64) -> Body {
+    Body::Pending { msg_id, buf: None }
+}
+
+/// A failed call's tags: what is queued of them and what comes later is dropped — an
+/// eager message with its credit noted, a rendezvous one asked for (so its sender's
+/// send completes) and its payload dropped — while other tags are untouched.
+#[test]
+fn discarded_tags_drop_queued_and_later_messages() {
+    let mut m = Mailbox::default();
+    m.arrive(1, 5, 3, ready(b"old"));
+    m.arrive(2, 9, 4, ready(b"keep"));
+    assert_eq!(m.arrive(3, 5, 4, pending(7)), None);
+    m.arrive(1, 6, 1, ready(b"n"));
+    let need = m.discard(&[5, 6]);
+    assert_eq!(
+        need,
+        vec![NeedCts {
+            source: 3,
+            msg_id: 7
+        }]
+    );
+    assert_eq!(m.take_dropped(), vec![(1, 3), (1, 1)]);
+    assert_eq!(m.data(3, 7, Bytes::from_static(b"ab")), Ok(false));
+    assert_eq!(m.data(3, 7, Bytes::from_static(b"cd")), Ok(true));
+    // Arriving later: dropped too.
+    assert_eq!(m.arrive(2, 5, 2, ready(b"hi")), None);
+    assert_eq!(m.take_dropped(), vec![(2, 2)]);
+    assert_eq!(
+        m.arrive(4, 6, 8, pending(1)),
+        Some(NeedCts {
+            source: 4,
+            msg_id: 1
+        })
+    );
+    assert_eq!(m.data(4, 1, Bytes::from_static(b"12345678")), Ok(true));
+    // An empty rendezvous message: asked for, nothing to wait for.
+    assert!(m.arrive(4, 6, 0, pending(2)).is_some());
+    assert!(m.data(4, 2, Bytes::from_static(b"x")).is_err());
+    // Nothing of tags 5 and 6 is left to receive, nothing pending; tag 9 is.
+    let all = Select {
+        internal: true,
+        ..Select::new(TypeSel::Any)
+    };
+    let left: Vec<u32> = m.unreceived().iter().map(|s| s.msg_type.0).collect();
+    assert_eq!(left, vec![9]);
+    assert!(m.probe(&all).is_some_and(|s| s.msg_type.0 == 9));
+    assert!(m.bound.is_empty() && m.sinks.is_empty() && m.rendezvous.is_empty());
+    // Delivered again once kept (the tags name a new call).
+    m.keep(&[5, 6]);
+    m.arrive(1, 5, 3, ready(b"new"));
+    let (t, _) = m.post(Select::internal(Some(1), 5));
+    assert_eq!(&m.take(t).unwrap().message.data[..], b"new");
+    assert!(m.take_dropped().is_empty());
+}
+
+/// A receive of the failed call that was bound but never waited for: when it is
+/// abandoned its message is dropped, not queued again — complete or still arriving.
+#[test]
+fn abandoned_receive_of_a_discarded_tag_drops_its_message() {
+    let mut m = Mailbox::default();
+    let (t1, _) = m.post(Select::internal(Some(1), 5));
+    let (t2, _) = m.post(Select::internal(Some(2), 5));
+    m.arrive(1, 5, 1, ready(b"a"));
+    assert!(m.arrive(2, 5, 2, pending(3)).is_some());
+    assert!(m.discard(&[5]).is_empty());
+    m.abandon(t1);
+    m.abandon(t2);
+    assert_eq!(m.take_dropped(), vec![(1, 1)]);
+    assert_eq!(m.data(2, 3, Bytes::from_static(b"bc")), Ok(true));
+    assert!(m.unreceived().is_empty());
+    assert!(m.bound.is_empty() && m.orphans.is_empty());
+}
+
+#[test]
+fn held_messages_match_by_selector_last_held_first() {
+    let msg = |source, tag, b: &'static [u8]| Message {
+        source,
+        tag,
+        data: Bytes::from_static(b),
+    };
+    let mut h = Held::default();
+    h.hold(msg(1, 9, b"old"));
+    h.hold(msg(2, 9, b"other source"));
+    h.hold(msg(1, 9, b"new"));
+    assert!(h.take(&Select::internal(Some(1), 8)).is_none());
+    let take = |h: &mut Held, source| h.take(&Select::internal(source, 9)).unwrap().data;
+    assert_eq!(&take(&mut h, Some(1))[..], b"new");
+    assert_eq!(&take(&mut h, Some(1))[..], b"old");
+    assert_eq!(&take(&mut h, None)[..], b"other source");
+    assert!(h.take(&Select::internal(None, 9)).is_none());
+}
+
+#[test]
+fn data_for_unknown_or_overlong_messages_is_an_error() {
+    let mut m = Mailbox::default();
+    assert!(m.data(1, 1, Bytes::from_static(b"x")).is_err());
+    let (_t, _) = m.post(Select::new(TypeSel::Is(1)));
+    m.arrive(
+        1,
+        1,
+        2,
+        Body::Pending {
+            msg_id: 4,
+            buf: None,
+        },
+    );
+    assert!(m.data(1, 4, Bytes::from_static(b"xyz")).is_err());
+}
