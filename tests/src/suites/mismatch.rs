@@ -16,11 +16,12 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Result};
-use hypercube::collectives::{Algorithm, Op, Subcube};
+use hypercube::collectives::select::choose;
+use hypercube::collectives::{Algorithm, Op, Operation, Subcube};
 use hypercube::{Error, Node};
 
 /// The checks `run` reports, in order.
-pub const CHECK_NAMES: [&str; 9] = [
+pub const CHECK_NAMES: [&str; 10] = [
     "alltoall",
     "allreduce",
     "reduce",
@@ -29,6 +30,7 @@ pub const CHECK_NAMES: [&str; 9] = [
     "gather",
     "bcast",
     "own argument",
+    "across a threshold",
     "usable after",
 ];
 
@@ -243,6 +245,51 @@ pub fn run_sizes(node: &Node, sizes: &[usize]) -> Result<Vec<&'static str>> {
         }
         done.push("own argument");
 
+        // Lengths on either side of a size at which the automatic choice changes its
+        // algorithm: the odd member runs another algorithm than the others, and still
+        // every member returns an error or the right result, quickly.
+        for op in [
+            Operation::Allreduce,
+            Operation::Allgather,
+            Operation::Alltoall,
+            Operation::Bcast,
+        ] {
+            let Some((small, large)) = threshold(op, cube.dim(), 8) else {
+                continue;
+            };
+            let mm = |r: u32| if r == odd(p) { small } else { large };
+            let what = format!("{op:?} Auto, {small} against {large} elements of 8 bytes");
+            let t0 = Instant::now();
+            match op {
+                Operation::Allreduce => {
+                    let r = cube.allreduce(&vec![1.0f64; mm(me)], Op::Sum);
+                    let want = || vec![f64::from(p); large];
+                    ensure!(!judge(&what, r, want, t0, &mut text)?, "{what}: completed");
+                }
+                Operation::Allgather => {
+                    let r = cube.allgather_slice(&vec![u64::from(me); mm(me)]);
+                    ensure!(
+                        !judge(&what, r, Vec::new, t0, &mut text)?,
+                        "{what}: completed"
+                    );
+                }
+                Operation::Alltoall => {
+                    let r = cube.alltoall_slice(&vec![u64::from(me); mm(me) * p as usize]);
+                    ensure!(
+                        !judge(&what, r, Vec::new, t0, &mut text)?,
+                        "{what}: completed"
+                    );
+                }
+                _ => {
+                    let data: Vec<u64> = if me == 0 { vec![7; large] } else { Vec::new() };
+                    let r = cube.bcast_slice(0, &data, mm(me));
+                    let ok = judge(&what, r, || vec![7u64; large], t0, &mut text)?;
+                    ensure!(!(ok && me == odd(p)), "{what}: the odd member completed");
+                }
+            }
+        }
+        done.push("across a threshold");
+
         usable(&cube)?;
         done.push("usable after");
     }
@@ -262,4 +309,20 @@ fn usable(cube: &Subcube<'_>) -> Result<()> {
         "{got:?}"
     );
     Ok(())
+}
+
+/// Two element counts (of `elem` bytes), the second at most 5/4 of the first, for which
+/// the automatic choice of `op` on a subcube of dimension `k` picks different algorithms;
+/// `None` where it picks one algorithm from 1 element to 2^17.
+pub fn threshold(op: Operation, k: u32, elem: usize) -> Option<(usize, usize)> {
+    let pick = |n: usize| choose(op, Algorithm::Auto, k, n * elem, true).ok();
+    let mut n = 1usize;
+    while n < 1 << 17 {
+        let next = (n * 5 / 4).max(n + 1);
+        if pick(n) != pick(next) {
+            return Some((n, next));
+        }
+        n = next;
+    }
+    None
 }
