@@ -92,11 +92,28 @@ pub struct Cli {
     #[arg(long, value_name = "SIZE", value_parser = launcher::cubenet::parse_burst)]
     pub link_burst: Option<u64>,
 
+    /// Where the ranks run: `none` lets the kernel place them and move them (the default);
+    /// `core` binds rank r to the (r mod n)-th of the n cores hcrun may use, as
+    /// `mpirun --bind-to core` does, so that neighbours 0 and 1 never share a core
+    /// (docs/architecture.md, "Binding ranks to cores").
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = BindTo::None)]
+    pub bind_to: BindTo,
+
     /// The node program and its arguments (after `--`, or as the first argument that does
     /// not start with `-`: everything after it is the program's); with --example, the
     /// example's arguments. An unknown option before it is an error, never a program.
     #[arg(trailing_var_arg = true, value_name = "PROGRAM [ARGS]")]
     pub program: Vec<String>,
+}
+
+/// `--bind-to`: whether each rank is bound to one core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BindTo {
+    /// The kernel places the ranks and may move them between cores.
+    None,
+    /// Rank r runs only on the (r mod n)-th of the n cores hcrun may use (the host
+    /// program is not bound).
+    Core,
 }
 
 /// `--color`: when log lines may carry ANSI colour codes.
@@ -214,6 +231,8 @@ pub struct Job {
     pub trace: Option<PathBuf>,
     /// `--link-rate`: the emulated network to run on, if any.
     pub net: Option<Net>,
+    /// `--bind-to`: whether each rank is bound to one core.
+    pub bind: BindTo,
 }
 
 /// The emulated network of `--link-rate`.
@@ -344,6 +363,7 @@ impl Job {
             color,
             trace: cli.trace,
             net,
+            bind: cli.bind_to,
         })
     }
 }

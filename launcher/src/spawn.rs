@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::build;
-use crate::config::{Job, Target};
+use crate::config::{BindTo, Job, Target};
 use crate::control::Credentials;
 use crate::output::{self, StderrWatch, To};
 use crate::verdict::ErrorTail;
@@ -141,6 +141,11 @@ pub fn start(
             .to_string()
     });
     let launcher_pid = std::process::id() as libc::pid_t;
+    let cpus = if job.bind == BindTo::Core {
+        allowed_cpus()
+    } else {
+        Vec::new()
+    };
     let out_lock = Arc::new(Mutex::new(()));
     let mut children = Vec::with_capacity(total as usize);
     let mut pids = Vec::with_capacity(total as usize);
@@ -178,6 +183,9 @@ pub fn start(
             .process_group(0)
             .kill_on_drop(true);
         tie_to_launcher(&mut cmd, launcher_pid);
+        if job.bind == BindTo::Core && slot < slots.n && !cpus.is_empty() {
+            bind_to_cpu(&mut cmd, cpus[slot as usize % cpus.len()]);
+        }
         if let Some(spec) = net {
             // The host program lives beside node 0 (its link goes to node 0).
             let node = if slot == slots.n { 0 } else { slot };
@@ -302,6 +310,37 @@ fn tie_to_launcher(cmd: &mut Command, launcher: libc::pid_t) {
             }
             if libc::getppid() != launcher {
                 libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The cores this process may run on (its affinity mask), in order; empty if unknown.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity fills the cpu_set_t we own, of the size we pass.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Bind the rank (all its threads) to core `cpu` from the moment it is forked
+/// (`--bind-to core`).
+fn bind_to_cpu(cmd: &mut Command, cpu: usize) {
+    // SAFETY: the set is built here, before the fork; in the child the closure only calls
+    // sched_setaffinity (async-signal-safe, no allocation) with it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        cmd.pre_exec(move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });
