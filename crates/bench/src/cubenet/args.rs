@@ -43,6 +43,10 @@ pub struct Args {
     /// millisecond of traffic, at least 96 KiB)
     #[arg(long)]
     pub link_burst: Option<String>,
+    /// Bind our ranks to cores (`hcrun --bind-to core`: rank r on core r mod n); Open MPI's
+    /// ranks stay as they are (`--bind-to none`)
+    #[arg(long)]
+    pub bind_cores: bool,
     /// Attempts after a failed run (Open MPI's on a rebuilt network); each is counted
     #[arg(long, default_value_t = 3)]
     pub retries: u32,

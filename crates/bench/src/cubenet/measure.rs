@@ -279,6 +279,14 @@ pub(super) fn finish(
             ),
         ),
         (
+            "binding".into(),
+            if a.bind_cores {
+                "ours `hcrun --bind-to core` (rank r on core r mod n); Open MPI unbound".into()
+            } else {
+                "none: the kernel places every rank".into()
+            },
+        ),
+        (
             "peers".into(),
             if runner.mpi_bin.is_some() {
                 let v = shell_line(peers::MPIRUN, &["--version"]);

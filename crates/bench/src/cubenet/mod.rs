@@ -114,6 +114,7 @@ pub fn main(a: Args, machine: String) -> Result<()> {
         retries: a.retries,
         timeout: Duration::from_secs(a.timeout_s.max(1)),
         burst: a.link_burst.clone(),
+        bind_cores: a.bind_cores,
         notes: Vec::new(),
         retry_count: BTreeMap::new(),
         runs: 0,

@@ -52,6 +52,8 @@ pub(super) struct Runner {
     pub(super) retries: u32,
     pub(super) timeout: Duration,
     pub(super) burst: Option<String>,
+    /// `hcrun --bind-to core` for our runs.
+    pub(super) bind_cores: bool,
     pub(super) notes: Vec<String>,
     /// Retries per (d, rate, impl).
     pub(super) retry_count: BTreeMap<(u32, String, String), u32>,
@@ -82,6 +84,9 @@ impl Runner {
         ]);
         if let Some(b) = &self.burst {
             c.args(["--link-burst", b]);
+        }
+        if self.bind_cores {
+            c.args(["--bind-to", "core"]);
         }
         c.args([
             "--no-prefix".to_string(),
