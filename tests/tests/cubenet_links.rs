@@ -19,6 +19,9 @@ const UNDER_LOAD: &[&str] = &[env!("CARGO_BIN_EXE_linkload"), "100000", "65536",
 /// What a rank logs when it finds its link dead and routes around it (`reroute.rs`).
 const ROUTING_AROUND: &str = "link dim 1 between node 5 and node 7 is dead";
 
+/// What each end of the link logs once both said it is up again (`reroute.rs`).
+const UP_AGAIN: &str = "link dim 1 between node 5 and node 7 is up again: routing over it";
+
 /// Node program `prog` (printing `PID n` first) on the emulated 3-cube at 100 Mbit/s, and
 /// its ranks' pids in rank order, once all eight have started.
 fn start_on_3_cube(prog: &[&str]) -> (LiveJob, KillList, Vec<u32>) {
@@ -69,6 +72,58 @@ fn pull(pid: u32, node: u32, dims: &[u32]) {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// Node `node`'s routes over its edge in dimension `k` (`ip route` lines: taking the link
+/// down removes them, putting it back does not restore them).
+fn routes_over(pid: u32, k: u32) -> Vec<String> {
+    let out = Command::new("nsenter")
+        .arg(format!("--net=/proc/{pid}/ns/net"))
+        .args(["ip", "-o", "route", "show", "dev", &format!("dim{k}")])
+        .output()
+        .expect("running nsenter");
+    let routes: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(!routes.is_empty(), "no route over dim{k}");
+    routes
+}
+
+/// Put node `node`'s dim-`k` cable back: its end up, and its `routes` over it again.
+fn put_back(pid: u32, node: u32, k: u32, routes: &[String]) {
+    let dev = format!("dim{k}");
+    let up: Vec<&str> = vec!["ip", "link", "set", &dev, "up"];
+    let mut cmds = vec![up.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+    for r in routes {
+        let mut c: Vec<String> = ["ip", "route", "replace"].map(String::from).to_vec();
+        c.extend(r.split_whitespace().map(String::from));
+        c.extend(["dev".to_string(), dev.clone()]);
+        cmds.push(c);
+    }
+    for c in cmds {
+        let out = Command::new("nsenter")
+            .arg(format!("--net=/proc/{pid}/ns/net"))
+            .args(&c)
+            .output()
+            .expect("running nsenter");
+        assert!(
+            out.status.success(),
+            "node {node}: {c:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Bytes sent so far on node `node`'s dim-`k` interface (`None`: its rank is gone).
+fn tx_bytes(pid: u32, k: u32) -> Option<u64> {
+    let out = Command::new("nsenter")
+        .arg(format!("--net=/proc/{pid}/ns/net"))
+        .args(["ip", "-j", "-s", "link", "show", &format!("dim{k}")])
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    v[0]["stats64"]["tx"]["bytes"].as_u64()
 }
 
 /// Run `prog` on the 3-cube, pull node 5's links of `dims` two seconds in, and return how
@@ -313,4 +368,146 @@ fn a_slow_busy_link_is_not_declared_dead() {
         "the transfer took only {:?}: the link was not slow enough to test anything",
         out.elapsed
     );
+}
+
+/// Collect `job`'s output into `lines` until `done` says so (true) or `limit` passes.
+fn collect(
+    job: &LiveJob,
+    lines: &mut Vec<String>,
+    limit: Duration,
+    mut done: impl FnMut(&[String]) -> bool,
+) -> bool {
+    let until = Instant::now() + limit;
+    while !done(lines) {
+        let Some(left) = until.checked_duration_since(Instant::now()) else {
+            return false;
+        };
+        if let Ok(l) = job.lines.recv_timeout(left.min(Duration::from_millis(100))) {
+            lines.push(l);
+        }
+    }
+    true
+}
+
+/// The integrity program (seed printed) at 20 Mbit/s, `per_rank` messages per rank; node
+/// 5's dim-1 cable pulled 2 s in and put back 2 s after the link is found dead, `pulls`
+/// times (each time once both ends route over it again, 1 s later). The job must succeed,
+/// every message whole, and the link must carry the job's bytes again after the last time.
+fn pull_and_put_back(per_rank: u64, pulls: usize) {
+    let seed: u64 = std::env::var("HYPERCUBE_FAULT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        });
+    eprintln!("seed {seed} (HYPERCUBE_FAULT_SEED replays it)");
+    let (seed_s, n_s) = (seed.to_string(), per_rank.to_string());
+    let prog = [env!("CARGO_BIN_EXE_integrity"), &seed_s, &n_s];
+    let (mut job, ranks, pids) = start_on_3_cube_at("20mbit", &prog);
+    let mut lines: Vec<String> = Vec::new();
+    // Collect output until `done` says so (or `limit` passes): true if it did.
+    let count = |ls: &[String], what: &str| ls.iter().filter(|l| l.contains(what)).count();
+    collect(&job, &mut lines, Duration::from_secs(2), |_| false);
+    let routes = routes_over(pids[5], 1);
+    let mut at_up = None;
+    for round in 1..=pulls {
+        let (dead_before, up_before) = (count(&lines, ROUTING_AROUND), count(&lines, UP_AGAIN));
+        let pulled = Instant::now();
+        pull(pids[5], 5, &[1]);
+        let found = collect(&job, &mut lines, Duration::from_secs(15), |ls| {
+            count(ls, ROUTING_AROUND) > dead_before
+        });
+        assert!(
+            found,
+            "seed {seed}, pull {round}: not found dead:\n{}",
+            lines.join("\n")
+        );
+        let dead = pulled.elapsed();
+        collect(&job, &mut lines, Duration::from_secs(2), |_| false);
+        let back = Instant::now();
+        put_back(pids[5], 5, 1, &routes);
+        let up = collect(&job, &mut lines, Duration::from_secs(15), |ls| {
+            count(ls, UP_AGAIN) >= up_before + 2
+        });
+        assert!(
+            up,
+            "seed {seed}, pull {round}: both ends did not take the link back within 15 s:\n{}",
+            lines.join("\n")
+        );
+        let up_after = back.elapsed();
+        eprintln!("pull {round}: found dead after {dead:?}; put back, both ends route over it again {up_after:?} later");
+        assert!(up_after < Duration::from_secs(5), "took {up_after:?}");
+        at_up = tx_bytes(pids[5], 1);
+        if round < pulls {
+            collect(&job, &mut lines, Duration::from_secs(1), |_| false);
+        }
+    }
+    // Until the job ends: what the link sent since it came back the last time.
+    let (mut last_tx, deadline) = (at_up, Instant::now() + Duration::from_secs(150));
+    let status = loop {
+        if let Some(st) = job.wait_for_exit(Duration::ZERO) {
+            break st;
+        }
+        if let Some(t) = tx_bytes(pids[5], 1) {
+            last_tx = Some(t);
+        }
+        collect(&job, &mut lines, Duration::from_millis(200), |_| false);
+        assert!(
+            Instant::now() < deadline,
+            "seed {seed}: the job still runs after 150 s"
+        );
+    };
+    lines.extend(job.drain(Duration::from_millis(300)));
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(ranks.alive(), Vec::<u32>::new(), "ranks outlived hcrun");
+    let text = lines.join("\n");
+    for l in lines.iter().filter(|l| l.contains("link dim 1")) {
+        eprintln!("{l}");
+    }
+    assert!(status.success(), "seed {seed}: the job failed:\n{text}");
+    let mut n = 0u64;
+    for r in 0..8 {
+        let line = lines
+            .iter()
+            .find_map(|l| l.strip_prefix(&format!("[{r}] OK integrity ")))
+            .unwrap_or_else(|| panic!("seed {seed}: rank {r} did not finish:\n{text}"));
+        n += line
+            .split_whitespace()
+            .next()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(0);
+    }
+    assert_eq!(n, per_rank * 8, "seed {seed}: messages received");
+    let used = last_tx
+        .unwrap_or(0)
+        .saturating_sub(at_up.unwrap_or(u64::MAX));
+    eprintln!("the link sent {used} bytes after it came back; {n} messages, all whole");
+    assert!(
+        used > 256 << 10,
+        "seed {seed}: the link carried only {used} bytes after it came back:\n{text}"
+    );
+}
+
+#[test]
+fn a_link_pulled_and_put_back_is_used_again_and_nothing_is_lost() {
+    // Issue 24, item 3: the cable comes back 2 s after the link is found dead; node 5 (bit
+    // 1 clear) dials it again, both ends take the new connection and report the link up,
+    // the routes take it back, and the job's traffic crosses it again.
+    if !emulation_possible("a_link_pulled_and_put_back_is_used_again_and_nothing_is_lost") {
+        return;
+    }
+    let _one = serial();
+    pull_and_put_back(3000, 1);
+}
+
+#[test]
+fn a_flapping_link_loses_and_duplicates_nothing() {
+    // The same cable pulled and put back twice.
+    if !emulation_possible("a_flapping_link_loses_and_duplicates_nothing") {
+        return;
+    }
+    let _one = serial();
+    pull_and_put_back(5000, 2);
 }

@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering;
 use hypercube_topology::{NodeId, Route};
 
 use super::engine::{relock, Engine, State};
-use super::link::OutFrame;
+use super::link::{LinkIn, OutFrame};
 use super::sockopt;
 use crate::base::ids::HOST;
 use crate::base::parts::Parts;
@@ -78,6 +78,7 @@ impl Engine {
         }
         self.abandoning.store(true, Ordering::SeqCst);
         self.wake_progress();
+        self.relink_later(peer);
         true
     }
 
@@ -94,8 +95,18 @@ impl Engine {
         down: bool,
         from: Option<usize>,
     ) {
+        let was_down = st.routes.is_down(node, k);
         if node >= self.num_nodes || !st.routes.apply(node, k, number, down) {
             return;
+        }
+        let peer = node ^ (1 << k);
+        if was_down && !st.routes.is_down(node, k) && (node == self.me || peer == self.me) {
+            // Both ends said it is up again (`relink.rs`): it is back in the routes.
+            tracing::warn!(
+                "link dim {k} between node {} and node {} is up again: routing over it",
+                node.min(peer),
+                node.max(peer)
+            );
         }
         self.detour
             .store(!st.routes.all_up(), std::sync::atomic::Ordering::Relaxed);
@@ -171,22 +182,29 @@ impl Engine {
                 continue;
             }
             let mut inp = relock(self.inputs[k].lock());
-            let owed = inp.abandon();
             let mut st = self.lock();
-            st.abandon[k] = false;
-            if owed == 0 {
-                continue;
+            if st.abandon[k] {
+                self.abandon_input(&mut inp, &mut st, k);
             }
-            let open = st
-                .out
-                .iter_mut()
-                .enumerate()
-                .find_map(|(j, o)| o.open_frame(k).map(|f| (j, f)));
-            if let Some((j, frame)) = open {
-                tracing::debug!(link = k, owed, "ending a frame in transit void");
-                frame.void(owed);
-                self.flush(&mut st, j);
-            }
+        }
+    }
+
+    /// Abandon the input side of dead link `k` (its input lock and the state lock held).
+    pub(super) fn abandon_input(&self, inp: &mut LinkIn, st: &mut State, k: usize) {
+        let owed = inp.abandon();
+        st.abandon[k] = false;
+        if owed == 0 {
+            return;
+        }
+        let open = st
+            .out
+            .iter_mut()
+            .enumerate()
+            .find_map(|(j, o)| o.open_frame(k).map(|f| (j, f)));
+        if let Some((j, frame)) = open {
+            tracing::debug!(link = k, owed, "ending a frame in transit void");
+            frame.void(owed);
+            self.flush(st, j);
         }
     }
 
