@@ -283,3 +283,21 @@ fn reset_counters(st: &mut State, k: usize) {
     st.acked_bytes[k] = 0;
     st.looked_in[k] = 0;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Gate;
+
+    #[test]
+    fn the_gate_takes_a_neighbor_once_again_after_its_link_died_and_nobody_once_shut() {
+        let g = Gate::default();
+        assert!(g.admits(3) && g.take(3));
+        assert!(!g.admits(3) && !g.take(3), "a second link from node 3");
+        assert!(g.admits(1), "another neighbor still comes");
+        g.reopen(3);
+        assert!(g.admits(3) && g.take(3), "node 3 dials in again after its link died");
+        g.reopen(3);
+        g.shut();
+        assert!(!g.admits(3) && !g.take(3) && !g.admits(1), "the job is closing");
+    }
+}
