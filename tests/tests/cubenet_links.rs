@@ -7,7 +7,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use hypercube_tests::emulation::{emulation_possible, host_network, serial};
+use hypercube_tests::emulation::{
+    emulation_possible, host_network, put_back, routes_over, serial, tx_bytes,
+};
 use hypercube_tests::{hcrun, rank_pid_line, run_hcrun, KillList, LiveJob};
 
 const RATE: &str = "100mbit";
@@ -72,58 +74,6 @@ fn pull(pid: u32, node: u32, dims: &[u32]) {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-}
-
-/// Node `node`'s routes over its edge in dimension `k` (`ip route` lines: taking the link
-/// down removes them, putting it back does not restore them).
-fn routes_over(pid: u32, k: u32) -> Vec<String> {
-    let out = Command::new("nsenter")
-        .arg(format!("--net=/proc/{pid}/ns/net"))
-        .args(["ip", "-o", "route", "show", "dev", &format!("dim{k}")])
-        .output()
-        .expect("running nsenter");
-    let routes: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect();
-    assert!(!routes.is_empty(), "no route over dim{k}");
-    routes
-}
-
-/// Put node `node`'s dim-`k` cable back: its end up, and its `routes` over it again.
-fn put_back(pid: u32, node: u32, k: u32, routes: &[String]) {
-    let dev = format!("dim{k}");
-    let up: Vec<&str> = vec!["ip", "link", "set", &dev, "up"];
-    let mut cmds = vec![up.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
-    for r in routes {
-        let mut c: Vec<String> = ["ip", "route", "replace"].map(String::from).to_vec();
-        c.extend(r.split_whitespace().map(String::from));
-        c.extend(["dev".to_string(), dev.clone()]);
-        cmds.push(c);
-    }
-    for c in cmds {
-        let out = Command::new("nsenter")
-            .arg(format!("--net=/proc/{pid}/ns/net"))
-            .args(&c)
-            .output()
-            .expect("running nsenter");
-        assert!(
-            out.status.success(),
-            "node {node}: {c:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
-
-/// Bytes sent so far on node `node`'s dim-`k` interface (`None`: its rank is gone).
-fn tx_bytes(pid: u32, k: u32) -> Option<u64> {
-    let out = Command::new("nsenter")
-        .arg(format!("--net=/proc/{pid}/ns/net"))
-        .args(["ip", "-j", "-s", "link", "show", &format!("dim{k}")])
-        .output()
-        .ok()?;
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
-    v[0]["stats64"]["tx"]["bytes"].as_u64()
 }
 
 /// Run `prog` on the 3-cube, pull node 5's links of `dims` two seconds in, and return how

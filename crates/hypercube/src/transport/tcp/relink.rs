@@ -295,9 +295,15 @@ mod tests {
         assert!(!g.admits(3) && !g.take(3), "a second link from node 3");
         assert!(g.admits(1), "another neighbor still comes");
         g.reopen(3);
-        assert!(g.admits(3) && g.take(3), "node 3 dials in again after its link died");
+        assert!(
+            g.admits(3) && g.take(3),
+            "node 3 dials in again after its link died"
+        );
         g.reopen(3);
         g.shut();
-        assert!(!g.admits(3) && !g.take(3) && !g.admits(1), "the job is closing");
+        assert!(
+            !g.admits(3) && !g.take(3) && !g.admits(1),
+            "the job is closing"
+        );
     }
 }
