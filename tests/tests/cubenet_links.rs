@@ -340,10 +340,10 @@ fn collect(
 }
 
 /// The integrity program (seed printed) at 20 Mbit/s, `per_rank` messages per rank; node
-/// 5's dim-1 cable pulled 2 s in and put back 2 s after the link is found dead, `pulls`
+/// `at`'s (5 or 7) end of the dim-1 cable between them pulled 2 s in and put back 2 s after the link is found dead, `pulls`
 /// times (each time once both ends route over it again, 1 s later). The job must succeed,
 /// every message whole, and the link must carry the job's bytes again after the last time.
-fn pull_and_put_back(per_rank: u64, pulls: usize) {
+fn pull_and_put_back(per_rank: u64, pulls: usize, at: u32) {
     let seed: u64 = std::env::var("HYPERCUBE_FAULT_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -360,12 +360,12 @@ fn pull_and_put_back(per_rank: u64, pulls: usize) {
     // Collect output until `done` says so (or `limit` passes): true if it did.
     let count = |ls: &[String], what: &str| ls.iter().filter(|l| l.contains(what)).count();
     collect(&job, &mut lines, Duration::from_secs(2), |_| false);
-    let routes = routes_over(pids[5], 1);
+    let routes = routes_over(pids[at as usize], 1);
     let mut at_up = None;
     for round in 1..=pulls {
         let (dead_before, up_before) = (count(&lines, ROUTING_AROUND), count(&lines, UP_AGAIN));
         let pulled = Instant::now();
-        pull(pids[5], 5, &[1]);
+        pull(pids[at as usize], at, &[1]);
         let found = collect(&job, &mut lines, Duration::from_secs(15), |ls| {
             count(ls, ROUTING_AROUND) > dead_before
         });
@@ -377,7 +377,7 @@ fn pull_and_put_back(per_rank: u64, pulls: usize) {
         let dead = pulled.elapsed();
         collect(&job, &mut lines, Duration::from_secs(2), |_| false);
         let back = Instant::now();
-        put_back(pids[5], 5, 1, &routes);
+        put_back(pids[at as usize], at, 1, &routes);
         let up = collect(&job, &mut lines, Duration::from_secs(15), |ls| {
             count(ls, UP_AGAIN) >= up_before + 2
         });
@@ -389,7 +389,7 @@ fn pull_and_put_back(per_rank: u64, pulls: usize) {
         let up_after = back.elapsed();
         eprintln!("pull {round}: found dead after {dead:?}; put back, both ends route over it again {up_after:?} later");
         assert!(up_after < Duration::from_secs(5), "took {up_after:?}");
-        at_up = tx_bytes(pids[5], 1);
+        at_up = tx_bytes(pids[at as usize], 1);
         if round < pulls {
             collect(&job, &mut lines, Duration::from_secs(1), |_| false);
         }
@@ -400,7 +400,7 @@ fn pull_and_put_back(per_rank: u64, pulls: usize) {
         if let Some(st) = job.wait_for_exit(Duration::ZERO) {
             break st;
         }
-        if let Some(t) = tx_bytes(pids[5], 1) {
+        if let Some(t) = tx_bytes(pids[at as usize], 1) {
             last_tx = Some(t);
         }
         collect(&job, &mut lines, Duration::from_millis(200), |_| false);
@@ -449,7 +449,7 @@ fn a_link_pulled_and_put_back_is_used_again_and_nothing_is_lost() {
         return;
     }
     let _one = serial();
-    pull_and_put_back(3000, 1);
+    pull_and_put_back(3000, 1, 5);
 }
 
 #[test]
@@ -459,5 +459,16 @@ fn a_flapping_link_loses_and_duplicates_nothing() {
         return;
     }
     let _one = serial();
-    pull_and_put_back(5000, 2);
+    pull_and_put_back(5000, 2, 5);
+}
+
+#[test]
+fn a_link_pulled_at_its_accepting_end_and_put_back_is_used_again() {
+    // Node 7's end this time (bit 1 set: it accepts): node 5's dials go out on its live end
+    // and get no answer until the cable is back (each gives up after a second).
+    if !emulation_possible("a_link_pulled_at_its_accepting_end_and_put_back_is_used_again") {
+        return;
+    }
+    let _one = serial();
+    pull_and_put_back(3000, 1, 7);
 }

@@ -145,6 +145,9 @@ fn run(engine: &Weak<Engine>, hear: &Receiver<Relink>, dial: &Dialer) {
                 continue;
             }
             drop(e);
+            // Every second from the start of one dial to the next (one that gets no answer
+            // takes the second itself).
+            let started = Instant::now();
             match dial(peer) {
                 Ok(s) => {
                     due.swap_remove(i);
@@ -154,7 +157,7 @@ fn run(engine: &Weak<Engine>, hear: &Receiver<Relink>, dial: &Dialer) {
                 }
                 Err(why) => {
                     tracing::debug!("dialing node {peer} again: {why}");
-                    due[i] = (peer, Instant::now() + REDIAL_EVERY, tries + 1);
+                    due[i] = (peer, started + REDIAL_EVERY, tries + 1);
                     i += 1;
                 }
             }
