@@ -1,6 +1,6 @@
 //! What the tests of the emulated network (`tests/tests/cubenet*.rs`) share: whether a
 //! network can be built here, one such job at a time, and what the host's network looks
-//! like (a job must leave it as it found it).
+//! like (a job must leave it as it found it); a cable put back, and what it carried.
 
 use std::process::Command;
 use std::sync::Mutex;
@@ -76,4 +76,63 @@ pub fn processes_in(ns: &str) -> Vec<u32> {
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|p| netns_of(*p).as_deref() == Some(ns))
         .collect()
+}
+
+/// The routes over the edge in dimension `k` (`dim<k>`) in the network namespace of
+/// process `pid` (a rank): `ip route` lines. Taking the link down removes them; putting it
+/// back does not restore them ([`put_back`] does).
+pub fn routes_over(pid: u32, k: u32) -> Vec<String> {
+    let out = Command::new("nsenter")
+        .arg(format!("--net=/proc/{pid}/ns/net"))
+        .args(["ip", "-o", "route", "show", "dev", &format!("dim{k}")])
+        .output()
+        .expect("running nsenter");
+    let routes: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(!routes.is_empty(), "no route over dim{k}");
+    routes
+}
+
+/// Put node `node`'s dim-`k` cable back, in the namespace of its rank `pid`: its end up,
+/// and its `routes` (as [`routes_over`] gave them) over it again.
+pub fn put_back(pid: u32, node: u32, k: u32, routes: &[String]) {
+    let dev = format!("dim{k}");
+    let mut cmds = vec![["ip", "link", "set", &dev, "up"].map(String::from).to_vec()];
+    for r in routes {
+        let mut c: Vec<String> = ["ip", "route", "replace"].map(String::from).to_vec();
+        c.extend(r.split_whitespace().map(String::from));
+        c.extend(["dev".to_string(), dev.clone()]);
+        cmds.push(c);
+    }
+    for c in cmds {
+        let out = Command::new("nsenter")
+            .arg(format!("--net=/proc/{pid}/ns/net"))
+            .args(&c)
+            .output()
+            .expect("running nsenter");
+        assert!(
+            out.status.success(),
+            "node {node}: {c:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Bytes sent so far on the `dim<k>` interface in the namespace of process `pid` (`None`:
+/// the process is gone).
+pub fn tx_bytes(pid: u32, k: u32) -> Option<u64> {
+    let out = Command::new("nsenter")
+        .arg(format!("--net=/proc/{pid}/ns/net"))
+        .args(["ip", "-j", "-s", "link", "show", &format!("dim{k}")])
+        .output()
+        .ok()?;
+    let json = String::from_utf8_lossy(&out.stdout);
+    let at = json.find("\"tx\":{\"bytes\":")? + "\"tx\":{\"bytes\":".len();
+    let digits: String = json[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
 }

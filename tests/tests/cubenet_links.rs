@@ -7,7 +7,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use hypercube_tests::emulation::{emulation_possible, host_network, serial};
+use hypercube_tests::emulation::{
+    emulation_possible, host_network, put_back, routes_over, serial, tx_bytes,
+};
 use hypercube_tests::{hcrun, rank_pid_line, run_hcrun, KillList, LiveJob};
 
 const RATE: &str = "100mbit";
@@ -18,6 +20,9 @@ const UNDER_LOAD: &[&str] = &[env!("CARGO_BIN_EXE_linkload"), "100000", "65536",
 
 /// What a rank logs when it finds its link dead and routes around it (`reroute.rs`).
 const ROUTING_AROUND: &str = "link dim 1 between node 5 and node 7 is dead";
+
+/// What each end of the link logs once both said it is up again (`reroute.rs`).
+const UP_AGAIN: &str = "link dim 1 between node 5 and node 7 is up again: routing over it";
 
 /// Node program `prog` (printing `PID n` first) on the emulated 3-cube at 100 Mbit/s, and
 /// its ranks' pids in rank order, once all eight have started.
@@ -313,4 +318,157 @@ fn a_slow_busy_link_is_not_declared_dead() {
         "the transfer took only {:?}: the link was not slow enough to test anything",
         out.elapsed
     );
+}
+
+/// Collect `job`'s output into `lines` until `done` says so (true) or `limit` passes.
+fn collect(
+    job: &LiveJob,
+    lines: &mut Vec<String>,
+    limit: Duration,
+    mut done: impl FnMut(&[String]) -> bool,
+) -> bool {
+    let until = Instant::now() + limit;
+    while !done(lines) {
+        let Some(left) = until.checked_duration_since(Instant::now()) else {
+            return false;
+        };
+        if let Ok(l) = job.lines.recv_timeout(left.min(Duration::from_millis(100))) {
+            lines.push(l);
+        }
+    }
+    true
+}
+
+/// The integrity program (seed printed) at 20 Mbit/s, `per_rank` messages per rank; node
+/// `at`'s (5 or 7) end of the dim-1 cable between them pulled 2 s in and put back 2 s after the link is found dead, `pulls`
+/// times (each time once both ends route over it again, 1 s later). The job must succeed,
+/// every message whole, and the link must carry the job's bytes again after the last time.
+fn pull_and_put_back(per_rank: u64, pulls: usize, at: u32) {
+    let seed: u64 = std::env::var("HYPERCUBE_FAULT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        });
+    eprintln!("seed {seed} (HYPERCUBE_FAULT_SEED replays it)");
+    let (seed_s, n_s) = (seed.to_string(), per_rank.to_string());
+    let prog = [env!("CARGO_BIN_EXE_integrity"), &seed_s, &n_s];
+    let (mut job, ranks, pids) = start_on_3_cube_at("20mbit", &prog);
+    let mut lines: Vec<String> = Vec::new();
+    // Collect output until `done` says so (or `limit` passes): true if it did.
+    let count = |ls: &[String], what: &str| ls.iter().filter(|l| l.contains(what)).count();
+    collect(&job, &mut lines, Duration::from_secs(2), |_| false);
+    let routes = routes_over(pids[at as usize], 1);
+    let mut at_up = None;
+    for round in 1..=pulls {
+        let (dead_before, up_before) = (count(&lines, ROUTING_AROUND), count(&lines, UP_AGAIN));
+        let pulled = Instant::now();
+        pull(pids[at as usize], at, &[1]);
+        let found = collect(&job, &mut lines, Duration::from_secs(15), |ls| {
+            count(ls, ROUTING_AROUND) > dead_before
+        });
+        assert!(
+            found,
+            "seed {seed}, pull {round}: not found dead:\n{}",
+            lines.join("\n")
+        );
+        let dead = pulled.elapsed();
+        collect(&job, &mut lines, Duration::from_secs(2), |_| false);
+        let back = Instant::now();
+        put_back(pids[at as usize], at, 1, &routes);
+        let up = collect(&job, &mut lines, Duration::from_secs(15), |ls| {
+            count(ls, UP_AGAIN) >= up_before + 2
+        });
+        assert!(
+            up,
+            "seed {seed}, pull {round}: both ends did not take the link back within 15 s:\n{}",
+            lines.join("\n")
+        );
+        let up_after = back.elapsed();
+        eprintln!("pull {round}: found dead after {dead:?}; put back, both ends route over it again {up_after:?} later");
+        assert!(up_after < Duration::from_secs(5), "took {up_after:?}");
+        at_up = tx_bytes(pids[at as usize], 1);
+        if round < pulls {
+            collect(&job, &mut lines, Duration::from_secs(1), |_| false);
+        }
+    }
+    // Until the job ends: what the link sent since it came back the last time.
+    let (mut last_tx, deadline) = (at_up, Instant::now() + Duration::from_secs(150));
+    let status = loop {
+        if let Some(st) = job.wait_for_exit(Duration::ZERO) {
+            break st;
+        }
+        if let Some(t) = tx_bytes(pids[at as usize], 1) {
+            last_tx = Some(t);
+        }
+        collect(&job, &mut lines, Duration::from_millis(200), |_| false);
+        assert!(
+            Instant::now() < deadline,
+            "seed {seed}: the job still runs after 150 s"
+        );
+    };
+    lines.extend(job.drain(Duration::from_millis(300)));
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(ranks.alive(), Vec::<u32>::new(), "ranks outlived hcrun");
+    let text = lines.join("\n");
+    for l in lines.iter().filter(|l| l.contains("link dim 1")) {
+        eprintln!("{l}");
+    }
+    assert!(status.success(), "seed {seed}: the job failed:\n{text}");
+    let mut n = 0u64;
+    for r in 0..8 {
+        let line = lines
+            .iter()
+            .find_map(|l| l.strip_prefix(&format!("[{r}] OK integrity ")))
+            .unwrap_or_else(|| panic!("seed {seed}: rank {r} did not finish:\n{text}"));
+        n += line
+            .split_whitespace()
+            .next()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(0);
+    }
+    assert_eq!(n, per_rank * 8, "seed {seed}: messages received");
+    let used = last_tx
+        .unwrap_or(0)
+        .saturating_sub(at_up.unwrap_or(u64::MAX));
+    eprintln!("the link sent {used} bytes after it came back; {n} messages, all whole");
+    assert!(
+        used > 256 << 10,
+        "seed {seed}: the link carried only {used} bytes after it came back:\n{text}"
+    );
+}
+
+#[test]
+fn a_link_pulled_and_put_back_is_used_again_and_nothing_is_lost() {
+    // Issue 24, item 3: the cable comes back 2 s after the link is found dead; node 5 (bit
+    // 1 clear) dials it again, both ends take the new connection and report the link up,
+    // the routes take it back, and the job's traffic crosses it again.
+    if !emulation_possible("a_link_pulled_and_put_back_is_used_again_and_nothing_is_lost") {
+        return;
+    }
+    let _one = serial();
+    pull_and_put_back(3000, 1, 5);
+}
+
+#[test]
+fn a_flapping_link_loses_and_duplicates_nothing() {
+    // The same cable pulled and put back twice.
+    if !emulation_possible("a_flapping_link_loses_and_duplicates_nothing") {
+        return;
+    }
+    let _one = serial();
+    pull_and_put_back(5000, 2, 5);
+}
+
+#[test]
+fn a_link_pulled_at_its_accepting_end_and_put_back_is_used_again() {
+    // Node 7's end this time (bit 1 set: it accepts): node 5's dials go out on its live end
+    // and get no answer until the cable is back (each gives up after a second).
+    if !emulation_possible("a_link_pulled_at_its_accepting_end_and_put_back_is_used_again") {
+        return;
+    }
+    let _one = serial();
+    pull_and_put_back(3000, 1, 7);
 }

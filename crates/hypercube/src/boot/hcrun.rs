@@ -13,7 +13,7 @@ use hypercube_topology::NodeId;
 
 use crate::base::ids::HOST;
 use crate::error::{Error, Result};
-use crate::transport::tcp::{TcpTransport, Tuning};
+use crate::transport::tcp::{Gate, TcpTransport, Tuning};
 use crate::wire::control::{self, ToLauncher, ToNode};
 
 use super::deadline::{boot_timeout, Deadline};
@@ -135,7 +135,10 @@ pub(crate) fn join(cfg: &BootConfig) -> Result<TcpTransport> {
         .map_err(|e| Error::io("reading the listener address", e))?;
     // Node 0 takes the host's link if the job has one; an unexpected host is refused by
     // the handshake, so expecting it is harmless.
-    let dialed = links::spawn_acceptor(listener, keys.clone(), keys.dialed_by(true))?;
+    let gate = Arc::new(Gate::default());
+    let (tell, dialed) = std::sync::mpsc::channel();
+    let expected = keys.dialed_by(true);
+    links::spawn_acceptor(listener, keys.clone(), expected, gate.clone(), tell.clone())?;
 
     // Hello on the control channel. The launcher listens before it spawns any rank, so a
     // refused connection means it is gone: stop at once rather than retry.
@@ -178,7 +181,7 @@ pub(crate) fn join(cfg: &BootConfig) -> Result<TcpTransport> {
         &keys,
         has_host,
         |peer| addrs.get(peer as usize).copied(),
-        dialed,
+        &dialed,
         d,
     )?;
 
@@ -197,8 +200,9 @@ pub(crate) fn join(cfg: &BootConfig) -> Result<TcpTransport> {
     ctl.set_read_timeout(None)
         .map_err(|e| Error::io("configuring the control socket", e))?;
     let tuning = Tuning::from_env(1 << cfg.dim)?;
-    let addrs = addrs.into_iter().map(Some).collect();
-    let t = TcpTransport::start(me, cfg.dim, links, addrs, has_host, tuning)?;
+    let addrs: Vec<_> = addrs.into_iter().map(Some).collect();
+    let t = TcpTransport::start(me, cfg.dim, links, addrs.clone(), has_host, tuning)?;
+    t.relink_with(gate, tell, dialed, links::redialer(keys, addrs))?;
     let writer = ctl
         .try_clone()
         .map_err(|e| Error::io("cloning the control socket", e))?;

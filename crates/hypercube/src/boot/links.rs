@@ -1,11 +1,13 @@
 //! Opening a node's links once it knows where its neighbors listen — the same for every
 //! process manager: for each dimension k the node whose bit k is 0 dials the one whose bit
 //! k is 1, both prove the job secret (`wire::handshake`), and a connection that fails the
-//! proof is logged and dropped while the job carries on.
+//! proof is logged and dropped while the job carries on. The acceptor stays up for the
+//! whole job, and a dead link's dialer dials it again ([`redialer`]): a link that comes back
+//! is taken back (`transport/tcp/relink.rs`).
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use hypercube_topology::NodeId;
@@ -13,7 +15,7 @@ use hypercube_topology::NodeId;
 use super::deadline::Deadline;
 use crate::base::ids::HOST;
 use crate::error::{Error, Result};
-use crate::transport::relock;
+use crate::transport::tcp::{Dialer, Gate, Relink};
 use crate::wire::handshake;
 
 /// Who this node is in the job and the job's keys.
@@ -66,17 +68,18 @@ impl Keys {
 }
 
 /// Accept link connections for the whole job: handshake each on its own thread (so a
-/// silent stranger cannot stall the others) and hand the good ones over. Connections that
-/// fail the handshake — or arrive once all links are up — are dropped; the warnings are
-/// rate-limited (one line per second at most, with the count of those not shown).
+/// silent stranger cannot stall the others) and send the good ones on `tell`. The `gate`
+/// says which neighbors may come: each expected one once during start-up, afterwards one
+/// whose link died (`transport/tcp/relink.rs`). Connections that fail the handshake or the
+/// gate are dropped; the warnings are rate-limited (one line per 10 s at most, with the
+/// count of those not shown).
 pub(crate) fn spawn_acceptor(
     listener: TcpListener,
     keys: Keys,
     expected: Vec<NodeId>,
-) -> Result<mpsc::Receiver<(NodeId, TcpStream)>> {
-    let (tx, rx) = mpsc::channel();
-    // The neighbors whose link is up: a second connection claiming one is refused.
-    let connected: Arc<Mutex<Vec<NodeId>>> = Arc::default();
+    gate: Arc<Gate>,
+    tell: mpsc::Sender<Relink>,
+) -> Result<()> {
     let warn = Arc::new(RateLimit::default());
     std::thread::Builder::new()
         .name(format!("hc-accept-{}", keys.rank))
@@ -91,30 +94,26 @@ pub(crate) fn spawn_acceptor(
             };
             let keys = keys.clone();
             let expected = expected.clone();
-            let connected = connected.clone();
-            let tx = tx.clone();
+            let gate = gate.clone();
+            let tell = tell.clone();
             let warn = warn.clone();
             let _ = std::thread::Builder::new()
                 .name("hc-handshake".into())
                 .spawn(move || {
                     let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
                     let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
-                    let allowed =
-                        |r: NodeId| expected.contains(&r) && !relock(connected.lock()).contains(&r);
+                    let allowed = |r: NodeId| expected.contains(&r) && gate.admits(r);
                     match handshake::accept(&mut s, &keys.secret, keys.job, keys.rank, allowed) {
                         Ok(r) => {
-                            let mut c = relock(connected.lock());
-                            if c.contains(&r) {
+                            if !gate.take(r) {
                                 warn.warn(format_args!(
                                     "rejected a second link from node {r} ({from})"
                                 ));
                                 return;
                             }
-                            c.push(r);
-                            drop(c);
                             let _ = s.set_read_timeout(None);
                             let _ = s.set_write_timeout(None);
-                            let _ = tx.send((r, s));
+                            let _ = tell.send(Relink::Accepted(r, s));
                         }
                         Err(why) => warn.warn(format_args!(
                             "rejected a link connection from {from}: {why}; the job carries on"
@@ -123,7 +122,40 @@ pub(crate) fn spawn_acceptor(
                 });
         })
         .map_err(|e| Error::io("starting the link acceptor", e))?;
-    Ok(rx)
+    Ok(())
+}
+
+/// Pass the handshake as the dialer of neighbor `peer` on the connected `s`, each read and
+/// write within `t`; the error says why not.
+fn handshake_on(
+    mut s: TcpStream,
+    keys: &Keys,
+    peer: NodeId,
+    t: Duration,
+) -> std::result::Result<TcpStream, String> {
+    s.set_read_timeout(Some(t))
+        .and_then(|_| s.set_write_timeout(Some(t)))
+        .map_err(|e| format!("configuring the socket: {e}"))?;
+    handshake::dial(&mut s, &keys.secret, keys.job, keys.rank, peer)?;
+    s.set_read_timeout(None)
+        .and_then(|_| s.set_write_timeout(None))
+        .map_err(|e| format!("configuring the socket: {e}"))?;
+    Ok(s)
+}
+
+/// How a node dials a neighbor whose link died (`transport/tcp/relink.rs`): a second to
+/// connect, two for the handshake; `addrs` by rank.
+pub(crate) fn redialer(keys: Keys, addrs: Vec<Option<SocketAddr>>) -> Dialer {
+    Box::new(move |peer| {
+        let addr = addrs
+            .get(peer as usize)
+            .copied()
+            .flatten()
+            .ok_or_else(|| format!("no address is known for node {peer}"))?;
+        let s = TcpStream::connect_timeout(&addr, Duration::from_secs(1))
+            .map_err(|e| format!("connecting to {addr}: {e}"))?;
+        handshake_on(s, &keys, peer, Duration::from_secs(2))
+    })
 }
 
 /// Dial the neighbors this node dials, collect those that dial it, and return the links
@@ -133,7 +165,7 @@ pub(crate) fn establish(
     keys: &Keys,
     has_host: bool,
     addr_of: impl Fn(NodeId) -> Option<SocketAddr>,
-    dialed: mpsc::Receiver<(NodeId, TcpStream)>,
+    dialed: &mpsc::Receiver<Relink>,
     d: Deadline,
 ) -> Result<Vec<(NodeId, TcpStream)>> {
     let me = keys.rank;
@@ -158,7 +190,7 @@ pub(crate) fn establish(
             Error::Bootstrap(format!("no address is known for neighbor node {peer}"))
         })?;
         let t = d.left("dialing a neighbor")?;
-        let mut s = TcpStream::connect_timeout(&addr, t).map_err(|e| {
+        let s = TcpStream::connect_timeout(&addr, t).map_err(|e| {
             Error::Bootstrap(format!(
                 "node {me} cannot reach its neighbor node {peer} at {addr}: {e}. Check that \
                  this address is reachable from this host (a firewall? the wrong network?); \
@@ -167,17 +199,11 @@ pub(crate) fn establish(
             ))
         })?;
         let t = d.left("the link handshake")?;
-        s.set_read_timeout(Some(t))
-            .and_then(|_| s.set_write_timeout(Some(t)))
-            .map_err(|e| Error::io("configuring a link", e))?;
-        handshake::dial(&mut s, &keys.secret, keys.job, me, peer).map_err(|d| {
+        let s = handshake_on(s, keys, peer, t).map_err(|d| {
             Error::Bootstrap(format!(
                 "link to node {peer} at {addr}: {d} (is another job's process listening there?)"
             ))
         })?;
-        s.set_read_timeout(None)
-            .and_then(|_| s.set_write_timeout(None))
-            .map_err(|e| Error::io("configuring a link", e))?;
         links[slot(peer)] = Some((peer, s));
     }
     // Collect the ones that dial us.
@@ -200,12 +226,13 @@ pub(crate) fn establish(
         );
         let t = d.left(&stage)?;
         match dialed.recv_timeout(t) {
-            Ok((peer, s)) => {
+            Ok(Relink::Accepted(peer, s)) => {
                 let k = slot(peer);
                 if k < links.len() && links[k].is_none() {
                     links[k] = Some((peer, s));
                 }
             }
+            Ok(Relink::Dead(_)) => {}
             Err(_) => return Err(d.expired(stage)),
         }
     }

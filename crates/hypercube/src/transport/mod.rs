@@ -7,7 +7,6 @@ pub mod local;
 pub(crate) mod mailbox;
 pub mod tcp;
 
-pub(crate) use api::relock;
 pub use api::{SendToken, Transport};
 pub use forwarding::Forwarding;
 pub use tcp::Tuning;

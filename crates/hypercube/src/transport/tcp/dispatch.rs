@@ -46,6 +46,7 @@ impl Engine {
                     },
                     ReadError::Io(e) => self.link_error(&st, link, inp.peer, "reading", &e),
                 };
+                let e = self.unconfirmed(&st, link, e);
                 if st.closing || !self.link_down(&mut st, link, &e) {
                     st.link_done[link] = true;
                     let _ = inp.stream.shutdown(std::net::Shutdown::Both);
@@ -82,7 +83,10 @@ impl Engine {
                     detail: "the connection closed without a goodbye (the process probably died)"
                         .into(),
                 };
-                self.fail(&mut st, e);
+                let e = self.unconfirmed(&st, link, e);
+                if !self.link_down(&mut st, link, &e) {
+                    self.fail(&mut st, e);
+                }
             }
         }
         if any || eof {

@@ -137,9 +137,30 @@ pub(crate) struct Engine {
     /// A link was declared dead whose input side is still to be abandoned
     /// (`Engine::abandon_inputs`).
     pub(super) abandoning: AtomicBool,
+    /// How dead links come back, once start-up has handed the link acceptor over
+    /// (`relink.rs`); unset: they stay dead.
+    pub(super) relinking: std::sync::OnceLock<super::relink::Relinking>,
 }
 
 pub(super) use crate::transport::api::relock;
+
+/// Set a link socket up: non-blocking, no Nagle, the buffers, congestion control and
+/// liveness bound of `tuning` (`sockopt.rs`).
+fn configure(s: &TcpStream, peer: NodeId, tuning: &Tuning) -> Result<()> {
+    s.set_nonblocking(true)
+        .map_err(|e| Error::io("configuring a link", e))?;
+    let _ = s.set_nodelay(true);
+    sockopt::set_buffers(s, tuning.socket_buffer);
+    sockopt::set_congestion(s, &tuning.congestion);
+    if let Err(e) = sockopt::set_liveness(s, tuning.link_timeout) {
+        // Only the bound is lost (the kernel's own, many minutes, stays).
+        tracing::warn!(
+            "the link to node {peer} has no liveness bound ({e}): a dead link may go \
+             unnoticed for minutes"
+        );
+    }
+    Ok(())
+}
 
 impl Engine {
     /// Assemble the engine from established links (`links[k]` is link k, to the node named
@@ -157,18 +178,7 @@ impl Engine {
         let mut out = Vec::new();
         let mut inputs = Vec::new();
         for (peer, s) in links {
-            s.set_nonblocking(true)
-                .map_err(|e| Error::io("configuring a link", e))?;
-            let _ = s.set_nodelay(true);
-            sockopt::set_buffers(&s, tuning.socket_buffer);
-            sockopt::set_congestion(&s, &tuning.congestion);
-            if let Err(e) = sockopt::set_liveness(&s, tuning.link_timeout) {
-                // Only the bound is lost (the kernel's own, many minutes, stays).
-                tracing::warn!(
-                    "the link to node {peer} has no liveness bound ({e}): a dead link may \
-                     go unnoticed for minutes"
-                );
-            }
+            configure(&s, peer, &tuning)?;
             let r = s
                 .try_clone()
                 .map_err(|e| Error::io("cloning a link socket", e))?;
@@ -241,7 +251,13 @@ impl Engine {
             addrs,
             detour: AtomicBool::new(false),
             abandoning: AtomicBool::new(false),
+            relinking: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Set up a link socket to `peer` (one that comes back: `relink.rs`).
+    pub(super) fn configure(&self, s: &TcpStream, peer: NodeId) -> Result<()> {
+        configure(s, peer, &self.tuning)
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
@@ -393,6 +409,7 @@ impl Engine {
     pub(super) fn fail(&self, st: &mut State, e: Error) {
         if st.failure.is_none() {
             tracing::error!("{e}");
+            self.relink_no_more();
             if matches!(
                 e,
                 Error::PeerGone { .. } | Error::Protocol { .. } | Error::LinkDead { .. }

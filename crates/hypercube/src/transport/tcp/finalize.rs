@@ -90,6 +90,7 @@ impl TcpTransport {
             {
                 let mut st = e.lock();
                 st.closing = true;
+                e.relink_no_more();
                 for k in 0..st.out.len() {
                     if st.dead[k] {
                         continue;
@@ -113,6 +114,7 @@ impl TcpTransport {
         {
             let mut st = e.lock();
             st.closing = true;
+            e.relink_no_more();
             let left = st.mailbox.unreceived();
             let user: Vec<_> = left
                 .iter()

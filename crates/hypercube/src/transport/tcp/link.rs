@@ -95,6 +95,17 @@ impl LinkIn {
         std::mem::take(&mut self.transit_left)
     }
 
+    /// The link came back on a new connection (`relink.rs`): read from `stream`, from a
+    /// clean start (the old one's input was abandoned when it died).
+    pub fn reset(&mut self, stream: TcpStream) {
+        self.stream = stream;
+        self.buf.clear();
+        self.eof = false;
+        self.bytes_read = 0;
+        self.transit_left = 0;
+        self.frames_in = 0;
+    }
+
     /// Read what the socket has (non-blocking) and split it into frames.
     pub fn read(&mut self, num_nodes: u32, host: bool) -> Result<ReadOutcome, ReadError> {
         let mut frames = Vec::new();

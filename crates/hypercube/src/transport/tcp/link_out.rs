@@ -181,6 +181,16 @@ impl LinkOut {
         }
     }
 
+    /// The link came back on a new connection (`relink.rs`): write on `stream`, counting
+    /// frames from 0 again (the dead link's kept and queued frames went elsewhere).
+    pub fn reset(&mut self, stream: TcpStream) {
+        self.stream = stream;
+        self.queue.clear();
+        self.closed = false;
+        self.sent = 0;
+        self.kept.clear();
+    }
+
     /// The neighbor has received the first `n` frames of this link whole: forget the kept
     /// ones among them. An error if it claims frames never sent.
     pub fn acked(&mut self, n: u64) -> Result<(), String> {

@@ -10,7 +10,8 @@
 //! `engine.rs` the shared state, routing and output queues; `protocol.rs` sending and
 //! receiving (eager, rendezvous, credits); `dispatch.rs` what is done with arrived frames;
 //! `sequence.rs` the end-to-end numbering of each pair's frames; `routes.rs` the link state
-//! and the routes around dead links, `reroute.rs` what happens when a link dies; `wait.rs`
+//! and the routes around dead links, `reroute.rs` what happens when a link dies,
+//! `relink.rs` how a dead link comes back; `wait.rs`
 //! how a caller waits; `progress.rs` the progress thread; `finalize.rs` leaving the job;
 //! `link.rs` one socket's input, `link_out.rs` its output (and the frames kept until
 //! acknowledged); `sockopt.rs` socket options; `tuning.rs` the knobs.
@@ -23,6 +24,7 @@ mod link;
 mod link_out;
 mod progress;
 mod protocol;
+mod relink;
 mod reroute;
 mod routes;
 mod sequence;
@@ -33,6 +35,7 @@ mod tuning;
 mod wait;
 
 pub(crate) use engine::Engine;
+pub(crate) use relink::{Dialer, Gate, Relink};
 pub use tuning::Tuning;
 
 use std::net::{SocketAddr, TcpStream};

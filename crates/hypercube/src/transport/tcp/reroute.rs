@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering;
 use hypercube_topology::{NodeId, Route};
 
 use super::engine::{relock, Engine, State};
-use super::link::OutFrame;
+use super::link::{LinkIn, OutFrame};
 use super::sockopt;
 use crate::base::ids::HOST;
 use crate::base::parts::Parts;
@@ -86,6 +86,7 @@ impl Engine {
         }
         self.abandoning.store(true, Ordering::SeqCst);
         self.wake_progress();
+        self.relink_later(peer);
         true
     }
 
@@ -102,8 +103,18 @@ impl Engine {
         down: bool,
         from: Option<usize>,
     ) {
+        let was_down = st.routes.is_down(node, k);
         if node >= self.num_nodes || !st.routes.apply(node, k, number, down) {
             return;
+        }
+        let peer = node ^ (1 << k);
+        if was_down && !st.routes.is_down(node, k) && (node == self.me || peer == self.me) {
+            // Both ends said it is up again (`relink.rs`): it is back in the routes.
+            tracing::warn!(
+                "link dim {k} between node {} and node {} is up again: routing over it",
+                node.min(peer),
+                node.max(peer)
+            );
         }
         self.detour
             .store(!st.routes.all_up(), std::sync::atomic::Ordering::Relaxed);
@@ -179,29 +190,36 @@ impl Engine {
                 continue;
             }
             let mut inp = relock(self.inputs[k].lock());
-            let owed = inp.abandon();
             let mut st = self.lock();
-            st.abandon[k] = false;
-            if owed == 0 {
-                continue;
+            if st.abandon[k] {
+                self.abandon_input(&mut inp, &mut st, k);
             }
-            let open = st
-                .out
-                .iter_mut()
-                .enumerate()
-                .find_map(|(j, o)| o.open_frame(k).map(|f| (j, f)));
-            if let Some((j, frame)) = open {
-                tracing::debug!(link = k, owed, "ending a frame in transit void");
-                frame.void(owed);
-                self.flush(&mut st, j);
-            }
+        }
+    }
+
+    /// Abandon the input side of dead link `k` (its input lock and the state lock held).
+    pub(super) fn abandon_input(&self, inp: &mut LinkIn, st: &mut State, k: usize) {
+        let owed = inp.abandon();
+        st.abandon[k] = false;
+        if owed == 0 {
+            return;
+        }
+        let open = st
+            .out
+            .iter_mut()
+            .enumerate()
+            .find_map(|(j, o)| o.open_frame(k).map(|f| (j, f)));
+        if let Some((j, frame)) = open {
+            tracing::debug!(link = k, owed, "ending a frame in transit void");
+            frame.void(owed);
+            self.flush(st, j);
         }
     }
 
     /// For the progress thread, at most every [`IDLE_ACK`]: acknowledge the frames of
     /// every link on which some came since the last acknowledgement but none since the
     /// last look. (Acknowledgements only free the frames a sender keeps for a resend; while
-    /// frames flow, [`super::dispatch`] acknowledges every 128 frames or MiB.)
+    /// frames flow, [`super::dispatch`] acknowledges every 128 frames or 256 KiB.)
     pub(super) fn ack_idle(&self) {
         use std::sync::atomic::Ordering::Relaxed;
         let now = self.epoch.elapsed().as_micros() as u64;
