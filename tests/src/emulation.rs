@@ -4,6 +4,7 @@
 
 use std::process::Command;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// The jobs of a test file share two cores and their timing matters: one at a time.
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -135,4 +136,42 @@ pub fn tx_bytes(pid: u32, k: u32) -> Option<u64> {
         .take_while(char::is_ascii_digit)
         .collect();
     digits.parse().ok()
+}
+
+/// Node program `prog` (printing `PID n` first) on the emulated 3-cube with links of
+/// `rate`, and its ranks' pids in rank order, once all eight have started. The job's
+/// deadline: 120 s, more by a soak's `for=SECS` argument.
+pub fn start_on_3_cube_at(
+    rate: &str,
+    prog: &[&str],
+) -> (crate::LiveJob, crate::KillList, Vec<u32>) {
+    let soak = prog
+        .iter()
+        .find_map(|a| a.strip_prefix("for=")?.parse::<u64>().ok());
+    let timeout = (120 + soak.unwrap_or(0)).to_string();
+    let mut cmd = Command::new(crate::hcrun());
+    cmd.args([
+        "--dim",
+        "3",
+        "--link-rate",
+        rate,
+        "--timeout-s",
+        &timeout,
+        "--",
+    ])
+    .args(prog);
+    let job = crate::LiveJob::start(cmd);
+    let mut ranks = crate::KillList::default();
+    let mut pids = [0u32; 8];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pids.contains(&0) && Instant::now() < deadline {
+        if let Ok(l) = job.lines.recv_timeout(Duration::from_millis(200)) {
+            if let Some((r, pid)) = crate::rank_pid_line(&l) {
+                pids[r as usize] = pid;
+                ranks.add([pid]);
+            }
+        }
+    }
+    assert!(!pids.contains(&0), "the ranks did not all start: {pids:?}");
+    (job, ranks, pids.to_vec())
 }

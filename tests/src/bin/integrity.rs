@@ -1,5 +1,5 @@
 //! Node program: random traffic, checked end to end.
-//! `integrity SEED MESSAGES [HOLD_MS [MAX_LEN [far]]]`.
+//! `integrity SEED MESSAGES [HOLD_MS [MAX_LEN [far] [for=SECS]]]`.
 //!
 //! Every rank derives the whole job's plan from SEED: each rank sends MESSAGES messages of
 //! a random type (0..8), a random size (0 to MAX_LEN, default 256 KiB, log-uniform, so both
@@ -11,6 +11,10 @@
 //! the sequence numbers must arrive in order (the runtime's ordering promise). Prints
 //! `PID n` first (for fault tests), then `OK integrity <messages> <bytes>`.
 //! With HOLD_MS, rank 0 then keeps the job alive that long (a window for fault tests).
+//! With `for=SECS` (a soak), the whole of it — a new plan from SEED + round, every message
+//! checked — repeats in rounds until SECS have passed (rank 0 decides, every rank follows);
+//! the OK line counts all rounds, and each rank prints `RSS minute1=KB end=KB rounds=N`: its
+//! resident memory after the first round that ends past 60 s, and at the end.
 
 use anyhow::{bail, ensure, Context, Result};
 use hypercube::{MsgType, TypeSel};
@@ -79,7 +83,7 @@ fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
     let seed: u64 = args
         .next()
-        .context("usage: integrity SEED MESSAGES [HOLD_MS [MAX_LEN [far]]]")?
+        .context("usage: integrity SEED MESSAGES [HOLD_MS [MAX_LEN [far] [for=SECS]]]")?
         .parse()?;
     let per_rank: u32 = args.next().context("MESSAGES")?.parse()?;
     let hold_ms: u64 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(0);
@@ -88,15 +92,69 @@ fn main() -> Result<()> {
         .map(|s| s.parse())
         .transpose()?
         .unwrap_or(256 << 10);
-    let far = match args.next().as_deref() {
-        None => false,
-        Some("far") => true,
-        Some(other) => bail!("the fifth argument is `far` or nothing, not {other:?}"),
-    };
+    let (mut far, mut for_s) = (false, None);
+    for a in args {
+        match a.as_str() {
+            "far" => far = true,
+            _ => match a.strip_prefix("for=") {
+                Some(v) => for_s = Some(v.parse::<u64>().context("for=SECS")?),
+                None => bail!("after MAX_LEN: `far` or `for=SECS`, not {a:?}"),
+            },
+        }
+    }
     println!("PID {}", std::process::id());
+    let t0 = std::time::Instant::now();
+    let (mut total, mut bytes, mut rounds) = (0u64, 0u64, 0u64);
+    let mut minute1 = None;
+    loop {
+        let (t, b) = round(&node, seed.wrapping_add(rounds), per_rank, max_len, far)?;
+        (total, bytes, rounds) = (total + t, bytes + b, rounds + 1);
+        let Some(secs) = for_s else { break };
+        if minute1.is_none() && t0.elapsed().as_secs() >= 60 {
+            minute1 = Some(rss_kb()?);
+        }
+        // Every rank has all of this round before any sends the next one's (a receive of
+        // any type would take a message of the next round); then rank 0's clock decides.
+        node.cube().barrier()?;
+        let more = u8::from(t0.elapsed().as_secs() < secs);
+        let go = node.cube().bcast(0, bytes::Bytes::from(vec![more]), 1)?;
+        if go.first() != Some(&1) {
+            break;
+        }
+    }
+    println!("OK integrity {total} {bytes}");
+    if for_s.is_some() {
+        let end = rss_kb()?;
+        let m1 = minute1.unwrap_or(end);
+        println!("RSS minute1={m1} end={end} rounds={rounds}");
+    }
+    if hold_ms > 0 && node.mynode() == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(hold_ms));
+    }
+    Ok(())
+}
+
+/// This process's resident memory (VmRSS), in KiB.
+fn rss_kb() -> Result<u64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .context("no VmRSS in /proc/self/status")
+}
+
+/// One plan of the whole job from `seed`, sent, received and checked: the messages and
+/// bytes this rank received.
+fn round(
+    node: &hypercube::Node,
+    seed: u64,
+    per_rank: u32,
+    max_len: usize,
+    far: bool,
+) -> Result<(u64, u64)> {
     let (me, p) = (node.mynode(), node.numnodes());
     let all = plan(seed, p, per_rank, max_len, far);
-
     // Sends: sequence numbers per (source, type, dest) — what the receiver checks per
     // (source, type) since it is the only receiver of these.
     let mut seq = std::collections::HashMap::new();
@@ -154,9 +212,5 @@ fn main() -> Result<()> {
             next.get(k)
         );
     }
-    println!("OK integrity {total} {bytes}");
-    if hold_ms > 0 && me == 0 {
-        std::thread::sleep(std::time::Duration::from_millis(hold_ms));
-    }
-    Ok(())
+    Ok((total, bytes))
 }
