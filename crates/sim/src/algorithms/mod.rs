@@ -14,6 +14,8 @@ pub mod planned;
 pub mod rbf;
 
 use hypercube_topology::NodeId;
+use std::cmp::Ordering;
+
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -40,27 +42,72 @@ pub fn argmin_random<S: PartialOrd + Copy>(
     mut score: impl FnMut(u32) -> S,
     rng: &mut ChaCha8Rng,
 ) -> Option<u32> {
-    let mut best: Option<S> = None;
-    let mut ties = 0u32;
-    let mut pick = None;
+    let mut min = RandomMin::default();
     for k in dims {
-        let s = score(k);
-        match best {
-            Some(b) if s > b => continue,
-            Some(b) if s == b => {
-                ties += 1;
-                if rng.gen_range(0..ties) == 0 {
-                    pick = Some(k);
+        min.offer(score(k), k, rng);
+    }
+    min.pick()
+}
+
+/// [`argmin_random`] for candidates offered one at a time (moves found in
+/// nested loops): keeps one of the candidates of least score, each of them
+/// equally likely, drawing from `rng` once per tie.
+pub struct RandomMin<S, T> {
+    best: Option<(S, T)>,
+    ties: u32,
+}
+
+impl<S, T> Default for RandomMin<S, T> {
+    fn default() -> Self {
+        RandomMin {
+            best: None,
+            ties: 0,
+        }
+    }
+}
+
+impl<S: PartialOrd + Copy, T> RandomMin<S, T> {
+    /// Offer `item` of score `s`.
+    pub fn offer(&mut self, s: S, item: T, rng: &mut ChaCha8Rng) {
+        self.offer_by(s, item, rng, |s, b| {
+            if s > b {
+                Ordering::Greater
+            } else if s == b {
+                Ordering::Equal
+            } else {
+                Ordering::Less
+            }
+        });
+    }
+
+    /// Offer `item` of score `s`, scores ordered by `cmp(s, best)` (e.g. equal
+    /// within a tolerance).
+    pub fn offer_by(
+        &mut self,
+        s: S,
+        item: T,
+        rng: &mut ChaCha8Rng,
+        cmp: impl Fn(S, S) -> Ordering,
+    ) {
+        match &mut self.best {
+            Some((b, _)) if cmp(s, *b) == Ordering::Greater => {}
+            Some((b, pick)) if cmp(s, *b) == Ordering::Equal => {
+                self.ties += 1;
+                if rng.gen_range(0..self.ties) == 0 {
+                    *pick = item;
                 }
             }
             _ => {
-                best = Some(s);
-                ties = 1;
-                pick = Some(k);
+                self.best = Some((s, item));
+                self.ties = 1;
             }
         }
     }
-    pick
+
+    /// The candidate kept, if any was offered.
+    pub fn pick(self) -> Option<T> {
+        self.best.map(|(_, t)| t)
+    }
 }
 
 /// A random still-to-correct dimension (brute force and RBF).

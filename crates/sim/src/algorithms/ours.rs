@@ -42,12 +42,13 @@
 //! (`threshold × add`); here it is known exactly (the moves already chosen),
 //! and the guess about the future is the expected inflow.
 
+use std::cmp::Ordering;
+
 use hypercube_topology::{neighbor, NodeId};
 use rand::seq::SliceRandom;
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::candidate_dims;
+use super::{candidate_dims, RandomMin};
 use crate::model::{Move, Network, Router, FLOW_UNIT};
 
 /// Our online router; see the module documentation.
@@ -151,8 +152,7 @@ impl Ours {
         maxd: u32,
         rng: &mut ChaCha8Rng,
     ) -> Option<Move> {
-        let mut best: Option<(f64, Move)> = None;
-        let mut ties = 0u32;
+        let mut best = RandomMin::default();
         for e in (1..=maxd).rev() {
             let self_over = self.bound_with(net, node, 0, e).saturating_sub(self.target);
             let mut seen: Vec<NodeId> = Vec::with_capacity(self.width);
@@ -183,23 +183,19 @@ impl Ours {
                         + self.beta * inflow as f64 / FLOW_UNIT as f64
                         + self.gamma * lb as f64;
                     let mv = Move { packet: id, dim: k };
-                    match best {
-                        Some((b, _)) if s > b + 1e-9 => {}
-                        Some((b, _)) if (s - b).abs() <= 1e-9 => {
-                            ties += 1;
-                            if rng.gen_range(0..ties) == 0 {
-                                best = Some((b, mv));
-                            }
+                    best.offer_by(s, mv, rng, |s: f64, b| {
+                        if s > b + 1e-9 {
+                            Ordering::Greater
+                        } else if (s - b).abs() <= 1e-9 {
+                            Ordering::Equal
+                        } else {
+                            Ordering::Less
                         }
-                        _ => {
-                            best = Some((s, mv));
-                            ties = 1;
-                        }
-                    }
+                    });
                 }
             }
         }
-        best.map(|(_, m)| m)
+        best.pick()
     }
 
     /// Remembers this cycle's move of `node` (what it sends, what its

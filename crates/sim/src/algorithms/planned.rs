@@ -31,11 +31,11 @@
 //! routes.
 
 use hypercube_topology::{neighbor, NodeId, Plan, PlanOptions, Route, MAX_PLAN_DIM};
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use hypercube_topology::MAX_ROUTE_HOPS;
 
+use super::RandomMin;
 use crate::model::{Move, Network, Router};
 use crate::workload::Workload;
 
@@ -227,28 +227,14 @@ impl Router for Planned {
         if d == 0 {
             return None;
         }
-        let mut best: Option<(u32, Move)> = None;
-        let mut ties = 0u32;
+        let mut best = RandomMin::default();
         for &id in net.bucket(node, d) {
             let dim = self.next_dim(net, id);
             let c = neighbor(node, dim);
             let q = net.queue_len(c);
             let s = q + net.incoming(c) - u32::from(q > 0);
-            let mv = Move { packet: id, dim };
-            match best {
-                Some((b, _)) if s > b => {}
-                Some((b, _)) if s == b => {
-                    ties += 1;
-                    if rng.gen_range(0..ties) == 0 {
-                        best = Some((b, mv));
-                    }
-                }
-                _ => {
-                    best = Some((s, mv));
-                    ties = 1;
-                }
-            }
+            best.offer(s, Move { packet: id, dim }, rng);
         }
-        best.map(|(_, m)| m)
+        best.pick()
     }
 }
