@@ -79,15 +79,21 @@ pub fn processes_in(ns: &str) -> Vec<u32> {
         .collect()
 }
 
+/// `ip ARGS` run inside the network namespace of process `pid` (a rank).
+pub fn ip_in<S: AsRef<std::ffi::OsStr>>(pid: u32, args: &[S]) -> std::process::Output {
+    Command::new("nsenter")
+        .arg(format!("--net=/proc/{pid}/ns/net"))
+        .arg("ip")
+        .args(args)
+        .output()
+        .expect("running nsenter")
+}
+
 /// The routes over the edge in dimension `k` (`dim<k>`) in the network namespace of
 /// process `pid` (a rank): `ip route` lines. Taking the link down removes them; putting it
 /// back does not restore them ([`put_back`] does).
 pub fn routes_over(pid: u32, k: u32) -> Vec<String> {
-    let out = Command::new("nsenter")
-        .arg(format!("--net=/proc/{pid}/ns/net"))
-        .args(["ip", "-o", "route", "show", "dev", &format!("dim{k}")])
-        .output()
-        .expect("running nsenter");
+    let out = ip_in(pid, &["-o", "route", "show", "dev", &format!("dim{k}")]);
     let routes: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(str::to_string)
@@ -100,22 +106,18 @@ pub fn routes_over(pid: u32, k: u32) -> Vec<String> {
 /// and its `routes` (as [`routes_over`] gave them) over it again.
 pub fn put_back(pid: u32, node: u32, k: u32, routes: &[String]) {
     let dev = format!("dim{k}");
-    let mut cmds = vec![["ip", "link", "set", &dev, "up"].map(String::from).to_vec()];
+    let mut cmds = vec![["link", "set", &dev, "up"].map(String::from).to_vec()];
     for r in routes {
-        let mut c: Vec<String> = ["ip", "route", "replace"].map(String::from).to_vec();
+        let mut c: Vec<String> = ["route", "replace"].map(String::from).to_vec();
         c.extend(r.split_whitespace().map(String::from));
         c.extend(["dev".to_string(), dev.clone()]);
         cmds.push(c);
     }
     for c in cmds {
-        let out = Command::new("nsenter")
-            .arg(format!("--net=/proc/{pid}/ns/net"))
-            .args(&c)
-            .output()
-            .expect("running nsenter");
+        let out = ip_in(pid, &c);
         assert!(
             out.status.success(),
-            "node {node}: {c:?}: {}",
+            "node {node}: ip {c:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
     }
@@ -124,11 +126,7 @@ pub fn put_back(pid: u32, node: u32, k: u32, routes: &[String]) {
 /// Bytes sent so far on the `dim<k>` interface in the namespace of process `pid` (`None`:
 /// the process is gone).
 pub fn tx_bytes(pid: u32, k: u32) -> Option<u64> {
-    let out = Command::new("nsenter")
-        .arg(format!("--net=/proc/{pid}/ns/net"))
-        .args(["ip", "-j", "-s", "link", "show", &format!("dim{k}")])
-        .output()
-        .ok()?;
+    let out = ip_in(pid, &["-j", "-s", "link", "show", &format!("dim{k}")]);
     let json = String::from_utf8_lossy(&out.stdout);
     let at = json.find("\"tx\":{\"bytes\":")? + "\"tx\":{\"bytes\":".len();
     let digits: String = json[at..]

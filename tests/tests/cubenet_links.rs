@@ -4,11 +4,11 @@
 //! off stops the job within 10 s naming one of its links; a busy slow link is not declared
 //! dead. Needs root or unprivileged user namespaces; skipped with a loud line elsewhere.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use hypercube_tests::emulation::{
-    emulation_possible, host_network, put_back, routes_over, serial, start_on_3_cube_at, tx_bytes,
+    emulation_possible, host_network, ip_in, put_back, routes_over, serial, start_on_3_cube_at,
+    tx_bytes,
 };
 use hypercube_tests::{run_hcrun, KillList, LiveJob};
 
@@ -34,11 +34,7 @@ fn start_on_3_cube(prog: &[&str]) -> (LiveJob, KillList, Vec<u32>) {
 /// namespace (the one its rank, `pid`, runs in): a cable pulled.
 fn pull(pid: u32, node: u32, dims: &[u32]) {
     for k in dims {
-        let out = Command::new("nsenter")
-            .arg(format!("--net=/proc/{pid}/ns/net"))
-            .args(["ip", "link", "set", &format!("dim{k}"), "down"])
-            .output()
-            .expect("running nsenter");
+        let out = ip_in(pid, &["link", "set", &format!("dim{k}"), "down"]);
         assert!(
             out.status.success(),
             "taking node {node}'s dim{k} down: {}",
