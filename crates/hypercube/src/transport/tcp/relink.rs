@@ -27,8 +27,24 @@ use crate::base::parts::Parts;
 use crate::error::Error;
 use crate::wire::frame::{Header, Kind};
 
-/// How often a dead link's dialing end tries to dial it again.
+/// How often a dead link's dialing end tries to dial it again, at first.
 pub(crate) const REDIAL_EVERY: Duration = Duration::from_secs(1);
+
+/// Dials a second apart while a link has been dead for about this many tries...
+const REDIAL_FAST_TRIES: u32 = 10;
+
+/// ... then the period doubles from one failed dial to the next, up to this.
+pub(crate) const REDIAL_AT_MOST: Duration = Duration::from_secs(8);
+
+/// The time from the start of one dial to the start of the next after `tries` failed
+/// dials: [`REDIAL_EVERY`] for the first [`REDIAL_FAST_TRIES`] (a cable put back within
+/// ten seconds is used again within a second), then doubling up to [`REDIAL_AT_MOST`] (a
+/// link that stays down costs a failed `connect` every 8 s, not every second, for the
+/// rest of the job).
+pub(crate) fn redial_after(tries: u32) -> Duration {
+    let extra = tries.saturating_sub(REDIAL_FAST_TRIES).min(8);
+    REDIAL_EVERY.saturating_mul(1 << extra).min(REDIAL_AT_MOST)
+}
 
 /// Which neighbors the link acceptor takes: during start-up each expected neighbor once;
 /// afterwards a neighbor again only when its link is dead here (the engine opens the gate
@@ -109,7 +125,8 @@ impl TcpTransport {
 }
 
 /// The relink thread: install what the acceptor takes; dial the dead links this node dials,
-/// every [`REDIAL_EVERY`], until they are back or the job ends.
+/// every [`REDIAL_EVERY`] at first and less often later ([`redial_after`]), until they are
+/// back or the job ends.
 fn run(engine: &Weak<Engine>, hear: &Receiver<Relink>, dial: &Dialer) {
     // The neighbors to dial, and when next.
     let mut due: Vec<(NodeId, Instant, u32)> = Vec::new();
@@ -145,8 +162,8 @@ fn run(engine: &Weak<Engine>, hear: &Receiver<Relink>, dial: &Dialer) {
                 continue;
             }
             drop(e);
-            // Every second from the start of one dial to the next (one that gets no answer
-            // takes the second itself).
+            // From the start of one dial to the next (one that gets no answer takes the
+            // second itself).
             let started = Instant::now();
             match dial(peer) {
                 Ok(s) => {
@@ -157,7 +174,7 @@ fn run(engine: &Weak<Engine>, hear: &Receiver<Relink>, dial: &Dialer) {
                 }
                 Err(why) => {
                     tracing::debug!("dialing node {peer} again: {why}");
-                    due[i] = (peer, started + REDIAL_EVERY, tries + 1);
+                    due[i] = (peer, started + redial_after(tries + 1), tries + 1);
                     i += 1;
                 }
             }
@@ -289,7 +306,23 @@ fn reset_counters(st: &mut State, k: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::Gate;
+    use super::{redial_after, Gate};
+    use std::time::Duration;
+
+    #[test]
+    fn redialing_is_every_second_for_ten_tries_then_backs_off_to_eight_seconds() {
+        let s = |t| redial_after(t).as_secs();
+        assert_eq!((0..=10).map(s).collect::<Vec<_>>(), vec![1; 11]);
+        assert_eq!((11..=14).map(s).collect::<Vec<_>>(), vec![2, 4, 8, 8]);
+        assert_eq!(redial_after(u32::MAX), Duration::from_secs(8));
+        // A link down for a minute is dialed 18 times, not 60.
+        let mut t = Duration::ZERO;
+        let tries = (0..).take_while(|&n| {
+            t += redial_after(n);
+            t <= Duration::from_secs(60)
+        });
+        assert_eq!(tries.count(), 18);
+    }
 
     #[test]
     fn the_gate_takes_a_neighbor_once_again_after_its_link_died_and_nobody_once_shut() {
