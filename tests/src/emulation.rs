@@ -143,14 +143,24 @@ pub fn start_on_3_cube_at(
     rate: &str,
     prog: &[&str],
 ) -> (crate::LiveJob, crate::KillList, Vec<u32>) {
+    start_on_cube_at(3, rate, prog)
+}
+
+/// [`start_on_3_cube_at`] on the emulated `dim`-cube.
+pub fn start_on_cube_at(
+    dim: u32,
+    rate: &str,
+    prog: &[&str],
+) -> (crate::LiveJob, crate::KillList, Vec<u32>) {
     let soak = prog
         .iter()
         .find_map(|a| a.strip_prefix("for=")?.parse::<u64>().ok());
     let timeout = (120 + soak.unwrap_or(0)).to_string();
+    let dim_s = dim.to_string();
     let mut cmd = Command::new(crate::hcrun());
     cmd.args([
         "--dim",
-        "3",
+        &dim_s,
         "--link-rate",
         rate,
         "--timeout-s",
@@ -160,7 +170,7 @@ pub fn start_on_3_cube_at(
     .args(prog);
     let job = crate::LiveJob::start(cmd);
     let mut ranks = crate::KillList::default();
-    let mut pids = [0u32; 8];
+    let mut pids = vec![0u32; 1 << dim];
     let deadline = Instant::now() + Duration::from_secs(30);
     while pids.contains(&0) && Instant::now() < deadline {
         if let Ok(l) = job.lines.recv_timeout(Duration::from_millis(200)) {
@@ -171,5 +181,5 @@ pub fn start_on_3_cube_at(
         }
     }
     assert!(!pids.contains(&0), "the ranks did not all start: {pids:?}");
-    (job, ranks, pids.to_vec())
+    (job, ranks, pids)
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use hypercube_tests::emulation::{
     emulation_possible, host_network, ip_in, put_back, routes_over, serial, start_on_3_cube_at,
-    tx_bytes,
+    start_on_cube_at, tx_bytes,
 };
 use hypercube_tests::{run_hcrun, KillList, LiveJob};
 
@@ -306,12 +306,13 @@ fn collect(
     true
 }
 
-/// The integrity program (seed printed) at 20 Mbit/s, `per_rank` messages per rank; node
+/// The integrity program (seed printed) on the emulated `dim`-cube (3 or 4) at 20 Mbit/s,
+/// `per_rank` messages per rank; node
 /// `at`'s (5 or 7) end of the dim-1 cable between them pulled 2 s in and put back 2 s after the link is found dead, `pulls`
 /// times (each time once both ends route over it again, 1 s later). The job must succeed,
 /// every message whole, and the link must carry the job's bytes again after the last time.
 /// `soak`: run `integrity` in rounds for that many seconds, a pull every 30 s.
-fn pull_and_put_back(per_rank: u64, pulls: usize, at: u32, soak: Option<u64>) {
+fn pull_and_put_back(dim: u32, per_rank: u64, pulls: usize, at: u32, soak: Option<u64>) {
     let seed: u64 = std::env::var("HYPERCUBE_FAULT_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -327,7 +328,7 @@ fn pull_and_put_back(per_rank: u64, pulls: usize, at: u32, soak: Option<u64>) {
     if soak.is_some() {
         prog.extend(["0", "65536", &for_s]);
     }
-    let (mut job, ranks, pids) = start_on_3_cube_at("20mbit", &prog);
+    let (mut job, ranks, pids) = start_on_cube_at(dim, "20mbit", &prog);
     let mut lines: Vec<String> = Vec::new();
     // Collect output until `done` says so (or `limit` passes): true if it did.
     let count = |ls: &[String], what: &str| ls.iter().filter(|l| l.contains(what)).count();
@@ -405,7 +406,7 @@ fn pull_and_put_back(per_rank: u64, pulls: usize, at: u32, soak: Option<u64>) {
     }
     assert!(status.success(), "seed {seed}: the job failed:\n{text}");
     let mut n = 0u64;
-    for r in 0..8 {
+    for r in 0..pids.len() {
         let line = lines
             .iter()
             .find_map(|l| l.strip_prefix(&format!("[{r}] OK integrity ")))
@@ -417,7 +418,7 @@ fn pull_and_put_back(per_rank: u64, pulls: usize, at: u32, soak: Option<u64>) {
             .unwrap_or(0);
     }
     if soak.is_none() {
-        assert_eq!(n, per_rank * 8, "seed {seed}: messages received");
+        assert_eq!(n, per_rank << dim, "seed {seed}: messages received");
     }
     // A soak: every rank's resident memory at the end within 10% of minute one.
     let rss: Vec<&String> = lines
@@ -430,6 +431,7 @@ fn pull_and_put_back(per_rank: u64, pulls: usize, at: u32, soak: Option<u64>) {
             let v = l.split(k).nth(1).and_then(|r| r.split_whitespace().next());
             v.and_then(|v| v.parse().ok()).unwrap_or(0)
         };
+        assert!(kb("minute1=") > 0, "no reading in the second minute: {l}");
         assert!(kb("end=") * 10 <= kb("minute1=") * 11, "memory grew: {l}");
     }
     let used = last_tx
@@ -451,7 +453,7 @@ fn a_link_pulled_and_put_back_is_used_again_and_nothing_is_lost() {
         return;
     }
     let _one = serial();
-    pull_and_put_back(3000, 1, 5, None);
+    pull_and_put_back(3, 3000, 1, 5, None);
 }
 
 #[test]
@@ -461,7 +463,7 @@ fn a_flapping_link_loses_and_duplicates_nothing() {
         return;
     }
     let _one = serial();
-    pull_and_put_back(5000, 2, 5, None);
+    pull_and_put_back(3, 5000, 2, 5, None);
 }
 
 #[test]
@@ -472,11 +474,11 @@ fn a_link_pulled_at_its_accepting_end_and_put_back_is_used_again() {
         return;
     }
     let _one = serial();
-    pull_and_put_back(3000, 1, 7, None);
+    pull_and_put_back(3, 3000, 1, 7, None);
 }
 
 /// Issue 24's soak (by hand: `cargo test -p hypercube-tests --test cubenet_links --
-/// --ignored soak`): 10 minutes of `integrity` rounds on the emulated 3-cube, node 5's dim-1
+/// --ignored soak`): 10 minutes of `integrity` rounds on the emulated 4-cube, node 5's dim-1
 /// cable pulled every 30 s and put back 2 s after it is found dead; every message of every
 /// round whole, once, in order; each rank's memory at the end within 10% of minute one.
 #[test]
@@ -486,5 +488,5 @@ fn soak_ten_minutes_with_a_link_flapping_every_30_s() {
         return;
     }
     let _one = serial();
-    pull_and_put_back(100, 19, 5, Some(600));
+    pull_and_put_back(4, 100, 19, 5, Some(600));
 }

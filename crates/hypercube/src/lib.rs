@@ -63,7 +63,7 @@ pub fn init() -> Result<Node> {
     if INITIALIZED.swap(true, Ordering::SeqCst) {
         return Err(Error::AlreadyInitialized);
     }
-    keep_freed_memory();
+    base::memory::keep_freed();
     let t = boot::join(boot::Launch::detect()?)?;
     trace::startup_work(|| boot::probe::run(&t))?;
     if collectives::select::machine().links_bound(1) {
@@ -71,30 +71,6 @@ pub fn init() -> Result<Node> {
     }
     boot::clock::estimate_clock(&t);
     Ok(Node::with_transport(Arc::new(t)))
-}
-
-/// Message buffers of a few MiB are allocated and freed all the time; by default glibc
-/// gives such blocks back to the kernel at once (mmap/munmap), and every reuse then pays a
-/// page fault per 4 KiB (measured: ~30% of a 1 MiB allreduce at np = 8; the command and
-/// figures are in `docs/perf/analysis.md`). Raise glibc's
-/// thresholds so freed buffers are reused — unless the user set `MALLOC_MMAP_THRESHOLD_` /
-/// `MALLOC_TRIM_THRESHOLD_` or `HYPERCUBE_KEEP_FREED_MEMORY=0`.
-fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        let set = |v: &str| std::env::var_os(v).is_some();
-        if set("MALLOC_MMAP_THRESHOLD_")
-            || set("MALLOC_TRIM_THRESHOLD_")
-            || std::env::var("HYPERCUBE_KEEP_FREED_MEMORY").is_ok_and(|v| v.trim() == "0")
-        {
-            return;
-        }
-        // SAFETY: mallopt only adjusts glibc's allocator parameters.
-        unsafe {
-            libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20);
-            libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
-        }
-    }
 }
 
 /// Run a node program: `init`, then `f`; on an error, print it (with its causes) and stop

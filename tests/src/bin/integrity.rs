@@ -14,7 +14,9 @@
 //! With `for=SECS` (a soak), the whole of it — a new plan from SEED + round, every message
 //! checked — repeats in rounds until SECS have passed (rank 0 decides, every rank follows);
 //! the OK line counts all rounds, and each rank prints `RSS minute1=KB end=KB rounds=N`: its
-//! resident memory after the first round that ends past 60 s, and at the end.
+//! resident memory, read after every round, as the median over the rounds that end in the
+//! second minute (60–120 s) and over those that end in the last minute (a single reading
+//! swings by ±10 % with the size of the round just done).
 
 use anyhow::{bail, ensure, Context, Result};
 use hypercube::{MsgType, TypeSel};
@@ -105,14 +107,13 @@ fn main() -> Result<()> {
     println!("PID {}", std::process::id());
     let t0 = std::time::Instant::now();
     let (mut total, mut bytes, mut rounds) = (0u64, 0u64, 0u64);
-    let mut minute1 = None;
+    // (seconds since the start, resident KiB) after each round of a soak.
+    let mut rss = Vec::new();
     loop {
         let (t, b) = round(&node, seed.wrapping_add(rounds), per_rank, max_len, far)?;
         (total, bytes, rounds) = (total + t, bytes + b, rounds + 1);
         let Some(secs) = for_s else { break };
-        if minute1.is_none() && t0.elapsed().as_secs() >= 60 {
-            minute1 = Some(rss_kb()?);
-        }
+        rss.push((t0.elapsed().as_secs(), rss_kb()?));
         // Every rank has all of this round before any sends the next one's (a receive of
         // any type would take a message of the next round); then rank 0's clock decides.
         node.cube().barrier()?;
@@ -123,15 +124,26 @@ fn main() -> Result<()> {
         }
     }
     println!("OK integrity {total} {bytes}");
-    if for_s.is_some() {
-        let end = rss_kb()?;
-        let m1 = minute1.unwrap_or(end);
+    if let Some(secs) = for_s {
+        let m1 = median(&rss, 60..120);
+        let end = median(&rss, secs.saturating_sub(60)..u64::MAX);
         println!("RSS minute1={m1} end={end} rounds={rounds}");
     }
     if hold_ms > 0 && node.mynode() == 0 {
         std::thread::sleep(std::time::Duration::from_millis(hold_ms));
     }
     Ok(())
+}
+
+/// The median of the readings taken at `secs` (0 if none).
+fn median(readings: &[(u64, u64)], secs: std::ops::Range<u64>) -> u64 {
+    let mut v: Vec<u64> = readings
+        .iter()
+        .filter(|(t, _)| secs.contains(t))
+        .map(|r| r.1)
+        .collect();
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
 }
 
 /// This process's resident memory (VmRSS), in KiB.

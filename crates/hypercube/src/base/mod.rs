@@ -1,9 +1,10 @@
 //! The words every layer speaks: node numbers and the host's ([`ids`]), the tag space
 //! ([`tags`]), message payloads as shared parts ([`parts`]) and the message with its
-//! selector ([`message`]). Nothing here knows a transport, a wire or a collective.
+//! selector ([`message`]); how freed message memory is kept and given back ([`memory`]). Nothing here knows a transport, a wire or a collective.
 
 pub(crate) mod ids;
 pub(crate) mod lent;
+pub(crate) mod memory;
 pub(crate) mod message;
 pub(crate) mod parts;
 pub(crate) mod tags;

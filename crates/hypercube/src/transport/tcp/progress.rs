@@ -21,6 +21,7 @@ pub(super) fn run(e: &Engine) {
     while !e.stop.load(Ordering::SeqCst) {
         e.abandon_inputs();
         e.ack_idle();
+        crate::base::memory::give_back_when_due();
         // A caller is spinning on (or parked in poll on) the sockets, or left a wait less
         // than a tick ago and will likely wait again: stay out of its way, but look again
         // after (the rest of) a tick — it may go back to computing without telling us (it
