@@ -1,8 +1,12 @@
-//! Which memory is lent right now (`collectives/lend.rs`): the transport keeps a copy of a
-//! frame it has written until the neighbor acknowledges it (for a resend if the link dies,
-//! `docs/reliability.md`, "Rerouting"), and must not keep the caller's own memory that
-//! long — a lend returns once the kernel has the bytes. So a kept frame whose payload points
-//! into lent memory is kept as a copy ([`unlent`]). With nothing lent, one atomic load.
+//! Which memory is lent right now (`collectives/lend.rs`): the transport keeps a frame it
+//! has written until the neighbor acknowledges it (for a resend if the link dies,
+//! `docs/reliability.md`, "Rerouting"), and must not keep the caller's own memory once the
+//! lender wants it back. So a kept frame keeps lent memory as it is while its lender is
+//! still inside its call — most are acknowledged before the call ends, and then nothing is
+//! copied — and the lender, before it waits for its loans, marks its ranges *returning*
+//! ([`returning`]) and asks the transport to copy what it still keeps of them
+//! (`Transport::release_lent`); a frame written after that is kept as a copy at once
+//! ([`unlent`]). With nothing returning, one atomic load.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -11,41 +15,55 @@ use bytes::Bytes;
 
 use super::parts::Parts;
 
-/// Lent ranges registered.
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
-/// The lent ranges, start and end addresses.
-static RANGES: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+/// Lent ranges registered and marked returning.
+static RETURNING: AtomicUsize = AtomicUsize::new(0);
+/// The lent ranges: start and end addresses, and whether their lender is returning.
+static RANGES: Mutex<Vec<(usize, usize, bool)>> = Mutex::new(Vec::new());
 
-fn ranges() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
+fn ranges() -> std::sync::MutexGuard<'static, Vec<(usize, usize, bool)>> {
     RANGES.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// `data` is lent from now until [`unregister`].
 pub(crate) fn register(data: &[u8]) {
     let start = data.as_ptr() as usize;
-    ranges().push((start, start + data.len()));
-    ACTIVE.fetch_add(1, Ordering::SeqCst);
+    ranges().push((start, start + data.len(), false));
+}
+
+/// The lender of the `len` bytes at `start` wants them back: what still points into them
+/// is to be copied ([`unlent`]).
+pub(crate) fn returning(start: usize, len: usize) {
+    let mut r = ranges();
+    if let Some(x) = r
+        .iter_mut()
+        .find(|x| (x.0, x.1) == (start, start + len) && !x.2)
+    {
+        x.2 = true;
+        RETURNING.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 /// The `len` bytes at address `start`, [`register`]ed, are no longer lent (nothing points
 /// into them any more).
 pub(crate) fn unregister(start: usize, len: usize) {
     let mut r = ranges();
-    if let Some(i) = r.iter().position(|&x| x == (start, start + len)) {
-        r.swap_remove(i);
-        ACTIVE.fetch_sub(1, Ordering::SeqCst);
+    if let Some(i) = r.iter().position(|x| (x.0, x.1) == (start, start + len)) {
+        if r.swap_remove(i).2 {
+            RETURNING.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
-/// `p` with every part that points into lent memory replaced by a copy of it.
+/// `p` with every part that points into lent memory whose lender is returning replaced by
+/// a copy of it.
 pub(crate) fn unlent(p: Parts) -> Parts {
-    if ACTIVE.load(Ordering::SeqCst) == 0 {
+    if RETURNING.load(Ordering::SeqCst) == 0 {
         return p;
     }
     let r = ranges();
     let lent = |b: &Bytes| {
         let s = b.as_ptr() as usize;
-        !b.is_empty() && r.iter().any(|&(lo, hi)| s >= lo && s < hi)
+        !b.is_empty() && r.iter().any(|&(lo, hi, back)| back && s >= lo && s < hi)
     };
     if !p.iter().any(lent) {
         return p;
@@ -72,6 +90,13 @@ mod tests {
         let lent_bytes = Bytes::from(vec![7u8; 100]);
         let own = Bytes::from(vec![1u8; 10]);
         register(&lent_bytes);
+        let kept = unlent(Parts::from(lent_bytes.slice(10..20)));
+        assert_eq!(
+            kept.iter().next().map(|x| x.as_ptr()),
+            Some(lent_bytes[10..].as_ptr()),
+            "kept as it is while the lender is inside its call"
+        );
+        returning(lent_bytes.as_ptr() as usize, lent_bytes.len());
         let p = unlent(Parts::from(vec![lent_bytes.slice(10..20), own.clone()]));
         let v: Vec<&Bytes> = p.iter().collect();
         assert_ne!(v[0].as_ptr(), lent_bytes[10..].as_ptr());

@@ -133,6 +133,12 @@ impl<'a> Ctx<'a> {
         self.node.discard_call(self.tag);
     }
 
+    /// The transport copies what it still keeps of lent memory whose lender is returning
+    /// (`collectives/lend.rs`).
+    pub(crate) fn release_lent(&self) {
+        self.node.release_lent();
+    }
+
     /// The end of this member's part of the call: `r` as it is; if it is an error that no
     /// failure notice brought here, a notice of it is sent first to every other member of
     /// the subcube (see the module docs), so none of them waits for this node or goes on

@@ -5,6 +5,11 @@
 //! So a collective can send part of the caller's `&[T]` as it is (reduce-scatter's first
 //! step) where it would otherwise copy it into a message buffer it owns.
 //!
+//! Over TCP a written frame is also kept until the neighbor acknowledges it (for a resend
+//! if the link dies); it keeps the lent memory as it is while the call runs, and when the
+//! call is about to return the `Lender` asks the transport to copy what it still keeps of
+//! it (`release`, `base::lent`): usually nothing, the acknowledgement having come first.
+//!
 //! The wait happens when the `Lender` is dropped, at the end of [`lend`] or while
 //! unwinding, and it cannot be skipped: the `Lender` lives on [`lend`]'s stack and is only
 //! borrowed by the closure, so no borrowed byte outlives the borrow. (If a copy were never
@@ -27,6 +32,8 @@ struct Count {
 /// Turns slices that live for `'a` into message bytes; see the module documentation.
 pub(crate) struct Lender<'a> {
     count: Arc<Count>,
+    /// Asks the transport to copy what it still keeps of lent memory marked returning.
+    release: &'a dyn Fn(),
     _borrow: PhantomData<&'a [u8]>,
 }
 
@@ -83,8 +90,19 @@ impl<'a> Lender<'a> {
 }
 
 impl Drop for Lender<'_> {
-    /// Wait until no message handle points at lent memory.
+    /// Mark the lent ranges returning, have the transport copy what it keeps of them, and
+    /// wait until no message handle points at lent memory.
     fn drop(&mut self) {
+        for &(start, len) in self
+            .count
+            .lent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            crate::base::lent::returning(start, len);
+        }
+        (self.release)();
         let mut live = self.count.live.lock().unwrap_or_else(|p| p.into_inner());
         while *live > 0 {
             live = self
@@ -107,10 +125,12 @@ impl Drop for Lender<'_> {
 }
 
 /// Run `f` with a [`Lender`] of memory that lives for `'a`; return when every byte it lent
-/// has been let go of.
-pub(crate) fn lend<'a, R>(f: impl FnOnce(&Lender<'a>) -> R) -> R {
+/// has been let go of. `release` asks the transport to copy what it keeps of lent memory
+/// marked returning (`Transport::release_lent`).
+pub(crate) fn lend<'a, R>(release: &'a dyn Fn(), f: impl FnOnce(&Lender<'a>) -> R) -> R {
     let lender = Lender {
         count: Arc::new(Count::default()),
+        release,
         _borrow: PhantomData,
     };
     f(&lender)
@@ -127,7 +147,7 @@ mod tests {
     fn lend_waits_for_the_last_copy() {
         let data = vec![7u8; 1000];
         let t0 = Instant::now();
-        let seen = lend(|l| {
+        let seen = lend(&|| {}, |l| {
             let b = l.lend(&data[10..20]);
             let copy = b.slice(2..5);
             drop(b);
@@ -139,6 +159,6 @@ mod tests {
         assert!(t0.elapsed() >= Duration::from_millis(50));
         assert_eq!(seen.join().unwrap(), vec![7u8; 3]);
         // Nothing lent: no wait.
-        assert_eq!(lend(|l| l.lend(&[]).len()), 0);
+        assert_eq!(lend(&|| {}, |l| l.lend(&[]).len()), 0);
     }
 }

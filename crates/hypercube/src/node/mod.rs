@@ -203,6 +203,12 @@ impl Node {
         tag
     }
 
+    /// The transport copies what it still keeps of returning lent memory
+    /// (`Transport::release_lent`).
+    pub(crate) fn release_lent(&self) {
+        self.inner.t.release_lent();
+    }
+
     /// The collective call whose tag is `tag` failed on this node, which takes no part in
     /// it any more: the transport drops every message of the call (`tag`) and every
     /// failure notice of it, queued or arriving later (`Transport::discard`), so that no

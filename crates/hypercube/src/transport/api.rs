@@ -76,6 +76,10 @@ pub trait Transport: Send + Sync + 'static {
     fn discard(&self, tags: &[u32]) {
         let _ = tags;
     }
+    /// Copy what the transport still keeps of lent memory whose lender is returning
+    /// (`base::lent`, `collectives/lend.rs`): frames written but kept for a resend. The
+    /// default does nothing: a transport that keeps nothing after a send completes.
+    fn release_lent(&self) {}
     /// Deliver messages of `tags` again (their tags are being drawn for a new call).
     fn keep(&self, tags: &[u32]) {
         let _ = tags;

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
 pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
-    lend(|lender| halving(c, data, op, lender))
+    lend(&|| c.release_lent(), |lender| halving(c, data, op, lender))
 }
 
 /// Alg. 4.8 with the first step's outgoing blocks lent from `data`.

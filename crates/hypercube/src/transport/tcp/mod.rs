@@ -249,6 +249,15 @@ impl Transport for TcpTransport {
         self.engine.lock().mailbox.keep(tags);
     }
 
+    fn release_lent(&self) {
+        let mut st = self.engine.lock();
+        for o in st.out.iter_mut() {
+            for (_, f) in o.kept.iter_mut() {
+                f.payload = crate::base::lent::unlent(std::mem::take(&mut f.payload));
+            }
+        }
+    }
+
     fn probe(
         &self,
         sel: &Select,
