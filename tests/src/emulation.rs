@@ -32,6 +32,13 @@ pub fn emulation_possible(test: &str) -> bool {
     userns
 }
 
+/// The opening of every test on the emulated network: `None` (after the loud skip of
+/// [`emulation_possible`]) where no network can be built here, else the [`serial`] guard,
+/// to hold for the test.
+pub fn emulated(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    emulation_possible(test).then(serial)
+}
+
 /// What the host's network looks like from here: its named namespaces, its links and its
 /// qdiscs. A job on the emulated network must leave all three as it found them.
 pub fn host_network() -> String {
@@ -136,17 +143,9 @@ pub fn tx_bytes(pid: u32, k: u32) -> Option<u64> {
     digits.parse().ok()
 }
 
-/// Node program `prog` (printing `PID n` first) on the emulated 3-cube with links of
-/// `rate`, and its ranks' pids in rank order, once all eight have started. The job's
-/// deadline: 120 s, more by a soak's `for=SECS` argument.
-pub fn start_on_3_cube_at(
-    rate: &str,
-    prog: &[&str],
-) -> (crate::LiveJob, crate::KillList, Vec<u32>) {
-    start_on_cube_at(3, rate, prog)
-}
-
-/// [`start_on_3_cube_at`] on the emulated `dim`-cube.
+/// Node program `prog` (printing `PID n` first) on the emulated `dim`-cube with links of
+/// `rate`, and its ranks' pids in rank order, once all have started. The job's deadline:
+/// 120 s, more by a soak's `for=SECS` argument.
 pub fn start_on_cube_at(
     dim: u32,
     rate: &str,

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use hypercube_tests::emulation::{
-    emulation_possible, host_network, netns_of, processes_in, serial,
+    emulated, emulation_possible, host_network, netns_of, processes_in, serial,
 };
 use hypercube_tests::{
     alive, collective_checks, hcrun, rank_pid_line, run_command, run_hcrun, KillList, LiveJob,
@@ -24,10 +24,9 @@ const RATE_BYTES_PER_SEC: f64 = 100e6 / 8.0;
 
 #[test]
 fn both_suites_pass_on_the_emulated_3_cube() {
-    if !emulation_possible("both_suites_pass_on_the_emulated_3_cube") {
+    let Some(_one) = emulated("both_suites_pass_on_the_emulated_3_cube") else {
         return;
-    }
-    let _one = serial();
+    };
     let before = host_network();
     let coll = collective_checks();
     let coll: Vec<&str> = coll.iter().map(String::as_str).collect();
@@ -83,11 +82,11 @@ fn one_mib_latency(peer: u32, env: &[(&str, &str)]) -> f64 {
 
 #[test]
 fn shaping_is_real_and_cut_through_crosses_three_hops_at_the_cost_of_one() {
-    if !emulation_possible("shaping_is_real_and_cut_through_crosses_three_hops_at_the_cost_of_one")
-    {
+    let Some(_one) =
+        emulated("shaping_is_real_and_cut_through_crosses_three_hops_at_the_cost_of_one")
+    else {
         return;
-    }
-    let _one = serial();
+    };
     let floor_us = 1048576.0 / RATE_BYTES_PER_SEC * 1e6;
     let one_hop = one_mib_latency(1, &[]);
     let three_hops = one_mib_latency(7, &[]);
@@ -111,10 +110,9 @@ fn shaping_is_real_and_cut_through_crosses_three_hops_at_the_cost_of_one() {
 
 #[test]
 fn nothing_is_left_after_hcrun_is_killed_and_the_next_job_runs() {
-    if !emulation_possible("nothing_is_left_after_hcrun_is_killed_and_the_next_job_runs") {
+    let Some(_one) = emulated("nothing_is_left_after_hcrun_is_killed_and_the_next_job_runs") else {
         return;
-    }
-    let _one = serial();
+    };
     let before = host_network();
     // Rank 0 computes for two minutes; the others wait for it.
     let mut cmd = Command::new(hcrun());
@@ -188,10 +186,9 @@ fn nothing_is_left_after_hcrun_is_killed_and_the_next_job_runs() {
 
 #[test]
 fn a_failing_rank_is_reported_as_without_emulation() {
-    if !emulation_possible("a_failing_rank_is_reported_as_without_emulation") {
+    let Some(_one) = emulated("a_failing_rank_is_reported_as_without_emulation") else {
         return;
-    }
-    let _one = serial();
+    };
     let out = run_hcrun(
         &["--dim", "2", "--link-rate", RATE],
         &[env!("CARGO_BIN_EXE_fail"), "9", "never"],
@@ -245,10 +242,10 @@ fn without_root_a_user_namespace_builds_the_network() {
 
 #[test]
 fn the_config_file_keys_and_a_trace_work_on_the_emulated_network() {
-    if !emulation_possible("the_config_file_keys_and_a_trace_work_on_the_emulated_network") {
+    let Some(_one) = emulated("the_config_file_keys_and_a_trace_work_on_the_emulated_network")
+    else {
         return;
-    }
-    let _one = serial();
+    };
     let dir = hypercube_tests::TempDir::new("cubenet-config");
     let config = dir.path().join("job.toml");
     std::fs::write(
@@ -369,10 +366,9 @@ fn cubenet_routes_only_neighbours_unless_asked_for_kernel_routes() {
 
 #[test]
 fn the_ipsc_host_runs_beside_node_0() {
-    if !emulation_possible("the_ipsc_host_runs_beside_node_0") {
+    let Some(_one) = emulated("the_ipsc_host_runs_beside_node_0") else {
         return;
-    }
-    let _one = serial();
+    };
     let program = env!("CARGO_BIN_EXE_host_ipsc");
     let out = run_hcrun(
         &[
@@ -412,10 +408,9 @@ fn random_traffic_arrives_whole_and_in_order_on_wires() {
     // program's random traffic (eager and rendezvous sizes, forwarded and direct, posted
     // all at once) must still arrive complete, unduplicated and in order per source and
     // type.
-    if !emulation_possible("random_traffic_arrives_whole_and_in_order_on_wires") {
+    let Some(_one) = emulated("random_traffic_arrives_whole_and_in_order_on_wires") else {
         return;
-    }
-    let _one = serial();
+    };
     for (seed, far, rate) in [("7", "", "1gbit"), ("8", "far", "100mbit")] {
         let mut args = vec![env!("CARGO_BIN_EXE_integrity"), seed, "40", "0", "1048576"];
         if !far.is_empty() {

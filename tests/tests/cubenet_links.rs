@@ -7,8 +7,7 @@
 use std::time::{Duration, Instant};
 
 use hypercube_tests::emulation::{
-    emulation_possible, host_network, ip_in, put_back, routes_over, serial, start_on_3_cube_at,
-    start_on_cube_at, tx_bytes,
+    emulated, host_network, ip_in, put_back, routes_over, start_on_cube_at, tx_bytes,
 };
 use hypercube_tests::{run_hcrun, KillList, LiveJob};
 
@@ -27,7 +26,7 @@ const UP_AGAIN: &str = "link dim 1 between node 5 and node 7 is up again: routin
 /// Node program `prog` (printing `PID n` first) on the emulated 3-cube at 100 Mbit/s, and
 /// its ranks' pids in rank order, once all eight have started.
 fn start_on_3_cube(prog: &[&str]) -> (LiveJob, KillList, Vec<u32>) {
-    start_on_3_cube_at(RATE, prog)
+    start_on_cube_at(3, RATE, prog)
 }
 
 /// Take down node `node`'s ends of its edges in `dims` (`dim<k>`), from inside its network
@@ -81,7 +80,7 @@ fn pull_and_finish(
     Duration,
     Option<Duration>,
 ) {
-    let (mut job, ranks, pids) = start_on_3_cube_at(rate, prog);
+    let (mut job, ranks, pids) = start_on_cube_at(3, rate, prog);
     let mut lines = Vec::new();
     let until = Instant::now() + after;
     while let Some(left) = until.checked_duration_since(Instant::now()) {
@@ -120,10 +119,10 @@ fn a_link_pulled_under_load_is_routed_around_and_the_job_completes() {
     // linkload: every link busy both ways, each exchange and allreduce checked; the link of
     // nodes 5 and 7 pulled 2 s in. Its ends find it dead after the link timeout, resend
     // what it may not have delivered on other paths, and the job goes on over the detour.
-    if !emulation_possible("a_link_pulled_under_load_is_routed_around_and_the_job_completes") {
+    let Some(_one) = emulated("a_link_pulled_under_load_is_routed_around_and_the_job_completes")
+    else {
         return;
-    }
-    let _one = serial();
+    };
     let before = host_network();
     let prog = [env!("CARGO_BIN_EXE_linkload"), "400", "65536"];
     let (status, lines, ran, found) = pull_and_finish(RATE, &prog, Duration::from_secs(2));
@@ -150,10 +149,10 @@ fn random_traffic_with_a_link_pulled_arrives_whole_once_and_in_order() {
     // and rendezvous, checksums, order per source and type checked by every receiver) at
     // 20 Mbit/s, so that it still runs well after the link timeout; node 5's dim-1 link
     // pulled 2 s in. The job must succeed with every message counted.
-    if !emulation_possible("random_traffic_with_a_link_pulled_arrives_whole_once_and_in_order") {
+    let Some(_one) = emulated("random_traffic_with_a_link_pulled_arrives_whole_once_and_in_order")
+    else {
         return;
-    }
-    let _one = serial();
+    };
     let seed: u64 = std::env::var("HYPERCUBE_FAULT_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -196,10 +195,9 @@ fn random_traffic_with_a_link_pulled_arrives_whole_once_and_in_order() {
 
 #[test]
 fn a_node_cut_off_stops_the_job_within_10_s_naming_it() {
-    if !emulation_possible("a_node_cut_off_stops_the_job_within_10_s_naming_it") {
+    let Some(_one) = emulated("a_node_cut_off_stops_the_job_within_10_s_naming_it") else {
         return;
-    }
-    let _one = serial();
+    };
     let (stop, verdict) = pull_links(UNDER_LOAD, &[0, 1, 2]);
     assert!(stop < Duration::from_secs(10), "took {stop:?}:\n{verdict}");
     let named = [
@@ -220,10 +218,9 @@ fn an_idle_link_pulled_is_found_dead_too() {
     // between nodes 5 and 7 when it is pulled: keepalive finds it dead, at both ends,
     // without a byte of the program's, and they route around it (the job itself goes on
     // computing: the test stops it).
-    if !emulation_possible("an_idle_link_pulled_is_found_dead_too") {
+    let Some(_one) = emulated("an_idle_link_pulled_is_found_dead_too") else {
         return;
-    }
-    let _one = serial();
+    };
     let (job, ranks, pids) = start_on_3_cube(&[env!("CARGO_BIN_EXE_fail"), "0", "hang"]);
     std::thread::sleep(Duration::from_secs(2));
     let pulled = Instant::now();
@@ -253,10 +250,9 @@ fn a_slow_busy_link_is_not_declared_dead() {
     // tbf releases them in GSO segments of up to 64 KiB, one every five seconds — with the
     // runtime's 3 s bound alone the kernel would give up on the link (measured); hcrun
     // scales the bound to the link's queue (`Spec::link_timeout`).
-    if !emulation_possible("a_slow_busy_link_is_not_declared_dead") {
+    let Some(_one) = emulated("a_slow_busy_link_is_not_declared_dead") else {
         return;
-    }
-    let _one = serial();
+    };
     let out = run_hcrun(
         &[
             "--dim",
@@ -449,20 +445,19 @@ fn a_link_pulled_and_put_back_is_used_again_and_nothing_is_lost() {
     // Issue 24, item 3: the cable comes back 2 s after the link is found dead; node 5 (bit
     // 1 clear) dials it again, both ends take the new connection and report the link up,
     // the routes take it back, and the job's traffic crosses it again.
-    if !emulation_possible("a_link_pulled_and_put_back_is_used_again_and_nothing_is_lost") {
+    let Some(_one) = emulated("a_link_pulled_and_put_back_is_used_again_and_nothing_is_lost")
+    else {
         return;
-    }
-    let _one = serial();
+    };
     pull_and_put_back(3, 3000, 1, 5, None);
 }
 
 #[test]
 fn a_flapping_link_loses_and_duplicates_nothing() {
     // The same cable pulled and put back twice.
-    if !emulation_possible("a_flapping_link_loses_and_duplicates_nothing") {
+    let Some(_one) = emulated("a_flapping_link_loses_and_duplicates_nothing") else {
         return;
-    }
-    let _one = serial();
+    };
     pull_and_put_back(3, 5000, 2, 5, None);
 }
 
@@ -470,10 +465,10 @@ fn a_flapping_link_loses_and_duplicates_nothing() {
 fn a_link_pulled_at_its_accepting_end_and_put_back_is_used_again() {
     // Node 7's end this time (bit 1 set: it accepts): node 5's dials go out on its live end
     // and get no answer until the cable is back (each gives up after a second).
-    if !emulation_possible("a_link_pulled_at_its_accepting_end_and_put_back_is_used_again") {
+    let Some(_one) = emulated("a_link_pulled_at_its_accepting_end_and_put_back_is_used_again")
+    else {
         return;
-    }
-    let _one = serial();
+    };
     pull_and_put_back(3, 3000, 1, 7, None);
 }
 
@@ -484,9 +479,8 @@ fn a_link_pulled_at_its_accepting_end_and_put_back_is_used_again() {
 #[test]
 #[ignore = "ten minutes; run by hand"]
 fn soak_ten_minutes_with_a_link_flapping_every_30_s() {
-    if !emulation_possible("soak_ten_minutes_with_a_link_flapping_every_30_s") {
+    let Some(_one) = emulated("soak_ten_minutes_with_a_link_flapping_every_30_s") else {
         return;
-    }
-    let _one = serial();
+    };
     pull_and_put_back(4, 100, 19, 5, Some(600));
 }
