@@ -43,6 +43,12 @@ pub(crate) struct OutFrame {
 }
 
 impl OutFrame {
+    /// The payload with whatever of it points into lent memory whose lender is returning
+    /// copied (`base::lent::unlent`).
+    fn unlend(&mut self) {
+        self.payload = crate::base::lent::unlent(std::mem::take(&mut self.payload));
+    }
+
     pub fn new(h: &Header, payload: Parts, completes: Option<u64>) -> OutFrame {
         OutFrame {
             head: *h,
@@ -191,6 +197,14 @@ impl LinkOut {
         self.kept.clear();
     }
 
+    /// Copy what the kept frames hold of lent memory whose lender is returning
+    /// (`base::lent`, `Transport::release_lent`).
+    pub fn unlend_kept(&mut self) {
+        for (_, f) in self.kept.iter_mut() {
+            f.unlend();
+        }
+    }
+
     /// The neighbor has received the first `n` frames of this link whole: forget the kept
     /// ones among them. An error if it claims frames never sent.
     pub fn acked(&mut self, n: u64) -> Result<(), String> {
@@ -285,7 +299,7 @@ impl LinkOut {
                     }
                     if let Some(mut f) = self.queue.pop_front() {
                         if !f.head.kind.link_local() {
-                            f.payload = crate::base::lent::unlent(std::mem::take(&mut f.payload));
+                            f.unlend();
                             self.kept.push_back((self.sent, f));
                             self.sent += 1;
                         }

@@ -47,6 +47,7 @@ use std::time::Duration;
 use hypercube_topology::{NodeId, Route};
 
 use engine::relock;
+use link_out::LinkOut;
 
 use crate::base::ids::HOST;
 use crate::base::message::{Message, Select, Status};
@@ -250,12 +251,11 @@ impl Transport for TcpTransport {
     }
 
     fn release_lent(&self) {
-        let mut st = self.engine.lock();
-        for o in st.out.iter_mut() {
-            for (_, f) in o.kept.iter_mut() {
-                f.payload = crate::base::lent::unlent(std::mem::take(&mut f.payload));
-            }
-        }
+        self.engine
+            .lock()
+            .out
+            .iter_mut()
+            .for_each(LinkOut::unlend_kept);
     }
 
     fn probe(
