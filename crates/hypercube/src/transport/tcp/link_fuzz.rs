@@ -318,3 +318,52 @@ fn large_frames(ct: Option<usize>) {
     assert!(got.partial.is_none());
     assert_eq!(got.frames, sent);
 }
+
+/// A whole frame's payload of up to `COPY_BELOW` bytes is copied out of the read buffer,
+/// so that it holds no one else's memory (a small message waiting to be received does not
+/// keep the reader's 64 KiB buffer alive); a longer one is a view into the buffer, which
+/// small ones read with it in one `recv` would otherwise share.
+#[test]
+fn small_payloads_are_copied_out_of_the_read_buffer() {
+    use super::COPY_BELOW;
+    let sent: Vec<(Header, Bytes)> = [8, COPY_BELOW + 1, COPY_BELOW]
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| {
+            let mut h = Header::control(crate::wire::frame::Kind::Eager, 1, 0, i as u64, 0);
+            h.frame_len = len as u32;
+            h.total_len = len as u64;
+            (h, Bytes::from(vec![i as u8; len]))
+        })
+        .collect();
+    let (mut link, mut w) = link();
+    w.write_all(&encode(&sent)).expect("write");
+    drop(w);
+    let mut got = Vec::new();
+    for _ in 0..1000 {
+        match link.read(2, false) {
+            Ok(ReadOutcome::Frames(f)) => got.extend(f),
+            Ok(ReadOutcome::Eof(f)) => {
+                got.extend(f);
+                break;
+            }
+            Err(_) => panic!("an error on valid frames"),
+        }
+    }
+    let payloads: Vec<Bytes> = got
+        .into_iter()
+        .map(|i| match i {
+            Item::Frame(_, p) => p,
+            _ => panic!("a frame for this node passed on"),
+        })
+        .collect();
+    assert_eq!(
+        payloads,
+        sent.iter().map(|f| f.1.clone()).collect::<Vec<_>>()
+    );
+    assert!(payloads[0].is_unique(), "8 bytes: a copy of their own");
+    assert!(
+        payloads[2].is_unique(),
+        "COPY_BELOW bytes: a copy of their own"
+    );
+}
