@@ -13,7 +13,7 @@ use hypercube_topology::NodeId;
 
 use crate::base::ids::HOST;
 use crate::error::{Error, Result};
-use crate::transport::tcp::{Gate, TcpTransport, Tuning};
+use crate::transport::tcp::{TcpTransport, Tuning};
 use crate::wire::control::{self, ToLauncher, ToNode};
 
 use super::deadline::{boot_timeout, Deadline};
@@ -135,10 +135,7 @@ pub(crate) fn join(cfg: &BootConfig) -> Result<TcpTransport> {
         .map_err(|e| Error::io("reading the listener address", e))?;
     // Node 0 takes the host's link if the job has one; an unexpected host is refused by
     // the handshake, so expecting it is harmless.
-    let gate = Arc::new(Gate::default());
-    let (tell, dialed) = std::sync::mpsc::channel();
-    let expected = keys.dialed_by(true);
-    links::spawn_acceptor(listener, keys.clone(), expected, gate.clone(), tell.clone())?;
+    let dialed = links::spawn_acceptor(listener, keys.clone(), keys.dialed_by(true))?;
 
     // Hello on the control channel. The launcher listens before it spawns any rank, so a
     // refused connection means it is gone: stop at once rather than retry.
@@ -202,7 +199,7 @@ pub(crate) fn join(cfg: &BootConfig) -> Result<TcpTransport> {
     let tuning = Tuning::from_env(1 << cfg.dim)?;
     let addrs: Vec<_> = addrs.into_iter().map(Some).collect();
     let t = TcpTransport::start(me, cfg.dim, links, addrs.clone(), has_host, tuning)?;
-    t.relink_with(gate, tell, dialed, links::redialer(keys, addrs))?;
+    dialed.hand_over(&t, keys, addrs)?;
     let writer = ctl
         .try_clone()
         .map_err(|e| Error::io("cloning the control socket", e))?;

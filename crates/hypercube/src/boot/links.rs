@@ -15,7 +15,7 @@ use hypercube_topology::NodeId;
 use super::deadline::Deadline;
 use crate::base::ids::HOST;
 use crate::error::{Error, Result};
-use crate::transport::tcp::{Dialer, Gate, Relink};
+use crate::transport::tcp::{Dialer, Gate, Relink, TcpTransport};
 use crate::wire::handshake;
 
 /// Who this node is in the job and the job's keys.
@@ -67,19 +67,49 @@ impl Keys {
     }
 }
 
+/// A node's link acceptor ([`spawn_acceptor`]): [`establish`] takes the links it accepts
+/// at start-up, then [`Acceptor::hand_over`] gives it to the transport, which takes the
+/// dead links it accepts again (`transport/tcp/relink.rs`).
+pub(crate) struct Acceptor {
+    /// Which neighbors may come now.
+    gate: Arc<Gate>,
+    /// Where the acceptor sends what it takes (kept for the transport's own messages).
+    tell: mpsc::Sender<Relink>,
+    /// What it took.
+    taken: mpsc::Receiver<Relink>,
+}
+
+impl Acceptor {
+    /// From now on the transport `t` takes what the acceptor accepts, and dials the dead
+    /// links this node dials (at `addrs`, by rank) again.
+    pub(crate) fn hand_over(
+        self,
+        t: &TcpTransport,
+        keys: Keys,
+        addrs: Vec<Option<SocketAddr>>,
+    ) -> Result<()> {
+        t.relink_with(self.gate, self.tell, self.taken, redialer(keys, addrs))
+    }
+}
+
 /// Accept link connections for the whole job: handshake each on its own thread (so a
-/// silent stranger cannot stall the others) and send the good ones on `tell`. The `gate`
-/// says which neighbors may come: each expected one once during start-up, afterwards one
-/// whose link died (`transport/tcp/relink.rs`). Connections that fail the handshake or the
-/// gate are dropped; the warnings are rate-limited (one line per 10 s at most, with the
-/// count of those not shown).
+/// silent stranger cannot stall the others) and hand the good ones over. Its gate says
+/// which neighbors may come: each of `expected` once during start-up, afterwards one whose
+/// link died (`transport/tcp/relink.rs`). Connections that fail the handshake or the gate
+/// are dropped; the warnings are rate-limited (one line per 10 s at most, with the count
+/// of those not shown).
 pub(crate) fn spawn_acceptor(
     listener: TcpListener,
     keys: Keys,
     expected: Vec<NodeId>,
-    gate: Arc<Gate>,
-    tell: mpsc::Sender<Relink>,
-) -> Result<()> {
+) -> Result<Acceptor> {
+    let gate = Arc::new(Gate::default());
+    let (tell, taken) = mpsc::channel();
+    let acceptor = Acceptor {
+        gate: gate.clone(),
+        tell: tell.clone(),
+        taken,
+    };
     let warn = Arc::new(RateLimit::default());
     std::thread::Builder::new()
         .name(format!("hc-accept-{}", keys.rank))
@@ -122,7 +152,7 @@ pub(crate) fn spawn_acceptor(
                 });
         })
         .map_err(|e| Error::io("starting the link acceptor", e))?;
-    Ok(())
+    Ok(acceptor)
 }
 
 /// Pass the handshake as the dialer of neighbor `peer` on the connected `s`, each read and
@@ -145,7 +175,7 @@ fn handshake_on(
 
 /// How a node dials a neighbor whose link died (`transport/tcp/relink.rs`): a second to
 /// connect, two for the handshake; `addrs` by rank.
-pub(crate) fn redialer(keys: Keys, addrs: Vec<Option<SocketAddr>>) -> Dialer {
+fn redialer(keys: Keys, addrs: Vec<Option<SocketAddr>>) -> Dialer {
     Box::new(move |peer| {
         let addr = addrs
             .get(peer as usize)
@@ -165,7 +195,7 @@ pub(crate) fn establish(
     keys: &Keys,
     has_host: bool,
     addr_of: impl Fn(NodeId) -> Option<SocketAddr>,
-    dialed: &mpsc::Receiver<Relink>,
+    dialed: &Acceptor,
     d: Deadline,
 ) -> Result<Vec<(NodeId, TcpStream)>> {
     let me = keys.rank;
@@ -225,7 +255,7 @@ pub(crate) fn establish(
                 .join(", ")
         );
         let t = d.left(&stage)?;
-        match dialed.recv_timeout(t) {
+        match dialed.taken.recv_timeout(t) {
             Ok(Relink::Accepted(peer, s)) => {
                 let k = slot(peer);
                 if k < links.len() && links[k].is_none() {

@@ -24,7 +24,7 @@ use std::time::Duration;
 use hypercube_topology::NodeId;
 
 use crate::error::{Error, Result};
-use crate::transport::tcp::{Gate, TcpTransport, Tuning};
+use crate::transport::tcp::{TcpTransport, Tuning};
 use crate::wire::control::{from_hex, to_hex, ToLauncher};
 use crate::wire::pmi;
 
@@ -163,16 +163,13 @@ fn rendezvous(c: &mut Client, d: Deadline) -> Result<(TcpTransport, Keys)> {
         "rank {rank}: neighbors at {:?}",
         addrs.iter().flatten().collect::<Vec<_>>()
     );
-    let gate = Arc::new(Gate::default());
-    let (tell, dialed) = std::sync::mpsc::channel();
-    let expected = keys.dialed_by(false);
-    links::spawn_acceptor(listener, keys.clone(), expected, gate.clone(), tell.clone())?;
+    let dialed = links::spawn_acceptor(listener, keys.clone(), keys.dialed_by(false))?;
     let links = links::establish(&keys, false, |p| addrs[p as usize], &dialed, d)?;
     // The ready barrier.
     c.barrier(d)?;
     let tuning = Tuning::from_env(size)?;
     let t = TcpTransport::start(rank, dim, links, addrs.clone(), false, tuning)?;
-    t.relink_with(gate, tell, dialed, links::redialer(keys.clone(), addrs))?;
+    dialed.hand_over(&t, keys.clone(), addrs)?;
     Ok((t, keys))
 }
 
