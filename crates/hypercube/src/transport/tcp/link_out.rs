@@ -330,3 +330,39 @@ fn send_vectored(stream: &TcpStream, slices: &[IoSlice<'_>]) -> io::Result<usize
     }
     Ok(r as usize)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::OwnedFd;
+    use std::os::unix::net::UnixStream;
+
+    use super::*;
+    use crate::base::lent;
+
+    /// A written frame keeps lent memory as it is while its lender is inside its call (no
+    /// copy when the acknowledgement comes first), and a copy once the lender is returning
+    /// (`Transport::release_lent`).
+    #[test]
+    fn a_kept_frame_holds_lent_memory_until_its_lender_returns() {
+        let (ours, _theirs) = UnixStream::pair().expect("socketpair");
+        ours.set_nonblocking(true).expect("non-blocking");
+        let mut out = LinkOut::new(1, TcpStream::from(OwnedFd::from(ours)));
+        let loan = Bytes::from(vec![5u8; 64]);
+        lent::register(&loan);
+        let mut h = Header::control(Kind::Eager, 0, 1, 0, 0);
+        h.frame_len = 64;
+        h.total_len = 64;
+        out.queue
+            .push_back(OutFrame::new(&h, Parts::from(loan.clone()), None));
+        assert!(matches!(out.flush(&mut Vec::new()), Ok(Flush::Empty)));
+        let kept = |o: &LinkOut| o.kept[0].1.payload.iter().next().cloned().expect("payload");
+        assert_eq!(kept(&out).as_ptr(), loan.as_ptr(), "kept as it is");
+        out.unlend_kept();
+        assert_eq!(kept(&out).as_ptr(), loan.as_ptr(), "still inside its call");
+        lent::returning(loan.as_ptr() as usize, loan.len());
+        out.unlend_kept();
+        assert_ne!(kept(&out).as_ptr(), loan.as_ptr(), "a copy once it returns");
+        assert_eq!(kept(&out), loan);
+        lent::unregister(loan.as_ptr() as usize, loan.len());
+    }
+}
