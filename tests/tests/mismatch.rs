@@ -40,3 +40,18 @@ fn mismatch_d3_above_the_eager_limit() {
     .assert_ok()
     .assert_every_rank_passed(8, &CHECK_NAMES);
 }
+
+/// Blocks of 40 000 elements (160 000 bytes of `u32`): the typed allgather receives them
+/// into its result in place (`node/landing.rs`, from 128 KiB per block); a message of
+/// another length is not written there and is named, as on the other paths.
+#[test]
+fn mismatch_d2_received_in_place() {
+    run_hcrun(
+        &["--dim", "2", "--timeout-s", "120"],
+        &[env!("CARGO_BIN_EXE_mismatch_suite"), "40000"],
+        &[("HYPERCUBE_EAGER_LIMIT", "65536")],
+        Duration::from_secs(150),
+    )
+    .assert_ok()
+    .assert_every_rank_passed(4, &CHECK_NAMES);
+}

@@ -111,6 +111,51 @@ fn processes(node: &Node, done: &mut Vec<&'static str>) -> Result<()> {
         let all = cube.with(alg).allgather_slice(&[me as f64, -(me as f64)])?;
         let want: Vec<f64> = (0..p).flat_map(|r| [r as f64, -(r as f64)]).collect();
         ensure!(all == want, "allgather_slice {alg:?}");
+        // 1 MiB per rank: over TCP a rendezvous message, which the hypercube algorithm
+        // reads from the socket straight into the result (`node/landing.rs`).
+        let n = 1usize << 18;
+        let big: Vec<u32> = (0..n as u32).map(|i| (me << 20) ^ i).collect();
+        let want: Vec<u32> = (0..p)
+            .flat_map(|r| (0..n as u32).map(move |i| (r << 20) ^ i))
+            .collect();
+        let c = cube.with(alg);
+        ensure!(
+            c.allgather_slice(&big)? == want,
+            "allgather_slice 1 MiB {alg:?}"
+        );
+        ensure!(
+            c.allgather_vec(big.clone())? == want,
+            "allgather_vec 1 MiB {alg:?}"
+        );
+        let mut out = vec![0u32; want.len()];
+        c.allgather_into(&big, &mut out)?;
+        ensure!(out == want, "allgather_into 1 MiB {alg:?}");
+    }
+    // All-to-all of 256 KiB blocks, received in place by pairwise and e-cube exchange.
+    for alg in [
+        Algorithm::Pairwise,
+        Algorithm::Ecube,
+        Algorithm::StoreForward,
+    ] {
+        let n = 1usize << 16;
+        let data: Vec<u32> = (0..p)
+            .flat_map(|t| (0..n as u32).map(move |i| (me << 24) ^ (t << 16) ^ i))
+            .collect();
+        let want: Vec<u32> = (0..p)
+            .flat_map(|s| (0..n as u32).map(move |i| (s << 24) ^ (me << 16) ^ i))
+            .collect();
+        let c = cube.with(alg);
+        ensure!(
+            c.alltoall_slice(&data)? == want,
+            "alltoall_slice 256 KiB {alg:?}"
+        );
+        ensure!(
+            c.alltoall_vec(data.clone())? == want,
+            "alltoall_vec 256 KiB {alg:?}"
+        );
+        let mut out = vec![0u32; want.len()];
+        c.alltoall_into(&data, &mut out)?;
+        ensure!(out == want, "alltoall_into 256 KiB {alg:?}");
     }
     done.push("allgather_slice");
 

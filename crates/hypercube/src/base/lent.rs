@@ -54,6 +54,24 @@ pub(crate) fn unregister(start: usize, len: usize) {
     }
 }
 
+/// Does `b` point into lent memory whose lender is returning (in `r`, the ranges)?
+fn returning_in(r: &[(usize, usize, bool)], b: &Bytes) -> bool {
+    let s = b.as_ptr() as usize;
+    !b.is_empty() && r.iter().any(|&(lo, hi, back)| back && s >= lo && s < hi)
+}
+
+/// The bytes of `p` that point into lent memory whose lender is returning.
+pub(crate) fn returning_bytes(p: &Parts) -> usize {
+    if RETURNING.load(Ordering::SeqCst) == 0 {
+        return 0;
+    }
+    let r = ranges();
+    p.iter()
+        .filter(|b| returning_in(&r, b))
+        .map(Bytes::len)
+        .sum()
+}
+
 /// `p` with every part that points into lent memory whose lender is returning replaced by
 /// a copy of it.
 pub(crate) fn unlent(p: Parts) -> Parts {
@@ -61,10 +79,7 @@ pub(crate) fn unlent(p: Parts) -> Parts {
         return p;
     }
     let r = ranges();
-    let lent = |b: &Bytes| {
-        let s = b.as_ptr() as usize;
-        !b.is_empty() && r.iter().any(|&(lo, hi, back)| back && s >= lo && s < hi)
-    };
+    let lent = |b: &Bytes| returning_in(&r, b);
     if !p.iter().any(lent) {
         return p;
     }

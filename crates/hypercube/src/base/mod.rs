@@ -3,6 +3,7 @@
 //! selector ([`message`]); how freed message memory is kept and given back ([`memory`]). Nothing here knows a transport, a wire or a collective.
 
 pub(crate) mod ids;
+pub(crate) mod landing;
 pub(crate) mod lent;
 pub(crate) mod memory;
 pub(crate) mod message;

@@ -36,6 +36,7 @@ use hypercube_topology::NodeId;
 use crate::base::message::{Message, Select};
 use crate::base::parts::Parts;
 use crate::error::{Error, Result};
+use crate::node::landing::{Landed, RecvLanding};
 use crate::node::{Node, RecvRequest};
 
 /// One call of a collective on the subcube of dimension `k` that contains this node.
@@ -70,6 +71,38 @@ impl CallRecv<'_> {
     /// Wait for the message (or a failure notice: an error).
     pub fn wait(self) -> Result<Message> {
         self.c.checked(self.r.wait()?)
+    }
+}
+
+/// A posted receive of a collective call into memory it names ([`Ctx::irecv_landing`]).
+#[must_use = "a receive request should be waited for"]
+pub(crate) struct CallLanding<'c> {
+    r: RecvLanding,
+    c: &'c Ctx<'c>,
+    from: u32,
+    dest: *mut u8,
+    len: usize,
+}
+
+impl CallLanding<'_> {
+    /// Wait for the message: `Ok(None)` when it is in the named memory, `Ok(Some(bytes))`
+    /// for a message of another length (nothing written), an error for a failure notice.
+    pub fn wait(self) -> Result<Option<Bytes>> {
+        match self.r.wait()? {
+            Landed::Here { tag } if tag == self.c.failure => {
+                // A failure notice of just that length: it is in the memory.
+                // SAFETY: `dest .. dest + len` was just written (`Ctx::irecv_landing`).
+                let text = unsafe { std::slice::from_raw_parts(self.dest, self.len) };
+                let notice = Message {
+                    source: self.c.phys(self.from),
+                    tag,
+                    data: Bytes::copy_from_slice(text),
+                };
+                self.c.checked(notice).map(|_| None)
+            }
+            Landed::Here { .. } => Ok(None),
+            Landed::Other(m) => self.c.checked(m).map(|m| Some(m.into_data())),
+        }
     }
 }
 
@@ -248,6 +281,28 @@ impl<'a> Ctx<'a> {
         let m = self.checked(r.wait()?);
         s.wait()?;
         Ok(m?.into_data())
+    }
+
+    /// Post a receive for the next message of this call from `rel`, of `len` bytes, into
+    /// `dest` (`node/landing.rs`).
+    ///
+    /// # Safety
+    /// `dest .. dest + len` must be writable and not otherwise used until the receive has
+    /// been waited for or dropped.
+    pub unsafe fn irecv_landing(
+        &self,
+        rel: u32,
+        (dest, len): (*mut u8, usize),
+    ) -> Result<CallLanding<'_>> {
+        // SAFETY: forwarded to this function's caller.
+        let r = unsafe { self.node.irecv_landing(self.select(Some(rel)), dest, len)? };
+        Ok(CallLanding {
+            r,
+            c: self,
+            from: rel,
+            dest,
+            len,
+        })
     }
 
     /// [`Ctx::sendrecv`] whose receive takes only the data, never a failure notice: for a

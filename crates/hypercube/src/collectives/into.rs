@@ -13,7 +13,7 @@ use hypercube_topology::NodeId;
 
 use super::blocks::Unit;
 use super::element::{decode_blocks_into, decode_into, encode, Op};
-use super::pod::Pod;
+use super::pod::{as_bytes, as_bytes_mut, Pod};
 use super::typed::equal_blocks;
 use super::Subcube;
 use crate::error::{Error, Result};
@@ -63,6 +63,13 @@ impl Subcube<'_> {
     /// order.
     pub fn allgather_into<T: Pod>(&self, data: &[T], out: &mut [T]) -> Result<()> {
         Unit::of::<T>("allgather_into", Some("allgatherv_slice")).during(|| {
+            if self.landable::<T>(data.len()) == Some(out.len()) {
+                // SAFETY: `out` is borrowed mutably for the call, and is exactly
+                // `size() · data.len()` elements.
+                return unsafe {
+                    self.allgather_to(as_bytes(data), as_bytes_mut(out).as_mut_ptr())
+                };
+            }
             let blocks = self.allgather(encode(data))?;
             self.fits(out.len(), data.len() * blocks.len(), "allgather_into")?;
             decode_blocks_into(&blocks, out, "allgather_into")
@@ -80,6 +87,13 @@ impl Subcube<'_> {
                     "alltoall_into: {} elements do not split into {p} equal blocks",
                     data.len()
                 )));
+            }
+            if self.landable::<T>(data.len()).is_some() && out.len() == data.len() {
+                let m = std::mem::size_of_val(data) / p;
+                // SAFETY: `out` is borrowed mutably for the call and as long as `data`.
+                return unsafe {
+                    self.alltoall_to(as_bytes(data), m, as_bytes_mut(out).as_mut_ptr())
+                };
             }
             let blocks = equal_blocks(encode(data), p);
             let got = self.alltoall(&blocks)?;

@@ -23,12 +23,38 @@ use hypercube_topology::NodeId;
 
 use super::blocks::Unit;
 use super::element::{decode, decode_blocks, encode, encode_vec, take_back};
-use super::pod::Pod;
+use super::pod::{as_bytes, Pod};
 use super::typed_buf::TypedBuf;
 use super::{ShiftOrder, Subcube};
 use crate::error::{Error, Result};
 
+/// A new vector of `n` elements whose memory `fill` writes, all of it when it returns
+/// `Ok` (it is not zeroed first: the received bytes land in it once).
+pub(crate) fn filled_vec<T: Pod>(
+    n: usize,
+    fill: impl FnOnce(*mut u8) -> Result<()>,
+) -> Result<Vec<T>> {
+    let mut v = Vec::<T>::with_capacity(n);
+    fill(v.as_mut_ptr().cast::<u8>())?;
+    // SAFETY: `fill` wrote all `n · size_of::<T>()` bytes (its contract on `Ok`), and a
+    // `Pod` value is valid for every byte pattern.
+    unsafe { v.set_len(n) };
+    Ok(v)
+}
+
 impl Subcube<'_> {
+    /// The number of elements of a result of `size()` blocks of `count` elements, if the
+    /// typed forms can receive it in place (`node/landing.rs`): where a value's memory is
+    /// its wire encoding, and the total fits in memory.
+    pub(crate) fn landable<T: Pod>(&self, count: usize) -> Option<usize> {
+        if !T::MEMORY_IS_WIRE || std::mem::size_of::<T>() == 0 {
+            return None;
+        }
+        let n = count.checked_mul(self.size() as usize)?;
+        n.checked_mul(std::mem::size_of::<T>())?;
+        Some(n)
+    }
+
     /// [`Subcube::bcast`] of `len` elements: every member returns the root's `data` (the
     /// others pass `&[]`). Every member passes the same `root` and `len`; for a value of
     /// unknown size use [`Subcube::bcast_value`].
@@ -115,6 +141,10 @@ impl Subcube<'_> {
     /// all, joined in relative rank order.
     pub fn allgather_slice<T: Pod>(&self, data: &[T]) -> Result<Vec<T>> {
         Unit::of::<T>("allgather_slice", Some("allgatherv_slice")).during(|| {
+            if let Some(n) = self.landable::<T>(data.len()) {
+                // SAFETY: `allgather_to` writes all of the `n` elements' memory on `Ok`.
+                return filled_vec(n, |out| unsafe { self.allgather_to(as_bytes(data), out) });
+            }
             let blocks = self.allgather(encode(data))?;
             decode_blocks(&blocks, data.len() * blocks.len(), "allgather_slice")
         })
@@ -124,6 +154,10 @@ impl Subcube<'_> {
     /// typed form that costs what the byte form does, but for the one copy into the result).
     pub fn allgather_vec<T: Pod>(&self, data: Vec<T>) -> Result<Vec<T>> {
         Unit::of::<T>("allgather_vec", Some("allgatherv_slice")).during(|| {
+            if let Some(n) = self.landable::<T>(data.len()) {
+                // SAFETY: as in `allgather_slice`.
+                return filled_vec(n, |out| unsafe { self.allgather_to(as_bytes(&data), out) });
+            }
             let n = data.len();
             let (bytes, _shared) = encode_vec(data);
             let blocks = self.allgather(bytes)?;
@@ -143,6 +177,13 @@ impl Subcube<'_> {
     pub fn alltoall_slice<T: Pod>(&self, data: &[T]) -> Result<Vec<T>> {
         Unit::of::<T>("alltoall_slice", Some("alltoallv_slice")).during(|| {
             self.split_check(data.len(), "alltoall_slice")?;
+            if self.landable::<T>(data.len()).is_some() {
+                let m = std::mem::size_of_val(data) / self.size() as usize;
+                // SAFETY: `alltoall_to` writes all of the result's memory on `Ok`.
+                return filled_vec(data.len(), |out| unsafe {
+                    self.alltoall_to(as_bytes(data), m, out)
+                });
+            }
             self.alltoall_bytes::<T>(encode(data), data.len(), "alltoall_slice")
         })
     }
@@ -151,6 +192,13 @@ impl Subcube<'_> {
     pub fn alltoall_vec<T: Pod>(&self, data: Vec<T>) -> Result<Vec<T>> {
         Unit::of::<T>("alltoall_vec", Some("alltoallv_slice")).during(|| {
             self.split_check(data.len(), "alltoall_vec")?;
+            if self.landable::<T>(data.len()).is_some() {
+                let m = std::mem::size_of_val(&data[..]) / self.size() as usize;
+                // SAFETY: as in `alltoall_slice`.
+                return filled_vec(data.len(), |out| unsafe {
+                    self.alltoall_to(as_bytes(&data), m, out)
+                });
+            }
             let n = data.len();
             let (bytes, _shared) = encode_vec(data);
             self.alltoall_bytes::<T>(bytes, n, "alltoall_vec")

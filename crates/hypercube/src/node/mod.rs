@@ -2,6 +2,8 @@
 //! and typed point-to-point messaging with iPSC semantics (`csend`, `crecv`, `isend`,
 //! `irecv`, `msgwait`, `cprobe`, `iprobe`, `infocount`, ...).
 
+pub(crate) mod landing;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

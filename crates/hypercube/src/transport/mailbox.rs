@@ -21,6 +21,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
+use crate::base::landing::Landing;
 use crate::base::message::{Message, MsgType, Select, Status};
 
 /// Identifies a posted receive (the mailbox issues them; `hypercube::transport::RecvToken`).
@@ -103,6 +104,10 @@ pub(crate) struct Mailbox {
     sinks: HashSet<RecvToken>,
     /// Dropped eager messages whose credit the sender is owed: (source, length).
     dropped: Vec<(NodeId, u64)>,
+    /// Receives whose message is to land in the caller's memory ([`Mailbox::post_landing`]),
+    /// and how many of its bytes are there: posted ones, and bound rendezvous messages of
+    /// the landing's exact length (any other message is received as usual).
+    landings: HashMap<RecvToken, (Landing, usize)>,
 }
 
 impl Mailbox {
@@ -156,6 +161,15 @@ impl Mailbox {
             }
             Body::Ready(_) => None,
         };
+        // A landing takes only a rendezvous message of its own length (its payload is
+        // still to come); any other message is received as usual, and copied by the
+        // receive if it fits.
+        if let Some((l, _)) = self.landings.get(&token) {
+            let fits = matches!(env.body, Body::Pending { .. }) && env.len == l.len() as u64;
+            if !fits || env.len == 0 {
+                self.landings.remove(&token);
+            }
+        }
         // A zero-length rendezvous message is complete as soon as it is bound.
         if env.len == 0 {
             if let Body::Pending { .. } = env.body {
@@ -181,6 +195,51 @@ impl Mailbox {
         }
         self.posted.push_back((token, sel));
         (token, None)
+    }
+
+    /// Post a receive whose message is to land in `landing` (`base/landing.rs`): the
+    /// payload of a rendezvous message of exactly that length is written there as it
+    /// arrives ([`Mailbox::data`], [`Mailbox::landed`]), and the message is then a view of
+    /// it. Binds the oldest matching arrived message, if any.
+    pub fn post_landing(&mut self, sel: Select, landing: Landing) -> (RecvToken, Option<NeedCts>) {
+        self.landings.insert(self.next_token, (landing, 0));
+        self.post(sel)
+    }
+
+    /// Does receive `token` have a landing (posted with one, or bound to a message that
+    /// lands there)?
+    pub fn has_landing(&self, token: RecvToken) -> bool {
+        self.landings.contains_key(&token)
+    }
+
+    /// Where the next payload bytes of message `msg_id` from `source` go, if its receive
+    /// named a landing: the address and the room left there.
+    pub fn landing_at(&self, source: NodeId, msg_id: u64) -> Option<(*mut u8, usize)> {
+        let token = self.rendezvous.get(&(source, msg_id))?;
+        let (l, filled) = self.landings.get(token)?;
+        Some((l.at(*filled), l.len() - filled))
+    }
+
+    /// The receive `token` takes its landing back: what of its message arrived is copied
+    /// into a buffer of the mailbox's own, where the rest arrives too. Returns the landing,
+    /// if the receive had one.
+    pub fn detach(&mut self, token: RecvToken) -> Option<Landing> {
+        let (l, filled) = self.landings.remove(&token)?;
+        if let Some(env) = self.bound.get_mut(&token) {
+            match &mut env.body {
+                Body::Pending { buf, .. } => {
+                    let cap = usize::try_from(env.len).unwrap_or(usize::MAX);
+                    let mut b = BytesMut::with_capacity(cap);
+                    b.extend_from_slice(&l.copy_of(filled));
+                    *buf = Some(b);
+                }
+                Body::Ready(data) if l.holds(data) => {
+                    *data = Bytes::from(l.copy_of(l.len()));
+                }
+                Body::Ready(_) => {}
+            }
+        }
+        Some(l)
     }
 
     /// Bind the arrived message with local id `id` (found by a probe) to a new receive.
@@ -214,6 +273,7 @@ impl Mailbox {
             return None;
         }
         let env = self.bound.remove(&token)?;
+        self.landings.remove(&token);
         let eager = env.eager;
         let wire_id = env.wire_id;
         match env.body {
@@ -261,12 +321,26 @@ impl Mailbox {
                 "payload for a complete message {msg_id} from node {source}"
             ));
         };
-        let have = buf.as_ref().map_or(0, |b| b.len()) as u64;
+        let landing = self.landings.get_mut(&token);
+        let have = match &landing {
+            Some((_, filled)) => *filled as u64,
+            None => buf.as_ref().map_or(0, |b| b.len()) as u64,
+        };
         if have + chunk.len() as u64 > env.len {
             return Err(format!(
                 "message {msg_id} from node {source} announced {} bytes but more arrived",
                 env.len
             ));
+        }
+        if let Some((l, filled)) = landing {
+            l.write(*filled, &chunk);
+            *filled += chunk.len();
+            if *filled as u64 == env.len {
+                env.body = Body::Ready(l.view());
+                self.complete(token, source, msg_id);
+                return Ok(true);
+            }
+            return Ok(false);
         }
         if buf.is_none() && chunk.len() as u64 == env.len {
             // The whole message in one chunk: keep it as it is.
@@ -284,6 +358,36 @@ impl Mailbox {
             return Ok(true);
         }
         Ok(false)
+    }
+
+    /// `n` payload bytes of message `msg_id` from `source` were written straight into its
+    /// landing, where [`Mailbox::landing_at`] said (by the link that read them). Returns
+    /// `Err` with a description if the message has no landing or they overflow it.
+    pub fn landed(&mut self, source: NodeId, msg_id: u64, n: usize) -> Result<bool, String> {
+        let token = self.rendezvous.get(&(source, msg_id)).copied();
+        let landing = token.and_then(|t| Some((t, self.landings.get_mut(&t)?)));
+        let Some((token, (l, filled))) = landing else {
+            return Err(format!(
+                "payload for message {msg_id} from node {source} was read into memory no \
+                 receive names any more"
+            ));
+        };
+        if *filled + n > l.len() {
+            return Err(format!(
+                "message {msg_id} from node {source} announced {} bytes but more arrived",
+                l.len()
+            ));
+        }
+        *filled += n;
+        if *filled < l.len() {
+            return Ok(false);
+        }
+        let view = l.view();
+        if let Some(env) = self.bound.get_mut(&token) {
+            env.body = Body::Ready(view);
+        }
+        self.complete(token, source, msg_id);
+        Ok(true)
     }
 
     /// The last byte of a large message arrived.
@@ -305,6 +409,7 @@ impl Mailbox {
     pub fn cancel(&mut self, token: RecvToken) -> bool {
         if let Some(pos) = self.posted.iter().position(|(t, _)| *t == token) {
             self.posted.remove(pos);
+            self.landings.remove(&token);
             return true;
         }
         false
@@ -314,6 +419,7 @@ impl Mailbox {
     /// message bound to it back in the queue at its arrival position — now if it is complete,
     /// when its last byte arrives otherwise. A message is never lost to a dropped request.
     pub fn abandon(&mut self, token: RecvToken) {
+        self.detach(token);
         if self.cancel(token) {
             return;
         }

@@ -4,9 +4,10 @@
 
 use bytes::Bytes;
 
-use crate::collectives::blocks::{pack, unpack_equal, Layout};
+use crate::collectives::blocks::{check_equal, pack, unpack_equal, Layout};
 use crate::collectives::ctx::Ctx;
-use crate::error::Result;
+use crate::collectives::lend::lend;
+use crate::error::{Error, Result};
 
 /// Every node's `mine` → all blocks by relative rank.
 pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<Vec<Bytes>> {
@@ -27,4 +28,61 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
         };
     }
     Ok(held)
+}
+
+/// [`allgather`] into the caller's memory: `out` holds `p · own` bytes, `own` the length
+/// of this node's block `mine`, which goes to its place (relative rank · `own`). Each step's message lands where its blocks
+/// belong (`node/landing.rs`: over TCP read from the socket straight into `out`) and what
+/// a node sends is lent from `out` (`lend.rs`): no copy into or out of message buffers.
+/// The ranges a step sends (the blocks held) and receives (the partner's) are disjoint, and
+/// a range is lent only after it was written.
+///
+/// # Safety
+/// `out .. out + p · mine.len()` must be writable and not otherwise used until this returns.
+pub(crate) unsafe fn allgather_landing(c: &Ctx<'_>, mine: &[u8], out: *mut u8) -> Result<()> {
+    let own = mine.len();
+    let release = || c.release_lent();
+    // SAFETY (for every step): both ranges lie in `out` (ranks < p); the blocks held were
+    // written (this node's in the first step, the others received in earlier steps) and
+    // are only read from then on; the partner's range is disjoint from every range lent.
+    let copy_own = || unsafe {
+        std::ptr::copy_nonoverlapping(mine.as_ptr(), out.add(c.me as usize * own), own)
+    };
+    lend(&release, |l| {
+        if c.k == 0 {
+            copy_own();
+        }
+        for i in 0..c.k {
+            let half = 1u32 << i;
+            let partner = c.me ^ half;
+            let n = half as usize * own;
+            let theirs = (partner & !(half - 1)) as usize * own;
+            let got = unsafe {
+                let r = c.irecv_landing(partner, (out.add(theirs), n))?;
+                let held = if i == 0 {
+                    // The first step sends the caller's block itself, and copies it into
+                    // `out` while the exchange is under way.
+                    mine
+                } else {
+                    let first = (c.me & !(half - 1)) as usize * own;
+                    std::slice::from_raw_parts(out.add(first), n)
+                };
+                let s = c.isend(partner, l.lend(held))?;
+                if i == 0 {
+                    copy_own();
+                }
+                let got = r.wait();
+                s.wait()?;
+                got?
+            };
+            if let Some(m) = got {
+                check_equal(&m, half as usize, own, Layout::Equal, "allgather", partner)?;
+                return Err(Error::InvalidArgument(format!(
+                    "allgather: node {partner} (relative) sent {} bytes where {n} were expected",
+                    m.len()
+                )));
+            }
+        }
+        Ok(())
+    })
 }

@@ -38,3 +38,48 @@ pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
     }
     Ok(out)
 }
+
+/// [`alltoall`] between the caller's memories, as `pairwise::alltoall_landing`: every
+/// receive names its block of `out`, every send lends its block of `data`.
+///
+/// # Safety
+/// `out .. out + p · m` must be writable and not otherwise used until this returns.
+pub(crate) unsafe fn alltoall_landing(
+    c: &Ctx<'_>,
+    data: &[u8],
+    m: usize,
+    out: *mut u8,
+) -> Result<Option<(u32, Bytes)>> {
+    let release = || c.release_lent();
+    crate::collectives::lend::lend(&release, |l| {
+        let p = c.p();
+        let me = c.me as usize;
+        let recvs = (1..p)
+            .map(|j| {
+                let t = c.me ^ j;
+                // SAFETY: block `t` of `out`, written by this receive only; every receive
+                // is waited for or dropped before this returns.
+                unsafe { c.irecv_landing(t, (out.add(t as usize * m), m)) }.map(|r| (t, r))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let sends = (1..p)
+            .map(|j| {
+                let t = (c.me ^ j) as usize;
+                c.isend(t as u32, l.lend(&data[t * m..(t + 1) * m]))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // This node's own block, copied while the others are under way.
+        // SAFETY: block `me` of `out` (the caller's contract); `data` is other memory.
+        unsafe { std::ptr::copy_nonoverlapping(data[me * m..].as_ptr(), out.add(me * m), m) };
+        let mut other = None;
+        for (from, r) in recvs {
+            if let Some(b) = r.wait()? {
+                other.get_or_insert((from, b));
+            }
+        }
+        for s in sends {
+            s.wait()?;
+        }
+        Ok(other)
+    })
+}

@@ -29,18 +29,64 @@ impl Subcube<'_> {
             )));
         }
         let (alg, c) = self.start(Operation::Alltoall, blocks[0].len(), true)?;
-        let out = c.guard(match alg {
-            Algorithm::StoreForward => store_forward::alltoall(&c, blocks),
-            Algorithm::Pairwise => pairwise::alltoall(&c, blocks),
-            Algorithm::Ecube => ecube::alltoall(&c, blocks),
-            Algorithm::Ring => ring::alltoall(&c, blocks),
-            Algorithm::Mesh => mesh::alltoall(&c, blocks),
-            other => Err(not_implemented(Operation::Alltoall, other)),
-        })?;
-        if out.iter().any(|b| b.len() != blocks[0].len()) {
-            return Err(super::blocks::unequal_blocks("alltoall"));
+        alltoall_blocks(alg, &c, blocks, blocks[0].len())
+    }
+
+    /// [`Subcube::alltoall`] between the caller's memories (the typed forms' core): `data`
+    /// holds `size()` blocks of `m` bytes, block t for relative rank t; `out` (as long)
+    /// receives the block from each rank. Pairwise exchange and the e-cube exchange
+    /// receive in place and send the caller's blocks as they are (`node/landing.rs`,
+    /// `lend.rs`) for blocks of at least [`LAND_FROM`] bytes; otherwise the byte form's
+    /// result is copied into `out`.
+    ///
+    /// # Safety
+    /// `out .. out + data.len()` must be writable and not otherwise used until this
+    /// returns; when it returns `Ok`, every byte of it has been written.
+    pub(crate) unsafe fn alltoall_to(&self, data: &[u8], m: usize, out: *mut u8) -> Result<()> {
+        let p = self.size() as usize;
+        if data.len() != p * m {
+            return Err(self.refuse(Error::InvalidArgument(format!(
+                "alltoall: {} bytes do not split into {p} blocks of {m}",
+                data.len()
+            ))));
         }
-        Ok(out)
+        let (alg, c) = self.start(Operation::Alltoall, m, true)?;
+        let landed = match alg {
+            // SAFETY: forwarded.
+            Algorithm::Pairwise if m >= LAND_FROM => unsafe {
+                pairwise::alltoall_landing(&c, data, m, out)
+            },
+            // SAFETY: forwarded.
+            Algorithm::Ecube if m >= LAND_FROM => unsafe {
+                ecube::alltoall_landing(&c, data, m, out)
+            },
+            _ => {
+                let blocks: Vec<Bytes> =
+                    data.chunks(m.max(1)).map(Bytes::copy_from_slice).collect();
+                let got = alltoall_blocks(alg, &c, &blocks, m)?;
+                for (t, b) in got.iter().enumerate() {
+                    // SAFETY: `p` blocks of `m` bytes (checked by `alltoall_blocks`) fill
+                    // `out` exactly.
+                    unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), out.add(t * m), m) };
+                }
+                return Ok(());
+            }
+        };
+        c.guard(landed.and_then(|other| {
+            match other {
+                None => Ok(()),
+                Some((from, b)) => Err(super::blocks::check_equal(
+                    &b,
+                    1,
+                    m,
+                    super::blocks::Layout::Equal,
+                    "alltoall",
+                    from,
+                )
+                .err()
+                .unwrap_or_else(|| super::blocks::unequal_blocks("alltoall"))),
+            }
+        }))
     }
 
     /// All-to-all personalized with blocks of any lengths: pairwise exchange (Alg. 4.10),
@@ -161,4 +207,28 @@ impl Subcube<'_> {
         }
         Ok(())
     }
+}
+
+/// Blocks of at least this many bytes are received into the caller's memory and sent from
+/// it by the typed forms (as `allgather`'s `LAND_FROM`) when the algorithm is pairwise or
+/// e-cube exchange; store-and-forward passes blocks through other members and cannot.
+/// (The typed forms do not pick another algorithm for it: members that disagree on the
+/// length would then run different algorithms, and a wrong result could pass unnoticed.)
+const LAND_FROM: usize = 128 << 10;
+
+/// The byte form's algorithms: the block from each relative rank, each checked to be `m`
+/// bytes long.
+fn alltoall_blocks(alg: Algorithm, c: &Ctx<'_>, blocks: &[Bytes], m: usize) -> Result<Vec<Bytes>> {
+    let out = c.guard(match alg {
+        Algorithm::StoreForward => store_forward::alltoall(c, blocks),
+        Algorithm::Pairwise => pairwise::alltoall(c, blocks),
+        Algorithm::Ecube => ecube::alltoall(c, blocks),
+        Algorithm::Ring => ring::alltoall(c, blocks),
+        Algorithm::Mesh => mesh::alltoall(c, blocks),
+        other => Err(not_implemented(Operation::Alltoall, other)),
+    })?;
+    if out.iter().any(|b| b.len() != m) {
+        return Err(super::blocks::unequal_blocks("alltoall"));
+    }
+    Ok(out)
 }

@@ -19,3 +19,47 @@ pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
     }
     Ok(out)
 }
+
+/// [`alltoall`] between the caller's memories: block t of `data` (`m` bytes each) goes to
+/// relative rank t, lent as it is (`lend.rs`), and the block from rank t lands at
+/// `out + t · m` (`node/landing.rs`); this node's own block is copied. Returns a message
+/// of another length (nothing written) with its sender, for the caller to name.
+///
+/// # Safety
+/// `out .. out + p · m` must be writable and not otherwise used until this returns.
+pub(crate) unsafe fn alltoall_landing(
+    c: &Ctx<'_>,
+    data: &[u8],
+    m: usize,
+    out: *mut u8,
+) -> Result<Option<(u32, Bytes)>> {
+    let release = || c.release_lent();
+    crate::collectives::lend::lend(&release, |l| {
+        let me = c.me as usize;
+        let mut own = Some(());
+        for j in 1..c.p() {
+            let t = (c.me ^ j) as usize;
+            // SAFETY: block `t` of `out`, written by this receive only; it is waited for
+            // (or dropped, on an error) before this returns.
+            let r = unsafe { c.irecv_landing(t as u32, (out.add(t * m), m))? };
+            let s = c.isend(t as u32, l.lend(&data[t * m..(t + 1) * m]))?;
+            if own.take().is_some() {
+                // This node's own block, copied while the first exchange is under way.
+                // SAFETY: block `me` of `out`; `data` is other memory.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(data[me * m..].as_ptr(), out.add(me * m), m)
+                };
+            }
+            let got = r.wait();
+            s.wait()?;
+            if let Some(b) = got? {
+                return Ok(Some((t as u32, b)));
+            }
+        }
+        if own.is_some() {
+            // SAFETY: as above (a subcube of one member).
+            unsafe { std::ptr::copy_nonoverlapping(data[me * m..].as_ptr(), out.add(me * m), m) };
+        }
+        Ok(None)
+    })
+}

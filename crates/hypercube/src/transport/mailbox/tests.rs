@@ -173,3 +173,71 @@ fn data_for_unknown_or_overlong_messages_is_an_error() {
     );
     assert!(m.data(1, 4, Bytes::from_static(b"xyz")).is_err());
 }
+
+/// A receive that names memory for its message (`post_landing`): a rendezvous message of
+/// that length is written there as it arrives — chunks copied (`data`), or read there by
+/// the link (`landed`, after `landing_at` said where) — and taken as a view of it; an
+/// eager one, or one of another length, is received as usual.
+#[test]
+fn a_landing_receives_a_rendezvous_message_of_its_length() {
+    let mut m = Mailbox::default();
+    let mut memory = vec![0u8; 6];
+    // SAFETY: `memory` outlives the receive and is read only after the message is taken.
+    let l = unsafe { Landing::new(&mut memory) };
+    let (t, _) = m.post_landing(Select::new(TypeSel::Is(7)), l);
+    assert!(m.has_landing(t));
+    assert!(m.arrive(3, 7, 6, pending(9)).is_some());
+    assert_eq!(m.landing_at(3, 9), Some((l.at(0), 6)));
+    assert_eq!(m.data(3, 9, Bytes::from_static(b"ab")), Ok(false));
+    let (at, room) = m.landing_at(3, 9).expect("still landing");
+    assert_eq!((at, room), (l.at(2), 4));
+    l.write(2, b"cd");
+    assert_eq!(m.landed(3, 9, 2), Ok(false));
+    assert_eq!(
+        m.data(3, 9, Bytes::from_static(b"efg")).map_err(|_| ()),
+        Err(())
+    );
+    assert_eq!(m.data(3, 9, Bytes::from_static(b"ef")), Ok(true));
+    let got = m.take(t).expect("complete").message.data;
+    assert!(l.holds(&got), "the message is the named memory");
+    assert!(!m.has_landing(t));
+    drop(got);
+    assert_eq!(memory, b"abcdef");
+
+    // Another length, and an eager message: no landing.
+    let mut memory = vec![0u8; 6];
+    // SAFETY: as above.
+    let l = unsafe { Landing::new(&mut memory) };
+    let (t, _) = m.post_landing(Select::new(TypeSel::Is(7)), l);
+    m.arrive(3, 7, 5, pending(10));
+    assert!(!m.has_landing(t) && m.landing_at(3, 10).is_none());
+    assert_eq!(m.landed(3, 10, 5).map_err(|_| ()), Err(()));
+    assert_eq!(m.data(3, 10, Bytes::from_static(b"12345")), Ok(true));
+    assert_eq!(&m.take(t).unwrap().message.data[..], b"12345");
+    let (t, _) = m.post_landing(Select::new(TypeSel::Is(7)), l);
+    m.arrive(3, 7, 6, ready(b"eager!"));
+    assert!(!m.has_landing(t));
+    assert_eq!(&m.take(t).unwrap().message.data[..], b"eager!");
+    assert_eq!(memory, [0; 6], "nothing written");
+}
+
+/// A receive dropped while its message lands (`abandon`): what came is copied out of the
+/// named memory, the rest arrives into the mailbox's own buffer, and the message is
+/// requeued whole — nothing lost, nothing more written into the memory.
+#[test]
+fn an_abandoned_landing_keeps_the_message_and_lets_go_of_the_memory() {
+    let mut m = Mailbox::default();
+    let mut memory = vec![0u8; 4];
+    // SAFETY: as in the test above.
+    let l = unsafe { Landing::new(&mut memory) };
+    let (t, _) = m.post_landing(Select::new(TypeSel::Is(7)), l);
+    m.arrive(3, 7, 4, pending(9));
+    assert_eq!(m.data(3, 9, Bytes::from_static(b"ab")), Ok(false));
+    m.abandon(t);
+    assert!(m.landing_at(3, 9).is_none());
+    assert_eq!(m.data(3, 9, Bytes::from_static(b"cd")), Ok(true));
+    memory.fill(0);
+    let (t2, _) = m.post(Select::new(TypeSel::Is(7)));
+    assert_eq!(&m.take(t2).unwrap().message.data[..], b"abcd");
+    assert_eq!(memory, [0; 4]);
+}

@@ -24,12 +24,21 @@ const ACK_FRAMES: u64 = 128;
 /// keeps meanwhile is memory its allocator cannot reuse: at 1 MiB the 64 KiB all-to-all
 /// on 8 ranks over loopback paid twice the page faults and ran 1.15× as long.
 const ACK_BYTES: u64 = 256 << 10;
+/// A frame for this node with at least this many payload bytes is acknowledged as soon as
+/// it is read (one small frame back per long message).
+const ACK_LONG: u64 = 32 << 10;
 
 impl Engine {
     /// Read one link (the caller holds its input lock) and act on what came.
     pub(super) fn service_input(&self, inp: &mut LinkIn, link: usize) {
         inp.pass_on = !self.detour.load(Ordering::Relaxed);
-        let res = inp.read(self.num_nodes, self.has_host);
+        let res = inp.read_into(self.num_nodes, self.has_host, &mut |h| {
+            let st = self.lock();
+            if !st.streams.in_turn(self.slot(h.src), h) {
+                return None;
+            }
+            st.mailbox.landing_at(h.src, h.msg_id)
+        });
         if matches!(&res, Ok(ReadOutcome::Frames(f)) if f.is_empty()) {
             return;
         }
@@ -58,6 +67,13 @@ impl Engine {
             }
         };
         let any = !frames.is_empty();
+        // A long frame for this node is acknowledged at once: its sender may have lent the
+        // memory it points into (`collectives/lend.rs`) and wait to have it back.
+        let prompt = frames.iter().any(|i| match i {
+            Item::Landed(..) => true,
+            Item::Frame(h, _) => h.dest == self.me && h.frame_len as u64 >= ACK_LONG,
+            _ => false,
+        });
         if any {
             self.activity.fetch_add(1, Ordering::Relaxed);
         }
@@ -66,10 +82,12 @@ impl Engine {
                 Item::Frame(h, payload) => self.dispatch(&mut st, link, h, payload),
                 Item::Start(h, first) => self.pass_on_start(&mut st, link, h, first),
                 Item::More(more, last) => self.pass_on_more(&mut st, link, more, last),
+                Item::Landed(h, trailer) => self.landed(&mut st, link, h, trailer),
             }
         }
         st.frames_in[link] = inp.frames_in;
-        if inp.frames_in - st.acked_in[link] >= ACK_FRAMES
+        if (prompt && inp.frames_in > st.acked_in[link])
+            || inp.frames_in - st.acked_in[link] >= ACK_FRAMES
             || inp.bytes_read - st.acked_bytes[link] >= ACK_BYTES
         {
             st.acked_bytes[link] = inp.bytes_read;
@@ -151,6 +169,59 @@ impl Engine {
             Turn::Held => {}
             Turn::Duplicate => {
                 tracing::debug!(src = h.src, seq = h.seq, "dropping a duplicate frame");
+            }
+        }
+    }
+
+    /// A `Data` frame for this node whose payload its link read into the memory the
+    /// receive named (`link.rs`, "Landing"): in its turn (the link asked first), unless a
+    /// resent copy of it came first on another link.
+    fn landed(&self, st: &mut State, link: usize, h: Header, trailer: u8) {
+        match trailer {
+            1 => {}
+            0 => {
+                // Cut short on its way (void): its sender resends it, to land again.
+                tracing::debug!(src = h.src, seq = h.seq, "dropping a void frame");
+                return;
+            }
+            _ => {
+                let peer = st.out[link].peer;
+                let detail = "a frame's trailer is neither 0 nor 1".to_string();
+                return self.fail(st, Error::Protocol { peer, detail });
+            }
+        }
+        let h = Header {
+            trailer: false,
+            ..h
+        };
+        let slot = self.slot(h.src);
+        match st.streams.arrive(slot, &h, &Bytes::new(), link) {
+            Turn::Now => {
+                if let Err(detail) = st.mailbox.landed(h.src, h.msg_id, h.frame_len as usize) {
+                    let peer = st.out[link].peer;
+                    return self.fail(st, Error::Protocol { peer, detail });
+                }
+                while let Some((h, payload, link)) = st.streams.next_early(slot, h.kind) {
+                    self.act(st, link, h, payload);
+                }
+            }
+            Turn::Duplicate => {
+                tracing::debug!(src = h.src, seq = h.seq, "dropping a duplicate frame");
+            }
+            Turn::Held => {
+                // Its link asked whether it was its turn before reading it into the landing;
+                // nothing of its stream can have been acted on since.
+                let detail = format!(
+                    "frame {} from node {} was read into a receive's memory out of turn",
+                    h.seq, h.src
+                );
+                self.fail(
+                    st,
+                    Error::Protocol {
+                        peer: self.me,
+                        detail,
+                    },
+                );
             }
         }
     }

@@ -197,6 +197,15 @@ impl LinkOut {
         self.kept.clear();
     }
 
+    /// The bytes of kept frames that point into lent memory whose lender is returning
+    /// (copied by [`LinkOut::unlend_kept`] unless acknowledged first).
+    pub fn kept_returning(&self) -> usize {
+        self.kept
+            .iter()
+            .map(|(_, f)| crate::base::lent::returning_bytes(&f.payload))
+            .sum()
+    }
+
     /// Copy what the kept frames hold of lent memory whose lender is returning
     /// (`base::lent`, `Transport::release_lent`).
     pub fn unlend_kept(&mut self) {

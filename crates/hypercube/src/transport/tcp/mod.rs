@@ -47,9 +47,9 @@ use std::time::Duration;
 use hypercube_topology::{NodeId, Route};
 
 use engine::relock;
-use link_out::LinkOut;
 
 use crate::base::ids::HOST;
+use crate::base::landing::Landing;
 use crate::base::message::{Message, Select, Status};
 use crate::base::parts::Parts;
 use crate::error::{Error, Result};
@@ -224,6 +224,21 @@ impl Transport for TcpTransport {
         Ok(self.engine.post(sel))
     }
 
+    unsafe fn post_recv_landing(
+        &self,
+        sel: Select,
+        dest: *mut u8,
+        len: usize,
+    ) -> Result<RecvToken> {
+        if let Some(s) = sel.source {
+            self.check_dest(s)?;
+        }
+        // SAFETY: the caller keeps the memory valid and untouched until the receive is
+        // taken or abandoned (this trait method's contract), as `Landing::new` requires.
+        let landing = unsafe { Landing::new(std::slice::from_raw_parts_mut(dest, len)) };
+        Ok(self.engine.post_landing(sel, landing))
+    }
+
     fn test_recv(&self, token: RecvToken) -> Result<Option<Message>> {
         self.engine.test_recv(token)
     }
@@ -237,9 +252,7 @@ impl Transport for TcpTransport {
     }
 
     fn abandon_recv(&self, token: RecvToken) {
-        let mut st = self.engine.lock();
-        st.mailbox.abandon(token);
-        self.engine.settle_dropped(&mut st);
+        self.engine.abandon(token);
     }
 
     fn discard(&self, tags: &[u32]) {
@@ -251,11 +264,7 @@ impl Transport for TcpTransport {
     }
 
     fn release_lent(&self) {
-        self.engine
-            .lock()
-            .out
-            .iter_mut()
-            .for_each(LinkOut::unlend_kept);
+        self.engine.release_lent();
     }
 
     fn probe(

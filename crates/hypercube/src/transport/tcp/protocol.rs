@@ -7,9 +7,11 @@
 
 use hypercube_topology::{NodeId, Route};
 
+use super::engine::relock;
 use super::engine::{Engine, PendingSend, State};
-use super::link::OutFrame;
+use super::link::{LinkOut, OutFrame};
 use super::wait::{describe_sends, SEND_WAIT};
+use crate::base::landing::Landing;
 use crate::base::message::{Message, Select, Status};
 use crate::base::parts::Parts;
 use crate::error::{Error, Result};
@@ -170,6 +172,51 @@ impl Engine {
         let (token, need) = st.mailbox.post(sel);
         self.issue_cts(&mut st, need);
         token
+    }
+
+    /// Post a receive whose message lands in `landing` (`base/landing.rs`).
+    pub(super) fn post_landing(&self, sel: Select, landing: Landing) -> RecvToken {
+        let mut st = self.lock();
+        let (token, need) = st.mailbox.post_landing(sel, landing);
+        self.issue_cts(&mut st, need);
+        token
+    }
+
+    /// The receive `token` will not be completed: withdraw it, its message (if one is
+    /// bound) back to the queue. A receive with a landing takes it back first, under every
+    /// link's input lock, so that no link goes on reading into it (`LinkIn::take_back`).
+    pub(super) fn abandon(&self, token: RecvToken) {
+        if !self.lock().mailbox.has_landing(token) {
+            let mut st = self.lock();
+            st.mailbox.abandon(token);
+            return self.settle_dropped(&mut st);
+        }
+        let mut inputs: Vec<_> = self.inputs.iter().map(|m| relock(m.lock())).collect();
+        let mut st = self.lock();
+        if let Some(l) = st.mailbox.detach(token) {
+            inputs.iter_mut().for_each(|inp| inp.take_back(&l));
+        }
+        st.mailbox.abandon(token);
+        self.settle_dropped(&mut st);
+    }
+
+    /// Let go of lent memory whose lender is returning (`base::lent`): wait a little for
+    /// the acknowledgements of the kept frames that still hold some — the receiver of a
+    /// long frame acknowledges it as soon as it has it (`dispatch.rs`, `ACK_BYTES`), most
+    /// often while the lender's own last receive completes — and copy what is still kept
+    /// then. The wait is bounded by about what the copy would cost (1 ms per MiB, at least
+    /// 100 µs): without it, the last step of a collective that lends (allgather into the
+    /// caller's memory) copied its whole last message on almost every call.
+    pub(super) fn release_lent(&self) {
+        let kept: usize = self.lock().out.iter().map(LinkOut::kept_returning).sum();
+        if kept == 0 {
+            return;
+        }
+        let bound = std::time::Duration::from_micros(100.max(kept as u64 >> 10));
+        let _ = self.wait_for("acknowledgement of lent frames", Some(bound), |_, st| {
+            st.out.iter().all(|o| o.kept_returning() == 0).then_some(())
+        });
+        self.lock().out.iter_mut().for_each(LinkOut::unlend_kept);
     }
 
     /// The message of a posted receive if it is complete (after reading what came in).

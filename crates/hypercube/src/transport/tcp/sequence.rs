@@ -85,6 +85,13 @@ impl Streams {
         Turn::Held
     }
 
+    /// Is `h`, from the node in `slot`, the next frame of its stream to act on?
+    pub fn in_turn(&self, slot: usize, h: &Header) -> bool {
+        let s = stream(h.kind);
+        (h.seq & CONTROL_STREAM != 0) == (s == 1)
+            && h.seq & !CONTROL_STREAM == self.next_in[slot][s]
+    }
+
     /// The next held frame of the stream of `kind` from `slot` whose turn has come, if any
     /// (its stream advanced).
     pub fn next_early(&mut self, slot: usize, kind: Kind) -> Option<Early> {
