@@ -17,6 +17,8 @@ use super::parts::Parts;
 
 /// Lent ranges registered and marked returning.
 static RETURNING: AtomicUsize = AtomicUsize::new(0);
+/// Lent ranges registered.
+static REGISTERED: AtomicUsize = AtomicUsize::new(0);
 /// The lent ranges: start and end addresses, and whether their lender is returning.
 static RANGES: Mutex<Vec<(usize, usize, bool)>> = Mutex::new(Vec::new());
 
@@ -28,6 +30,7 @@ fn ranges() -> std::sync::MutexGuard<'static, Vec<(usize, usize, bool)>> {
 pub(crate) fn register(data: &[u8]) {
     let start = data.as_ptr() as usize;
     ranges().push((start, start + data.len(), false));
+    REGISTERED.fetch_add(1, Ordering::SeqCst);
 }
 
 /// The lender of the `len` bytes at `start` wants them back: what still points into them
@@ -48,6 +51,7 @@ pub(crate) fn returning(start: usize, len: usize) {
 pub(crate) fn unregister(start: usize, len: usize) {
     let mut r = ranges();
     if let Some(i) = r.iter().position(|x| (x.0, x.1) == (start, start + len)) {
+        REGISTERED.fetch_sub(1, Ordering::SeqCst);
         if r.swap_remove(i).2 {
             RETURNING.fetch_sub(1, Ordering::SeqCst);
         }
@@ -58,6 +62,20 @@ pub(crate) fn unregister(start: usize, len: usize) {
 fn returning_in(r: &[(usize, usize, bool)], b: &Bytes) -> bool {
     let s = b.as_ptr() as usize;
     !b.is_empty() && r.iter().any(|&(lo, hi, back)| back && s >= lo && s < hi)
+}
+
+/// Does a part of `p` point into lent memory (its frame asks to be acknowledged at once,
+/// so that the lender has it back soon: `wire/frame.rs`, `FLAG_ACK_NOW`)? With nothing
+/// lent, one atomic load.
+pub(crate) fn any_lent(p: &Parts) -> bool {
+    if REGISTERED.load(Ordering::SeqCst) == 0 {
+        return false;
+    }
+    let r = ranges();
+    p.iter().any(|b| {
+        let s = b.as_ptr() as usize;
+        !b.is_empty() && r.iter().any(|&(lo, hi, _)| s >= lo && s < hi)
+    })
 }
 
 /// The bytes of `p` that point into lent memory whose lender is returning.

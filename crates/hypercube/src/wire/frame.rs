@@ -7,6 +7,7 @@
 //!                         8 Ack, 9 Link, 10 Left
 //!  1     1    hops        the route's listed hops, 0..=8 (0: e-cube order)
 //!  2     1    flags       bit 0: a trailer byte follows the payload (1 whole, 0 void);
+//!                         bit 1: acknowledge at once (the payload is lent memory);
 //!                         other bits 0
 //!  3     1    reserved    0
 //!  4     4    src         origin node of the message (not the previous hop)
@@ -46,6 +47,9 @@ pub(crate) const HEADER_LEN: usize = 48;
 
 /// The header flag: a trailer byte follows the payload.
 const FLAG_TRAILER: u8 = 1;
+/// The header flag: the receiver acknowledges the frame as soon as it has read it (its
+/// sender lent the memory of the payload and waits to have it back, `collectives/lend.rs`).
+const FLAG_ACK_NOW: u8 = 2;
 
 /// The bit of [`Header::seq`] that puts a frame in the control stream of its pair.
 pub(crate) const CONTROL_STREAM: u64 = 1 << 63;
@@ -125,6 +129,9 @@ pub(crate) struct Header {
     pub seq: u64,
     /// A trailer byte follows the payload (set by a node passing the frame on cut-through).
     pub trailer: bool,
+    /// Acknowledge this frame as soon as it is read (`Eager` and `Data` frames whose payload
+    /// its sender lent: [`FLAG_ACK_NOW`]).
+    pub ack_now: bool,
 }
 
 impl Header {
@@ -141,6 +148,7 @@ impl Header {
             route: Route::ECUBE,
             seq: 0,
             trailer: false,
+            ack_now: false,
         }
     }
 
@@ -155,7 +163,8 @@ impl Header {
         b[0] = self.kind as u8;
         let (hops, route) = self.route.packed();
         b[1] = hops;
-        b[2] = if self.trailer { FLAG_TRAILER } else { 0 };
+        b[2] = if self.trailer { FLAG_TRAILER } else { 0 }
+            | if self.ack_now { FLAG_ACK_NOW } else { 0 };
         b[40..48].copy_from_slice(&self.seq.to_le_bytes());
         b[36..40].copy_from_slice(&route.to_le_bytes());
         b[4..8].copy_from_slice(&self.src.to_le_bytes());
@@ -177,7 +186,7 @@ impl Header {
             u64::from_le_bytes(x)
         };
         let kind = Kind::from_u8(b[0]).ok_or_else(|| format!("unknown frame kind {}", b[0]))?;
-        if b[2] & !FLAG_TRAILER != 0 || b[3] != 0 {
+        if b[2] & !(FLAG_TRAILER | FLAG_ACK_NOW) != 0 || b[3] != 0 {
             return Err("reserved header bytes are not zero".into());
         }
         let dim = num_nodes.trailing_zeros();
@@ -200,6 +209,7 @@ impl Header {
             route,
             seq: u64_at(40),
             trailer: b[2] & FLAG_TRAILER != 0,
+            ack_now: b[2] & FLAG_ACK_NOW != 0,
         };
         let valid = |n: NodeId| n < num_nodes || (host && n == HOST);
         if !valid(h.src) || !valid(h.dest) {
@@ -221,6 +231,12 @@ impl Header {
         };
         if h.trailer && !matches!(h.kind, Kind::Eager | Kind::Data) {
             return Err(format!("{:?} frame with a trailer", h.kind));
+        }
+        if h.ack_now && !matches!(h.kind, Kind::Eager | Kind::Data) {
+            return Err(format!(
+                "{:?} frame asking to be acknowledged at once",
+                h.kind
+            ));
         }
         if !payload_ok {
             return Err(format!(
@@ -289,9 +305,10 @@ pub(crate) mod strategy {
             route(num_nodes.trailing_zeros()),
             any::<u64>(),
             any::<bool>(),
+            any::<bool>(),
         )
             .prop_map(
-                |(kind, src, dest, tag, msg_id, total_len, frame_len, route, seq, trailer)| {
+                |(kind, src, dest, tag, msg_id, total_len, frame_len, route, seq, trailer, now)| {
                     let (total_len, frame_len) = match kind {
                         Kind::Eager => (frame_len as u64, frame_len),
                         Kind::Data => (total_len.max(frame_len as u64), frame_len),
@@ -308,6 +325,7 @@ pub(crate) mod strategy {
                         route,
                         seq,
                         trailer: trailer && matches!(kind, Kind::Eager | Kind::Data),
+                        ack_now: now && matches!(kind, Kind::Eager | Kind::Data),
                     }
                 },
             )
@@ -397,6 +415,7 @@ mod tests {
                     route: Route::ECUBE,
                     seq: 0,
                     trailer: false,
+                    ack_now: false,
                 };
                 let e = Header::decode(&h.encode(), 2, false).unwrap_err();
                 assert!(e.contains("exceeds the limit"), "{e}");
@@ -421,6 +440,7 @@ mod tests {
             route: Route::from_dims(&[2, 0, 1]).unwrap(),
             seq: CONTROL_STREAM | 12,
             trailer: true,
+            ack_now: true,
         };
         assert_eq!(Header::decode(&h.encode(), 8, false), Ok(h));
         // A trailer only on frames with a payload.
@@ -430,6 +450,10 @@ mod tests {
             .unwrap_err()
             .contains("trailer"));
         b[2] = 2;
+        assert!(Header::decode(&b, 8, false)
+            .unwrap_err()
+            .contains("acknowledged at once"));
+        b[2] = 4;
         assert!(Header::decode(&b, 8, false)
             .unwrap_err()
             .contains("reserved"));

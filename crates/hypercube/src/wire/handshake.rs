@@ -19,8 +19,9 @@ use sha2::{Digest, Sha256};
 const MAGIC: &[u8; 4] = b"HCUB";
 /// 2: frames carry a route (`wire/frame.rs`) and a `Fin` carries its message count; 3: the
 /// header grows to 48 bytes (`seq`, the trailer flag) and the kinds `Ack`, `Link`, `Left`
-/// come (rerouting, `docs/reliability.md`).
-const VERSION: u16 = 3;
+/// come (rerouting, `docs/reliability.md`); 4: the header flag "acknowledge at once" (a
+/// frame of lent memory, `wire/frame.rs`).
+const VERSION: u16 = 4;
 
 /// Keyed digest of `parts` under the job secret (length-prefixed, so parts cannot slide).
 pub(crate) fn mac(secret: &[u8], parts: &[&[u8]]) -> [u8; 32] {

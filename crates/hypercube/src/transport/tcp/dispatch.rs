@@ -24,9 +24,6 @@ const ACK_FRAMES: u64 = 128;
 /// keeps meanwhile is memory its allocator cannot reuse: at 1 MiB the 64 KiB all-to-all
 /// on 8 ranks over loopback paid twice the page faults and ran 1.15× as long.
 const ACK_BYTES: u64 = 256 << 10;
-/// A frame for this node with at least this many payload bytes is acknowledged as soon as
-/// it is read (one small frame back per long message).
-const ACK_LONG: u64 = 32 << 10;
 
 impl Engine {
     /// Read one link (the caller holds its input lock) and act on what came.
@@ -67,11 +64,10 @@ impl Engine {
             }
         };
         let any = !frames.is_empty();
-        // A long frame for this node is acknowledged at once: its sender may have lent the
-        // memory it points into (`collectives/lend.rs`) and wait to have it back.
+        // A frame whose sender lent its payload is acknowledged at once: the sender waits to
+        // have the memory back (`collectives/lend.rs`).
         let prompt = frames.iter().any(|i| match i {
-            Item::Landed(..) => true,
-            Item::Frame(h, _) => h.dest == self.me && h.frame_len as u64 >= ACK_LONG,
+            Item::Landed(h, _) | Item::Frame(h, _) => h.ack_now,
             _ => false,
         });
         if any {

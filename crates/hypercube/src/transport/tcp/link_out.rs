@@ -50,6 +50,10 @@ impl OutFrame {
     }
 
     pub fn new(h: &Header, payload: Parts, completes: Option<u64>) -> OutFrame {
+        let h = &Header {
+            ack_now: h.ack_now || crate::base::lent::any_lent(&payload),
+            ..*h
+        };
         OutFrame {
             head: *h,
             header: h.encode(),

@@ -91,6 +91,7 @@ impl Engine {
                     route,
                     seq: 0,
                     trailer: false,
+                    ack_now: false,
                 };
                 st.sent_to[slot] += 1;
                 self.originate(&mut st, h, data, None);
@@ -121,6 +122,7 @@ impl Engine {
             route,
             seq: 0,
             trailer: false,
+            ack_now: false,
         };
         self.originate(&mut st, h, Parts::default(), None);
         Ok((id, id))
