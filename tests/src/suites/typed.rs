@@ -157,6 +157,31 @@ fn processes(node: &Node, done: &mut Vec<&'static str>) -> Result<()> {
         c.alltoall_into(&data, &mut out)?;
         ensure!(out == want, "alltoall_into 256 KiB {alg:?}");
     }
+    // Broadcast of 1 MiB from the last rank, received in place by the hypercube algorithm.
+    for alg in [Algorithm::Hypercube, Algorithm::ScatterAllgather] {
+        let n = 1usize << 18;
+        let root = p - 1;
+        let want: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let data = if me == root { want.clone() } else { Vec::new() };
+        let c = cube.with(alg);
+        ensure!(
+            c.bcast_slice(root, &data, n)? == want,
+            "bcast_slice 1 MiB {alg:?}"
+        );
+        ensure!(
+            c.bcast_vec(root, data.clone())? == want,
+            "bcast_vec 1 MiB {alg:?}"
+        );
+        let mut buf = if me == root {
+            want.clone()
+        } else {
+            vec![0u32; n]
+        };
+        c.bcast_into(root, &mut buf)?;
+        ensure!(buf == want, "bcast_into 1 MiB {alg:?}");
+    }
     done.push("allgather_slice");
 
     let text: String = cube.bcast_value(p - 1, (me == p - 1).then(|| "z".repeat(100_000)))?;

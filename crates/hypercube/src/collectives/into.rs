@@ -25,6 +25,20 @@ impl Subcube<'_> {
     pub fn bcast_into<T: Pod>(&self, root: NodeId, buf: &mut [T]) -> Result<()> {
         Unit::of::<T>("bcast_into", None).during(|| {
             let at_root = self.node.mynode() == root;
+            if self.landable::<T>(1).is_some() {
+                let bytes = as_bytes_mut(buf);
+                let (out, len) = (bytes.as_mut_ptr(), bytes.len());
+                // SAFETY: `buf` is borrowed mutably for the call; the root's is only read
+                // (`data`), the others' only written (`out`).
+                return unsafe {
+                    let data = if at_root {
+                        std::slice::from_raw_parts(out, len)
+                    } else {
+                        &[]
+                    };
+                    self.bcast_to(root, data, out, len)
+                };
+            }
             let bytes = if at_root { encode(buf) } else { Bytes::new() };
             let got = self.bcast(root, bytes, std::mem::size_of_val(buf))?;
             if !at_root {

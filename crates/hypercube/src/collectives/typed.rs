@@ -34,6 +34,13 @@ pub(crate) fn filled_vec<T: Pod>(
     n: usize,
     fill: impl FnOnce(*mut u8) -> Result<()>,
 ) -> Result<Vec<T>> {
+    let bytes = n.checked_mul(std::mem::size_of::<T>());
+    if bytes.map_or(true, |b| b > isize::MAX as usize) {
+        return Err(Error::InvalidArgument(format!(
+            "{n} elements of {} do not fit in memory",
+            std::any::type_name::<T>()
+        )));
+    }
     let mut v = Vec::<T>::with_capacity(n);
     fill(v.as_mut_ptr().cast::<u8>())?;
     // SAFETY: `fill` wrote all `n · size_of::<T>()` bytes (its contract on `Ok`), and a
@@ -67,6 +74,24 @@ impl Subcube<'_> {
                     data.len()
                 ))));
             }
+            if !at_root && self.landable::<T>(1).is_some() {
+                // SAFETY: `bcast_to` writes all of the result's memory on `Ok`.
+                return filled_vec(len, |out| unsafe {
+                    self.bcast_to(root, &[], out, len * T::WIRE_SIZE)
+                });
+            }
+            if at_root && self.landable::<T>(1).is_some() {
+                // SAFETY: the root's `out` is not used.
+                unsafe {
+                    self.bcast_to(
+                        root,
+                        as_bytes(data),
+                        std::ptr::null_mut(),
+                        len * T::WIRE_SIZE,
+                    )?
+                };
+                return Ok(data.to_vec());
+            }
             let bytes = if at_root { encode(data) } else { Bytes::new() };
             let got = self.bcast(root, bytes, len * T::WIRE_SIZE)?;
             if at_root {
@@ -92,6 +117,12 @@ impl Subcube<'_> {
             let bytes_len = len.checked_mul(T::WIRE_SIZE).ok_or_else(|| {
                 Error::InvalidArgument(format!("bcast_vec: {len} elements do not fit in memory"))
             })?;
+            if !at_root && self.landable::<T>(1).is_some() {
+                // SAFETY: `bcast_to` writes all of the result's memory on `Ok`.
+                return filled_vec(len, |out| unsafe {
+                    self.bcast_to(root, &[], out, bytes_len)
+                });
+            }
             if !at_root {
                 let got = self.bcast(root, Bytes::new(), bytes_len)?;
                 return decode(&got, Some(len), "bcast_vec");

@@ -197,51 +197,6 @@ impl Mailbox {
         (token, None)
     }
 
-    /// Post a receive whose message is to land in `landing` (`base/landing.rs`): the
-    /// payload of a rendezvous message of exactly that length is written there as it
-    /// arrives ([`Mailbox::data`], [`Mailbox::landed`]), and the message is then a view of
-    /// it. Binds the oldest matching arrived message, if any.
-    pub fn post_landing(&mut self, sel: Select, landing: Landing) -> (RecvToken, Option<NeedCts>) {
-        self.landings.insert(self.next_token, (landing, 0));
-        self.post(sel)
-    }
-
-    /// Does receive `token` have a landing (posted with one, or bound to a message that
-    /// lands there)?
-    pub fn has_landing(&self, token: RecvToken) -> bool {
-        self.landings.contains_key(&token)
-    }
-
-    /// Where the next payload bytes of message `msg_id` from `source` go, if its receive
-    /// named a landing: the address and the room left there.
-    pub fn landing_at(&self, source: NodeId, msg_id: u64) -> Option<(*mut u8, usize)> {
-        let token = self.rendezvous.get(&(source, msg_id))?;
-        let (l, filled) = self.landings.get(token)?;
-        Some((l.at(*filled), l.len() - filled))
-    }
-
-    /// The receive `token` takes its landing back: what of its message arrived is copied
-    /// into a buffer of the mailbox's own, where the rest arrives too. Returns the landing,
-    /// if the receive had one.
-    pub fn detach(&mut self, token: RecvToken) -> Option<Landing> {
-        let (l, filled) = self.landings.remove(&token)?;
-        if let Some(env) = self.bound.get_mut(&token) {
-            match &mut env.body {
-                Body::Pending { buf, .. } => {
-                    let cap = usize::try_from(env.len).unwrap_or(usize::MAX);
-                    let mut b = BytesMut::with_capacity(cap);
-                    b.extend_from_slice(&l.copy_of(filled));
-                    *buf = Some(b);
-                }
-                Body::Ready(data) if l.holds(data) => {
-                    *data = Bytes::from(l.copy_of(l.len()));
-                }
-                Body::Ready(_) => {}
-            }
-        }
-        Some(l)
-    }
-
     /// Bind the arrived message with local id `id` (found by a probe) to a new receive.
     pub fn claim(&mut self, id: u64) -> Option<(RecvToken, Option<NeedCts>)> {
         let pos = self.unexpected.iter().position(|e| e.id == id)?;
@@ -360,38 +315,8 @@ impl Mailbox {
         Ok(false)
     }
 
-    /// `n` payload bytes of message `msg_id` from `source` were written straight into its
-    /// landing, where [`Mailbox::landing_at`] said (by the link that read them). Returns
-    /// `Err` with a description if the message has no landing or they overflow it.
-    pub fn landed(&mut self, source: NodeId, msg_id: u64, n: usize) -> Result<bool, String> {
-        let token = self.rendezvous.get(&(source, msg_id)).copied();
-        let landing = token.and_then(|t| Some((t, self.landings.get_mut(&t)?)));
-        let Some((token, (l, filled))) = landing else {
-            return Err(format!(
-                "payload for message {msg_id} from node {source} was read into memory no \
-                 receive names any more"
-            ));
-        };
-        if *filled + n > l.len() {
-            return Err(format!(
-                "message {msg_id} from node {source} announced {} bytes but more arrived",
-                l.len()
-            ));
-        }
-        *filled += n;
-        if *filled < l.len() {
-            return Ok(false);
-        }
-        let view = l.view();
-        if let Some(env) = self.bound.get_mut(&token) {
-            env.body = Body::Ready(view);
-        }
-        self.complete(token, source, msg_id);
-        Ok(true)
-    }
-
     /// The last byte of a large message arrived.
-    fn complete(&mut self, token: RecvToken, source: NodeId, msg_id: u64) {
+    pub(super) fn complete(&mut self, token: RecvToken, source: NodeId, msg_id: u64) {
         self.rendezvous.remove(&(source, msg_id));
         if self.sinks.remove(&token) {
             self.bound.remove(&token);
@@ -536,5 +461,6 @@ impl Held {
     }
 }
 
+mod landing;
 #[cfg(test)]
 mod tests;

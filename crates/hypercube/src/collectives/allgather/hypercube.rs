@@ -41,14 +41,13 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
 /// `out .. out + p · mine.len()` must be writable and not otherwise used until this returns.
 pub(crate) unsafe fn allgather_landing(c: &Ctx<'_>, mine: &[u8], out: *mut u8) -> Result<()> {
     let own = mine.len();
-    let release = || c.release_lent();
     // SAFETY (for every step): both ranges lie in `out` (ranks < p); the blocks held were
     // written (this node's in the first step, the others received in earlier steps) and
     // are only read from then on; the partner's range is disjoint from every range lent.
     let copy_own = || unsafe {
         std::ptr::copy_nonoverlapping(mine.as_ptr(), out.add(c.me as usize * own), own)
     };
-    lend(&release, |l| {
+    lend(&|| c.release_lent(), |l| {
         if c.k == 0 {
             copy_own();
         }

@@ -14,13 +14,6 @@ use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::Result;
 
-/// Blocks of at least this many bytes are received into the caller's memory and sent from
-/// there (`hypercube::allgather_landing`); smaller ones through message buffers, copied:
-/// measured on loopback (np = 4 and 8, `osu allgather --form into`), at 64 KiB the two
-/// cost the same within the noise (the lent sends wait for their acknowledgements), at
-/// 1 MiB landing saves 10–30 %.
-const LAND_FROM: usize = 128 << 10;
-
 impl Subcube<'_> {
     /// All-to-all broadcast: every member passes a block of one common length and returns
     /// all members' blocks by relative rank. Alg. 4.7 (eq. 4.4), ring Alg. 4.4 (eq. 4.2) or
@@ -42,7 +35,7 @@ impl Subcube<'_> {
     pub(crate) unsafe fn allgather_to(&self, mine: &[u8], out: *mut u8) -> Result<()> {
         let (alg, c) = self.start(Operation::Allgather, mine.len(), true)?;
         let m = mine.len();
-        if alg == Algorithm::Hypercube && m >= LAND_FROM {
+        if alg == Algorithm::Hypercube && m >= super::LAND_FROM {
             // SAFETY: forwarded.
             return c.guard(unsafe { hypercube::allgather_landing(&c, mine, out) });
         }

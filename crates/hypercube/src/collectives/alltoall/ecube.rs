@@ -50,8 +50,7 @@ pub(crate) unsafe fn alltoall_landing(
     m: usize,
     out: *mut u8,
 ) -> Result<Option<(u32, Bytes)>> {
-    let release = || c.release_lent();
-    crate::collectives::lend::lend(&release, |l| {
+    crate::collectives::lend::lend(&|| c.release_lent(), |l| {
         let p = c.p();
         let me = c.me as usize;
         let recvs = (1..p)

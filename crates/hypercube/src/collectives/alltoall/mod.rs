@@ -36,7 +36,7 @@ impl Subcube<'_> {
     /// holds `size()` blocks of `m` bytes, block t for relative rank t; `out` (as long)
     /// receives the block from each rank. Pairwise exchange and the e-cube exchange
     /// receive in place and send the caller's blocks as they are (`node/landing.rs`,
-    /// `lend.rs`) for blocks of at least [`LAND_FROM`] bytes; otherwise the byte form's
+    /// `lend.rs`) for blocks of at least [`LAND_FROM`](super::LAND_FROM) bytes; otherwise the byte form's
     /// result is copied into `out`.
     ///
     /// # Safety
@@ -53,11 +53,11 @@ impl Subcube<'_> {
         let (alg, c) = self.start(Operation::Alltoall, m, true)?;
         let landed = match alg {
             // SAFETY: forwarded.
-            Algorithm::Pairwise if m >= LAND_FROM => unsafe {
+            Algorithm::Pairwise if m >= super::LAND_FROM => unsafe {
                 pairwise::alltoall_landing(&c, data, m, out)
             },
             // SAFETY: forwarded.
-            Algorithm::Ecube if m >= LAND_FROM => unsafe {
+            Algorithm::Ecube if m >= super::LAND_FROM => unsafe {
                 ecube::alltoall_landing(&c, data, m, out)
             },
             _ => {
@@ -208,13 +208,6 @@ impl Subcube<'_> {
         Ok(())
     }
 }
-
-/// Blocks of at least this many bytes are received into the caller's memory and sent from
-/// it by the typed forms (as `allgather`'s `LAND_FROM`) when the algorithm is pairwise or
-/// e-cube exchange; store-and-forward passes blocks through other members and cannot.
-/// (The typed forms do not pick another algorithm for it: members that disagree on the
-/// length would then run different algorithms, and a wrong result could pass unnoticed.)
-const LAND_FROM: usize = 128 << 10;
 
 /// The byte form's algorithms: the block from each relative rank, each checked to be `m`
 /// bytes long.

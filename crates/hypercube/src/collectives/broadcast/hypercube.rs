@@ -5,6 +5,7 @@
 use bytes::Bytes;
 
 use crate::collectives::ctx::Ctx;
+use crate::collectives::lend::lend;
 use crate::error::{Error, Result};
 
 /// Broadcast `data` (meaningful at `root`, a relative rank) of `len` bytes.
@@ -34,4 +35,53 @@ pub(crate) fn bcast(c: &Ctx<'_>, root: u32, data: Bytes, len: usize) -> Result<B
         }
     }
     x.ok_or_else(|| Error::InvalidArgument("bcast: no data reached this node".into()))
+}
+
+/// [`bcast`] between the caller's memories: at `root` the `len` bytes of `data` are sent,
+/// lent as they are (`lend.rs`); every other member receives them into `out`
+/// (`node/landing.rs`: over TCP straight from the socket) and passes them on from there.
+///
+/// # Safety
+/// At every member but the root, `out .. out + len` must be writable and not otherwise
+/// used until this returns (the root's `out` is not used).
+pub(crate) unsafe fn bcast_landing(
+    c: &Ctx<'_>,
+    root: u32,
+    data: &[u8],
+    out: *mut u8,
+    len: usize,
+) -> Result<()> {
+    let v = c.me ^ root;
+    lend(&|| c.release_lent(), |l| {
+        let mut x: Option<&[u8]> = (c.me == root).then_some(data);
+        for i in (0..c.k).rev() {
+            if v & ((1u32 << i) - 1) != 0 {
+                continue;
+            }
+            let partner = (v ^ (1 << i)) ^ root;
+            if v & (1 << i) == 0 {
+                if let Some(x) = x {
+                    c.send(partner, l.lend(x))?;
+                }
+            } else {
+                // SAFETY: `out` is this member's (the caller's contract); the receive is
+                // waited for here.
+                if let Some(got) = unsafe { c.irecv_landing(partner, (out, len))? }.wait()? {
+                    return Err(Error::InvalidArgument(format!(
+                        "bcast: received {} bytes but this node expects {len}; every member \
+                         must pass the same length",
+                        got.len()
+                    )));
+                }
+                // SAFETY: written whole by the receive, and only read from now on.
+                x = Some(unsafe { std::slice::from_raw_parts(out, len) });
+            }
+        }
+        match x {
+            Some(_) => Ok(()),
+            None => Err(Error::InvalidArgument(
+                "bcast: no data reached this node".into(),
+            )),
+        }
+    })
 }

@@ -7,7 +7,7 @@ mod scatter_allgather;
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
-use super::ctx::rel_root;
+use super::ctx::{rel_root, Ctx};
 use super::select::{not_implemented, Algorithm, Operation};
 use super::Subcube;
 use crate::error::{Error, Result};
@@ -27,11 +27,58 @@ impl Subcube<'_> {
             )));
         }
         let (alg, c) = self.start(Operation::Bcast, len_bytes, true)?;
-        c.guard(match alg {
-            Algorithm::Hypercube => hypercube::bcast(&c, r, data, len_bytes),
-            Algorithm::AllPort => allport::bcast(&c, r, data, len_bytes),
-            Algorithm::ScatterAllgather => scatter_allgather::bcast(&c, r, data, len_bytes),
-            other => Err(not_implemented(Operation::Bcast, other)),
-        })
+        bcast_bytes(alg, &c, r, data, len_bytes)
     }
+
+    /// [`Subcube::bcast`] between the caller's memories (the typed forms' core): the root
+    /// passes its `len` bytes as `data` (its `out` is not used), every other member receives
+    /// them into `out`. With the hypercube algorithm and at least [`LAND_FROM`](super::LAND_FROM) bytes the
+    /// message lands in `out` and is passed on from there (`hypercube::bcast_landing`);
+    /// otherwise the byte form's result is copied into `out`.
+    ///
+    /// # Safety
+    /// At every member but the root, `out .. out + len` must be writable and not otherwise
+    /// used until this returns; when it returns `Ok`, every byte of it has been written.
+    pub(crate) unsafe fn bcast_to(
+        &self,
+        root: NodeId,
+        data: &[u8],
+        out: *mut u8,
+        len: usize,
+    ) -> Result<()> {
+        let r = rel_root(self.node, self.dim, root)?;
+        let at_root = self.node.mynode() == root;
+        if at_root && data.len() != len {
+            return Err(Error::InvalidArgument(format!(
+                "bcast: the root passed {} bytes but len_bytes = {len}",
+                data.len()
+            )));
+        }
+        let (alg, c) = self.start(Operation::Bcast, len, true)?;
+        if alg == Algorithm::Hypercube && len >= super::LAND_FROM {
+            // SAFETY: forwarded.
+            return c.guard(unsafe { hypercube::bcast_landing(&c, r, data, out, len) });
+        }
+        let bytes = if at_root {
+            Bytes::copy_from_slice(data)
+        } else {
+            Bytes::new()
+        };
+        let got = bcast_bytes(alg, &c, r, bytes, len)?;
+        if !at_root {
+            // SAFETY: `got` is `len` bytes (checked by the algorithms), `out` this member's.
+            unsafe { std::ptr::copy_nonoverlapping(got.as_ptr(), out, len) };
+        }
+        Ok(())
+    }
+}
+
+/// The byte form's algorithms.
+fn bcast_bytes(alg: Algorithm, c: &Ctx<'_>, r: u32, data: Bytes, len: usize) -> Result<Bytes> {
+    c.guard(match alg {
+        Algorithm::Hypercube => hypercube::bcast(c, r, data, len),
+        Algorithm::AllPort => allport::bcast(c, r, data, len),
+        Algorithm::ScatterAllgather => scatter_allgather::bcast(c, r, data, len),
+        other => Err(not_implemented(Operation::Bcast, other)),
+    })
 }

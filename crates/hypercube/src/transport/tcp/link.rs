@@ -21,6 +21,8 @@ use bytes::{Buf, Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
 use crate::wire::frame::{Header, HEADER_LEN};
+use landing::Direct;
+pub(crate) use landing::LandingAt;
 
 pub(crate) use super::link_out::{Flush, LinkOut, OutFrame};
 
@@ -52,64 +54,6 @@ pub(crate) struct LinkIn {
     /// The frame being read into a landing, if one is (see the module documentation).
     landing: Option<Direct>,
 }
-
-/// A `Data` frame for this node being read straight into the memory its receive named.
-struct Direct {
-    h: Header,
-    /// Where its payload goes: the landing, or `own` once the receive took it back.
-    to: *mut u8,
-    own: Option<Vec<u8>>,
-    /// Payload bytes read so far.
-    got: usize,
-    /// Its trailer byte, once read (a frame with one).
-    trailer: Option<u8>,
-}
-
-// SAFETY: `to` points into a landing that stays valid until its receive takes it back,
-// which retargets this frame first under the link's input lock (`LinkIn::take_back`), or
-// into `own`; `LinkIn` is used under that lock only.
-unsafe impl Send for Direct {}
-
-impl Direct {
-    fn done(&self) -> bool {
-        self.got == self.h.frame_len as usize && (!self.h.trailer || self.trailer.is_some())
-    }
-
-    /// Take `src` (bytes of the frame's body, in order) as far as the body goes; returns
-    /// how many were taken.
-    fn take(&mut self, src: &[u8]) -> usize {
-        let n = src.len().min(self.h.frame_len as usize - self.got);
-        // SAFETY: `to .. to + frame_len` is writable (see `Send` above), and `got + n` does
-        // not exceed `frame_len`; `src` is another allocation (the read buffer).
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.to.add(self.got), n) };
-        self.got += n;
-        if self.h.trailer && self.trailer.is_none() && src.len() > n {
-            self.trailer = Some(src[n]);
-            return n + 1;
-        }
-        n
-    }
-
-    /// What the frame is once complete: landed, or a frame of its own bytes.
-    fn finish(self) -> Item {
-        match self.own {
-            None => Item::Landed(self.h, self.trailer.unwrap_or(1)),
-            Some(mut v) => {
-                v.extend(self.trailer);
-                Item::Frame(self.h, Bytes::from(v))
-            }
-        }
-    }
-}
-
-/// The memory a receive named for a `Data` frame's message (`base/landing.rs`): the
-/// address its next payload bytes go to and the room there. Asked of the engine for a
-/// long frame for this node, in its turn.
-pub(crate) type LandingAt<'a> = &'a mut dyn FnMut(&Header) -> Option<(*mut u8, usize)>;
-
-/// A frame for this node whose payload has at least this many bytes still to come is read
-/// into its landing, if its receive named one; a shorter rest is read with the frame.
-const LAND_MIN: usize = 32 << 10;
 
 /// One thing a read produced.
 pub(crate) enum Item {
@@ -190,60 +134,6 @@ impl LinkIn {
         self.landing = None;
     }
 
-    /// The receive of `l` takes its landing back: a frame being read into it goes on into
-    /// a buffer of its own, holding what came so far (and is then an ordinary frame).
-    pub fn take_back(&mut self, l: &crate::base::landing::Landing) {
-        let Some(d) = self.landing.as_mut() else {
-            return;
-        };
-        if d.own.is_some() || !l.contains(d.to) {
-            return;
-        }
-        let mut own = vec![0u8; d.h.frame_len as usize];
-        // SAFETY: `to .. to + got` was written by this reader and is still valid (the
-        // receive takes its landing back only after this call).
-        own[..d.got].copy_from_slice(unsafe { std::slice::from_raw_parts(d.to, d.got) });
-        d.to = own.as_mut_ptr();
-        d.own = Some(own);
-    }
-
-    /// Read what the socket has into the frame being landed. `Ok(None)`: nothing now;
-    /// `Ok(Some(0))`: the peer closed the connection.
-    fn read_landing(&mut self) -> io::Result<Option<usize>> {
-        let Some(d) = self.landing.as_mut() else {
-            return Ok(Some(0));
-        };
-        let left = d.h.frame_len as usize - d.got;
-        let mut tb = 0u8;
-        let (ptr, cap) = if left > 0 {
-            // SAFETY: within the frame's target (see `Direct`).
-            (unsafe { d.to.add(d.got) }, left)
-        } else {
-            (&mut tb as *mut u8, 1)
-        };
-        loop {
-            // SAFETY: `ptr .. ptr + cap` is writable memory (the target's rest, or `tb`).
-            let r =
-                unsafe { libc::recv(self.stream.as_raw_fd(), ptr.cast::<libc::c_void>(), cap, 0) };
-            if r >= 0 {
-                let n = r as usize;
-                self.bytes_read += n as u64;
-                if left > 0 {
-                    d.got += n;
-                } else if n == 1 {
-                    d.trailer = Some(tb);
-                }
-                return Ok(Some(n));
-            }
-            let e = io::Error::last_os_error();
-            match e.kind() {
-                io::ErrorKind::WouldBlock => return Ok(None),
-                io::ErrorKind::Interrupted => continue,
-                _ => return Err(e),
-            }
-        }
-    }
-
     /// Read what the socket has (non-blocking) and split it into frames.
     #[cfg(test)]
     pub fn read(&mut self, num_nodes: u32, host: bool) -> Result<ReadOutcome, ReadError> {
@@ -266,25 +156,16 @@ impl LinkIn {
         let mut passing = 0;
         for _ in 0..64 {
             if self.landing.is_some() {
-                match self.read_landing().map_err(ReadError::Io)? {
+                match self.land_more()? {
                     None => break,
-                    Some(0) => {
-                        self.eof = true;
-                        return Err(ReadError::Protocol(
-                            "connection closed in the middle of a frame".into(),
-                        ));
-                    }
-                    Some(_) => {}
-                }
-                if self.landing.as_ref().is_some_and(Direct::done) {
-                    let d = self.landing.take().expect("checked");
-                    self.frames_in += 1;
-                    frames.push(d.finish());
                     // Acted on before the next frame is looked at: a frame of the same
                     // message behind it lands where this one ends.
-                    break;
+                    Some(Some(item)) => {
+                        frames.push(item);
+                        break;
+                    }
+                    Some(None) => continue,
                 }
-                continue;
             }
             // Size the next read: at least 64 KiB, or the rest of a large frame — of a
             // frame in transit, a piece of it.
@@ -353,10 +234,8 @@ impl LinkIn {
                 })
                 .sum::<usize>();
             if self.landing.is_some() {
-                if self.landing.as_ref().is_some_and(Direct::done) {
-                    let d = self.landing.take().expect("checked");
-                    self.frames_in += 1;
-                    frames.push(d.finish());
+                if let Some(item) = self.landed_whole() {
+                    frames.push(item);
                     break;
                 }
                 continue;
@@ -404,35 +283,6 @@ impl LinkIn {
                 .is_some_and(|min| h.frame_len as usize >= min.max(1))
             && h.dest != self.me
             && matches!(h.kind, Kind::Eager | Kind::Data)
-    }
-
-    /// Should `h`, at the head of the buffer and not all there, be read into a landing?
-    /// Then start doing so with the bytes of it the buffer has.
-    fn start_landing(&mut self, h: &Header, land: LandingAt<'_>) -> bool {
-        use crate::wire::frame::Kind;
-        let len = h.frame_len as usize;
-        let have = self.buf.len() - HEADER_LEN;
-        if !(self.pass_on && h.kind == Kind::Data && h.dest == self.me && len >= have + LAND_MIN) {
-            return false;
-        }
-        let Some((to, room)) = land(h) else {
-            return false;
-        };
-        if room < len {
-            return false;
-        }
-        self.buf.advance(HEADER_LEN);
-        let mut d = Direct {
-            h: *h,
-            to,
-            own: None,
-            got: 0,
-            trailer: None,
-        };
-        let n = d.take(&self.buf);
-        self.buf.advance(n);
-        self.landing = Some(d);
-        true
     }
 
     fn parse(
@@ -500,6 +350,9 @@ pub(crate) enum ReadError {
     /// The socket failed.
     Io(io::Error),
 }
+
+#[path = "link_landing.rs"]
+mod landing;
 
 #[cfg(test)]
 #[path = "link_fuzz.rs"]

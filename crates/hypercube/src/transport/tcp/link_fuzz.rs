@@ -24,7 +24,7 @@ use crate::wire::fuzz;
 
 /// A link of node 0 reading a socketpair (passing frames for others on from `cut_through`
 /// payload bytes, if given), and the other end to write into.
-fn link_ct(cut_through: Option<usize>) -> (LinkIn, UnixStream) {
+pub(super) fn link_ct(cut_through: Option<usize>) -> (LinkIn, UnixStream) {
     let (ours, theirs) = UnixStream::pair().expect("socketpair");
     ours.set_nonblocking(true).expect("non-blocking");
     let stream = TcpStream::from(OwnedFd::from(ours));
@@ -32,7 +32,7 @@ fn link_ct(cut_through: Option<usize>) -> (LinkIn, UnixStream) {
 }
 
 /// A link that receives every frame whole.
-fn link() -> (LinkIn, UnixStream) {
+pub(super) fn link() -> (LinkIn, UnixStream) {
     link_ct(None)
 }
 
@@ -125,7 +125,7 @@ fn read_all(bytes: &[u8], num_nodes: u32, host: bool, ct: Option<usize>) -> (Joi
 }
 
 /// The bytes of frames as a sender puts them on the wire.
-fn encode(frames: &[(Header, Bytes)]) -> Vec<u8> {
+pub(super) fn encode(frames: &[(Header, Bytes)]) -> Vec<u8> {
     let mut out = Vec::new();
     for (h, p) in frames {
         out.extend_from_slice(&h.encode());
@@ -366,166 +366,5 @@ fn small_payloads_are_copied_out_of_the_read_buffer() {
     assert!(
         payloads[2].is_unique(),
         "COPY_BELOW bytes: a copy of their own"
-    );
-}
-
-/// A `Data` frame for node `dest` of message 9 from node 1: `len` payload bytes of a
-/// pattern from `seed`, with a trailer byte 1 if `trailer`.
-fn data_frame(dest: u32, len: usize, seed: u8, trailer: bool) -> (Header, Bytes) {
-    let mut h = Header::control(crate::wire::frame::Kind::Data, 1, dest, 9, 1 << 20);
-    h.frame_len = len as u32;
-    h.trailer = trailer;
-    let mut p: Vec<u8> = (0..len)
-        .map(|j| seed.wrapping_add((j % 249) as u8))
-        .collect();
-    if trailer {
-        p.push(1);
-    }
-    (h, Bytes::from(p))
-}
-
-/// Long `Data` frames for this node whose receive named memory are read from the socket
-/// straight into it ([`Item::Landed`]), in pieces of any size, the trailer byte included;
-/// a short one, an eager frame and a frame for another node come as before. The reader asks
-/// for the memory once per frame, and the second frame of the message lands after the
-/// first (the mailbox's fill mark, kept here, moves on when the first is taken).
-#[test]
-fn long_data_frames_land_in_the_named_memory() {
-    let short = data_frame(0, 1000, 3, false);
-    let (a, b) = (
-        data_frame(0, 200 << 10, 5, true),
-        data_frame(0, 100 << 10, 7, false),
-    );
-    let other = data_frame(2, 50 << 10, 11, false);
-    let mut eager = Header::control(crate::wire::frame::Kind::Eager, 1, 0, 3, 4);
-    eager.frame_len = 4;
-    let sent = vec![
-        (eager, Bytes::from_static(b"abcd")),
-        a.clone(),
-        other.clone(),
-        b.clone(),
-        short.clone(),
-    ];
-    let bytes = encode(&sent);
-    let (mut link, mut w) = link();
-    let writer = std::thread::spawn(move || {
-        for (i, piece) in bytes.chunks(7919).enumerate() {
-            w.write_all(piece).expect("write");
-            if i % 5 == 0 {
-                std::thread::sleep(std::time::Duration::from_micros(200));
-            }
-        }
-    });
-    let mut memory = vec![0u8; 300 << 10];
-    let mut filled = 0usize;
-    let (mut asked, mut got) = (0, Vec::new());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let base = memory.as_mut_ptr();
-        let room = memory.len() - filled;
-        let r = link.read_into(4, false, &mut |h| {
-            asked += 1;
-            assert_eq!(
-                (h.src, h.dest, h.msg_id),
-                (1, 0, 9),
-                "asked for a frame of another"
-            );
-            // SAFETY: `filled <= memory.len()`.
-            Some((unsafe { base.add(filled) }, room))
-        });
-        let items = match r {
-            Ok(ReadOutcome::Frames(f)) => f,
-            Ok(ReadOutcome::Eof(f)) => {
-                got.extend(f);
-                break;
-            }
-            Err(_) => panic!("an error on valid frames"),
-        };
-        for i in &items {
-            if let Item::Landed(h, t) = i {
-                assert_eq!(*t, 1, "trailer");
-                filled += h.frame_len as usize;
-            }
-        }
-        got.extend(items);
-        if got.len() == sent.len() {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "stuck");
-        std::thread::sleep(std::time::Duration::from_micros(100));
-    }
-    writer.join().expect("writer");
-    assert_eq!(asked, 2, "asked once per long frame for this node");
-    let kinds: Vec<String> = got
-        .iter()
-        .map(|i| match i {
-            Item::Frame(h, p) => format!("frame {} {}", h.msg_id, p.len()),
-            Item::Landed(h, _) => format!("landed {}", h.frame_len),
-            Item::Start(..) | Item::More(..) => "piece".into(),
-        })
-        .collect();
-    assert_eq!(
-        kinds,
-        [
-            "frame 3 4".to_string(),
-            format!("landed {}", 200 << 10),
-            format!("frame 9 {}", 50 << 10),
-            format!("landed {}", 100 << 10),
-            "frame 9 1000".into(),
-        ]
-    );
-    assert_eq!(&memory[..200 << 10], &a.1[..200 << 10]);
-    assert_eq!(&memory[200 << 10..], &b.1[..]);
-}
-
-/// A receive that takes its memory back while a frame is being read into it
-/// ([`LinkIn::take_back`]): the reader goes on into a buffer of its own, which holds the
-/// bytes read so far, and the frame comes whole as an ordinary one; nothing more is written
-/// into the memory.
-#[test]
-fn a_landing_taken_back_mid_frame_leaves_the_memory_alone() {
-    let (h, p) = data_frame(0, 100 << 10, 13, true);
-    let bytes = encode(&[(h, p.clone())]);
-    let (mut link, mut w) = link();
-    let mut memory = vec![0u8; 100 << 10];
-    // SAFETY: `memory` outlives the landing and is not touched until taken back.
-    let landing = unsafe { crate::base::landing::Landing::new(&mut memory) };
-    let half = HEADER_LEN + (40 << 10);
-    w.write_all(&bytes[..half]).expect("write");
-    let mut items = Vec::new();
-    for _ in 0..100 {
-        match link.read_into(2, false, &mut |_| Some((landing.at(0), landing.len()))) {
-            Ok(ReadOutcome::Frames(f)) => items.extend(f),
-            _ => panic!("an error on a valid frame"),
-        }
-    }
-    assert!(items.is_empty(), "a frame half come");
-    link.take_back(&landing);
-    assert_eq!(
-        &memory[..40 << 10],
-        &p[..40 << 10],
-        "read into the memory so far"
-    );
-    memory.fill(0);
-    w.write_all(&bytes[half..]).expect("write");
-    for _ in 0..1000 {
-        match link.read_into(2, false, &mut |_| panic!("asked again")) {
-            Ok(ReadOutcome::Frames(f)) => items.extend(f),
-            _ => panic!("an error on a valid frame"),
-        }
-        if !items.is_empty() {
-            break;
-        }
-    }
-    match items.as_slice() {
-        [Item::Frame(got, body)] => {
-            assert_eq!(*got, h);
-            assert_eq!(body, &p, "the whole body, trailer included");
-        }
-        _ => panic!("not one whole frame"),
-    }
-    assert!(
-        memory.iter().all(|&b| b == 0),
-        "written after it was taken back"
     );
 }

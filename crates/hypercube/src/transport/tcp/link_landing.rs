@@ -1,0 +1,354 @@
+//! Landing (`link.rs`): a long `Data` frame for this node whose receive named the memory
+//! it goes to (`base/landing.rs`) is read from the socket straight into that memory — in
+//! its turn of its pair's stream (`sequence.rs`: no earlier frame of the stream is still to
+//! come, so the receive's fill mark is where the frame belongs). Its completion is an
+//! [`Item::Landed`]. A receive that takes its memory back while a frame is being read into
+//! it ([`LinkIn::take_back`]) leaves the reader a buffer of its own for the rest.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+use bytes::{Buf, Bytes};
+
+use super::{Item, LinkIn, ReadError};
+use crate::wire::frame::{Header, HEADER_LEN};
+
+/// A `Data` frame for this node being read straight into the memory its receive named.
+pub(super) struct Direct {
+    h: Header,
+    /// Where its payload goes: the landing, or `own` once the receive took it back.
+    to: *mut u8,
+    own: Option<Vec<u8>>,
+    /// Payload bytes read so far.
+    got: usize,
+    /// Its trailer byte, once read (a frame with one).
+    trailer: Option<u8>,
+}
+
+// SAFETY: `to` points into a landing that stays valid until its receive takes it back,
+// which retargets this frame first under the link's input lock (`LinkIn::take_back`), or
+// into `own`; `LinkIn` is used under that lock only.
+unsafe impl Send for Direct {}
+
+impl Direct {
+    pub(super) fn done(&self) -> bool {
+        self.got == self.h.frame_len as usize && (!self.h.trailer || self.trailer.is_some())
+    }
+
+    /// Take `src` (bytes of the frame's body, in order) as far as the body goes; returns
+    /// how many were taken.
+    fn take(&mut self, src: &[u8]) -> usize {
+        let n = src.len().min(self.h.frame_len as usize - self.got);
+        // SAFETY: `to .. to + frame_len` is writable (see `Send` above), and `got + n` does
+        // not exceed `frame_len`; `src` is another allocation (the read buffer).
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.to.add(self.got), n) };
+        self.got += n;
+        if self.h.trailer && self.trailer.is_none() && src.len() > n {
+            self.trailer = Some(src[n]);
+            return n + 1;
+        }
+        n
+    }
+
+    /// What the frame is once complete: landed, or a frame of its own bytes.
+    fn finish(self) -> Item {
+        match self.own {
+            None => Item::Landed(self.h, self.trailer.unwrap_or(1)),
+            Some(mut v) => {
+                v.extend(self.trailer);
+                Item::Frame(self.h, Bytes::from(v))
+            }
+        }
+    }
+}
+
+/// The memory a receive named for a `Data` frame's message (`base/landing.rs`): the
+/// address its next payload bytes go to and the room there. Asked of the engine for a
+/// long frame for this node, in its turn.
+pub(crate) type LandingAt<'a> = &'a mut dyn FnMut(&Header) -> Option<(*mut u8, usize)>;
+
+/// A frame for this node whose payload has at least this many bytes still to come is read
+/// into its landing, if its receive named one; a shorter rest is read with the frame.
+const LAND_MIN: usize = 32 << 10;
+
+impl LinkIn {
+    /// The receive of `l` takes its landing back: a frame being read into it goes on into
+    /// a buffer of its own, holding what came so far (and is then an ordinary frame).
+    pub fn take_back(&mut self, l: &crate::base::landing::Landing) {
+        let Some(d) = self.landing.as_mut() else {
+            return;
+        };
+        if d.own.is_some() || !l.contains(d.to) {
+            return;
+        }
+        let mut own = vec![0u8; d.h.frame_len as usize];
+        // SAFETY: `to .. to + got` was written by this reader and is still valid (the
+        // receive takes its landing back only after this call).
+        own[..d.got].copy_from_slice(unsafe { std::slice::from_raw_parts(d.to, d.got) });
+        d.to = own.as_mut_ptr();
+        d.own = Some(own);
+    }
+
+    /// Read what the socket has into the frame being landed. `Ok(None)`: nothing now;
+    /// `Ok(Some(0))`: the peer closed the connection.
+    fn read_landing(&mut self) -> io::Result<Option<usize>> {
+        let Some(d) = self.landing.as_mut() else {
+            return Ok(Some(0));
+        };
+        let left = d.h.frame_len as usize - d.got;
+        let mut tb = 0u8;
+        let (ptr, cap) = if left > 0 {
+            // SAFETY: within the frame's target (see `Direct`).
+            (unsafe { d.to.add(d.got) }, left)
+        } else {
+            (&mut tb as *mut u8, 1)
+        };
+        loop {
+            // SAFETY: `ptr .. ptr + cap` is writable memory (the target's rest, or `tb`).
+            let r =
+                unsafe { libc::recv(self.stream.as_raw_fd(), ptr.cast::<libc::c_void>(), cap, 0) };
+            if r >= 0 {
+                let n = r as usize;
+                self.bytes_read += n as u64;
+                if left > 0 {
+                    d.got += n;
+                } else if n == 1 {
+                    d.trailer = Some(tb);
+                }
+                return Ok(Some(n));
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::WouldBlock => return Ok(None),
+                io::ErrorKind::Interrupted => continue,
+                _ => return Err(e),
+            }
+        }
+    }
+
+    /// Read more of the frame being landed: `Ok(None)` nothing came, `Ok(Some(item))` the
+    /// frame is whole (then acted on before the next is read), `Ok(Some(None))` more came.
+    pub(super) fn land_more(&mut self) -> Result<Option<Option<Item>>, ReadError> {
+        match self.read_landing().map_err(ReadError::Io)? {
+            None => Ok(None),
+            Some(0) => {
+                self.eof = true;
+                Err(ReadError::Protocol(
+                    "connection closed in the middle of a frame".into(),
+                ))
+            }
+            Some(_) => Ok(Some(self.landed_whole())),
+        }
+    }
+
+    /// The frame being landed, if it is whole now (counted as read).
+    pub(super) fn landed_whole(&mut self) -> Option<Item> {
+        if !self.landing.as_ref().is_some_and(Direct::done) {
+            return None;
+        }
+        let d = self.landing.take()?;
+        self.frames_in += 1;
+        Some(d.finish())
+    }
+
+    /// Should `h`, at the head of the buffer and not all there, be read into a landing?
+    /// Then start doing so with the bytes of it the buffer has.
+    pub(super) fn start_landing(&mut self, h: &Header, land: LandingAt<'_>) -> bool {
+        use crate::wire::frame::Kind;
+        let len = h.frame_len as usize;
+        let have = self.buf.len() - HEADER_LEN;
+        if !(self.pass_on && h.kind == Kind::Data && h.dest == self.me && len >= have + LAND_MIN) {
+            return false;
+        }
+        let Some((to, room)) = land(h) else {
+            return false;
+        };
+        if room < len {
+            return false;
+        }
+        self.buf.advance(HEADER_LEN);
+        let mut d = Direct {
+            h: *h,
+            to,
+            own: None,
+            got: 0,
+            trailer: None,
+        };
+        let n = d.take(&self.buf);
+        self.buf.advance(n);
+        self.landing = Some(d);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use bytes::Bytes;
+
+    use super::super::fuzz::{encode, link};
+    use super::super::{Item, ReadOutcome};
+    use crate::wire::frame::{Header, HEADER_LEN};
+
+    /// A `Data` frame for node `dest` of message 9 from node 1: `len` payload bytes of a
+    /// pattern from `seed`, with a trailer byte 1 if `trailer`.
+    fn data_frame(dest: u32, len: usize, seed: u8, trailer: bool) -> (Header, Bytes) {
+        let mut h = Header::control(crate::wire::frame::Kind::Data, 1, dest, 9, 1 << 20);
+        h.frame_len = len as u32;
+        h.trailer = trailer;
+        let mut p: Vec<u8> = (0..len)
+            .map(|j| seed.wrapping_add((j % 249) as u8))
+            .collect();
+        if trailer {
+            p.push(1);
+        }
+        (h, Bytes::from(p))
+    }
+
+    /// Long `Data` frames for this node whose receive named memory are read from the socket
+    /// straight into it ([`Item::Landed`]), in pieces of any size, the trailer byte included;
+    /// a short one, an eager frame and a frame for another node come as before. The reader asks
+    /// for the memory once per frame, and the second frame of the message lands after the
+    /// first (the mailbox's fill mark, kept here, moves on when the first is taken).
+    #[test]
+    fn long_data_frames_land_in_the_named_memory() {
+        let short = data_frame(0, 1000, 3, false);
+        let (a, b) = (
+            data_frame(0, 200 << 10, 5, true),
+            data_frame(0, 100 << 10, 7, false),
+        );
+        let other = data_frame(2, 50 << 10, 11, false);
+        let mut eager = Header::control(crate::wire::frame::Kind::Eager, 1, 0, 3, 4);
+        eager.frame_len = 4;
+        let sent = vec![
+            (eager, Bytes::from_static(b"abcd")),
+            a.clone(),
+            other.clone(),
+            b.clone(),
+            short.clone(),
+        ];
+        let bytes = encode(&sent);
+        let (mut link, mut w) = link();
+        let writer = std::thread::spawn(move || {
+            for (i, piece) in bytes.chunks(7919).enumerate() {
+                w.write_all(piece).expect("write");
+                if i % 5 == 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+            }
+        });
+        let mut memory = vec![0u8; 300 << 10];
+        let mut filled = 0usize;
+        let (mut asked, mut got) = (0, Vec::new());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let base = memory.as_mut_ptr();
+            let room = memory.len() - filled;
+            let r = link.read_into(4, false, &mut |h| {
+                asked += 1;
+                assert_eq!(
+                    (h.src, h.dest, h.msg_id),
+                    (1, 0, 9),
+                    "asked for a frame of another"
+                );
+                // SAFETY: `filled <= memory.len()`.
+                Some((unsafe { base.add(filled) }, room))
+            });
+            let items = match r {
+                Ok(ReadOutcome::Frames(f)) => f,
+                Ok(ReadOutcome::Eof(f)) => {
+                    got.extend(f);
+                    break;
+                }
+                Err(_) => panic!("an error on valid frames"),
+            };
+            for i in &items {
+                if let Item::Landed(h, t) = i {
+                    assert_eq!(*t, 1, "trailer");
+                    filled += h.frame_len as usize;
+                }
+            }
+            got.extend(items);
+            if got.len() == sent.len() {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "stuck");
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        writer.join().expect("writer");
+        assert_eq!(asked, 2, "asked once per long frame for this node");
+        let kinds: Vec<String> = got
+            .iter()
+            .map(|i| match i {
+                Item::Frame(h, p) => format!("frame {} {}", h.msg_id, p.len()),
+                Item::Landed(h, _) => format!("landed {}", h.frame_len),
+                Item::Start(..) | Item::More(..) => "piece".into(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "frame 3 4".to_string(),
+                format!("landed {}", 200 << 10),
+                format!("frame 9 {}", 50 << 10),
+                format!("landed {}", 100 << 10),
+                "frame 9 1000".into(),
+            ]
+        );
+        assert_eq!(&memory[..200 << 10], &a.1[..200 << 10]);
+        assert_eq!(&memory[200 << 10..], &b.1[..]);
+    }
+
+    /// A receive that takes its memory back while a frame is being read into it
+    /// ([`LinkIn::take_back`]): the reader goes on into a buffer of its own, which holds the
+    /// bytes read so far, and the frame comes whole as an ordinary one; nothing more is written
+    /// into the memory.
+    #[test]
+    fn a_landing_taken_back_mid_frame_leaves_the_memory_alone() {
+        let (h, p) = data_frame(0, 100 << 10, 13, true);
+        let bytes = encode(&[(h, p.clone())]);
+        let (mut link, mut w) = link();
+        let mut memory = vec![0u8; 100 << 10];
+        // SAFETY: `memory` outlives the landing and is not touched until taken back.
+        let landing = unsafe { crate::base::landing::Landing::new(&mut memory) };
+        let half = HEADER_LEN + (40 << 10);
+        w.write_all(&bytes[..half]).expect("write");
+        let mut items = Vec::new();
+        for _ in 0..100 {
+            match link.read_into(2, false, &mut |_| Some((landing.at(0), landing.len()))) {
+                Ok(ReadOutcome::Frames(f)) => items.extend(f),
+                _ => panic!("an error on a valid frame"),
+            }
+        }
+        assert!(items.is_empty(), "a frame half come");
+        link.take_back(&landing);
+        assert_eq!(
+            &memory[..40 << 10],
+            &p[..40 << 10],
+            "read into the memory so far"
+        );
+        memory.fill(0);
+        w.write_all(&bytes[half..]).expect("write");
+        for _ in 0..1000 {
+            match link.read_into(2, false, &mut |_| panic!("asked again")) {
+                Ok(ReadOutcome::Frames(f)) => items.extend(f),
+                _ => panic!("an error on a valid frame"),
+            }
+            if !items.is_empty() {
+                break;
+            }
+        }
+        match items.as_slice() {
+            [Item::Frame(got, body)] => {
+                assert_eq!(*got, h);
+                assert_eq!(body, &p, "the whole body, trailer included");
+            }
+            _ => panic!("not one whole frame"),
+        }
+        assert!(
+            memory.iter().all(|&b| b == 0),
+            "written after it was taken back"
+        );
+    }
+}
