@@ -64,6 +64,26 @@ fn processes(node: &Node, done: &mut Vec<&'static str>) -> Result<()> {
         let big = vec![me as u8; 8 << 20];
         let m = node.sendrecv(other, MsgType(5), big, TypeSel::Is(5))?;
         ensure!(m.data().len() == 8 << 20 && m.data().iter().all(|&b| b as u32 == other));
+        // 1 MiB into the caller's buffer (read from the socket straight into it, over TCP),
+        // a buffer longer than the message, and the buffer written nowhere else.
+        let n = 1usize << 18;
+        let mine: Vec<u32> = (0..n as u32).map(|i| (me << 24) ^ i).collect();
+        let want: Vec<u32> = (0..n as u32).map(|i| (other << 24) ^ i).collect();
+        let mut buf = vec![7u32; n + 3];
+        let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let send = node.isend(other, MsgType(6), bytes)?;
+        let sel = hypercube::Select::from_node(other, TypeSel::Is(6));
+        let (got, st) = node.recv_slice_into(sel, &mut buf)?;
+        send.wait()?;
+        ensure!(
+            got == n && st.source == other,
+            "recv_slice_into: {got} from {}",
+            st.source
+        );
+        ensure!(
+            buf[..n] == want[..] && buf[n..] == [7; 3],
+            "recv_slice_into 1 MiB"
+        );
     }
     done.push("sendrecv");
 

@@ -9,6 +9,11 @@ use super::{Node, RecvRequest};
 use crate::base::message::Select;
 use crate::error::Result;
 
+/// Point-to-point receives into the caller's buffer (`Node::recv_into`) of at least this
+/// many bytes name it as their landing; shorter messages come eagerly, whole, and are
+/// copied as before.
+pub(crate) const P2P_FROM: usize = 32 << 10;
+
 /// A posted receive into memory it names ([`Node::irecv_landing`]). Dropping it before it
 /// completed withdraws it as [`RecvRequest`]'s drop does, and the transport lets go of the
 /// memory before the drop returns.
@@ -47,6 +52,32 @@ impl Node {
         // request completes or is dropped, which abandons the receive (the transport then
         // lets go of it) before the drop returns.
         let token = unsafe { self.inner.t.post_recv_landing(sel, dest, len)? };
+        Ok(RecvLanding {
+            r: RecvRequest {
+                t: self.inner.t.clone(),
+                token,
+                done: false,
+            },
+            dest,
+            len,
+        })
+    }
+}
+
+impl Node {
+    /// Bind the probed message `st` to a receive whose `len` bytes go to `dest`
+    /// (`Transport::claim_landing`).
+    ///
+    /// # Safety
+    /// As for [`Node::irecv_landing`].
+    pub(crate) unsafe fn claim_landing(
+        &self,
+        st: &crate::base::message::Status,
+        dest: *mut u8,
+        len: usize,
+    ) -> Result<RecvLanding> {
+        // SAFETY: forwarded, as in `irecv_landing`.
+        let token = unsafe { self.inner.t.claim_landing(st, dest, len)? };
         Ok(RecvLanding {
             r: RecvRequest {
                 t: self.inner.t.clone(),

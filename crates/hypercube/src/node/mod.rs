@@ -379,6 +379,24 @@ impl Node {
                     msg_type: st.msg_type.0,
                 });
             }
+            let len = st.len as usize;
+            if len >= landing::P2P_FROM {
+                // Read into `buf` as it arrives (`node/landing.rs`).
+                // SAFETY: `buf` is borrowed mutably for this call, and the receive is
+                // waited for (or dropped, which takes the memory back) before it returns.
+                let r = match unsafe { self.claim_landing(&st, buf.as_mut_ptr(), len) } {
+                    Ok(r) => r,
+                    Err(Error::InvalidRequest(_)) => continue,
+                    Err(e) => return Err(e),
+                };
+                return match r.wait()? {
+                    landing::Landed::Here { .. } => Ok(st),
+                    landing::Landed::Other(m) => Err(Error::InvalidRequest(format!(
+                        "the probed message of {len} bytes came with {}",
+                        m.len()
+                    ))),
+                };
+            }
             let token = match self.inner.t.claim(&st) {
                 Ok(t) => t,
                 // Another thread took it between probe and claim: look again.

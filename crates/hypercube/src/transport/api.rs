@@ -110,6 +110,20 @@ pub trait Transport: Send + Sync + 'static {
         -> Result<Option<Status>>;
     /// Bind the message a probe returned to a new receive (so it cannot be taken by another).
     fn claim(&self, status: &Status) -> Result<RecvToken>;
+    /// [`Transport::claim`] for a receive whose message is to be written into the `len`
+    /// bytes at `dest` (as [`Transport::post_recv_landing`]; the default claims as usual).
+    ///
+    /// # Safety
+    /// As for [`Transport::post_recv_landing`].
+    unsafe fn claim_landing(
+        &self,
+        status: &Status,
+        dest: *mut u8,
+        len: usize,
+    ) -> Result<RecvToken> {
+        let _ = (dest, len);
+        self.claim(status)
+    }
     /// Leave the job cleanly: a barrier, then close every link. Idempotent.
     fn finalize(&self) -> Result<()>;
     /// The link listener address of a node, where the transport has one (diagnostics).

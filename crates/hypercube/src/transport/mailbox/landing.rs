@@ -27,6 +27,22 @@ impl Mailbox {
         self.landings.contains_key(&token)
     }
 
+    /// [`Mailbox::claim`] for a receive whose message is to land in `landing` (as
+    /// [`Mailbox::post_landing`]).
+    pub fn claim_landing(
+        &mut self,
+        id: u64,
+        landing: Landing,
+    ) -> Option<(RecvToken, Option<NeedCts>)> {
+        let token = self.next_token;
+        self.landings.insert(token, (landing, 0));
+        let claimed = self.claim(id);
+        if claimed.is_none() {
+            self.landings.remove(&token);
+        }
+        claimed
+    }
+
     /// Where the next payload bytes of message `msg_id` from `source` go, if its receive
     /// named a landing: the address and the room left there.
     pub fn landing_at(&self, source: NodeId, msg_id: u64) -> Option<(*mut u8, usize)> {

@@ -241,3 +241,27 @@ fn an_abandoned_landing_keeps_the_message_and_lets_go_of_the_memory() {
     assert_eq!(&m.take(t2).unwrap().message.data[..], b"abcd");
     assert_eq!(memory, [0; 4]);
 }
+
+/// A probed message claimed with a landing (`claim_landing`) lands there; a claim that
+/// finds nothing leaves no landing behind for the next receive.
+#[test]
+fn a_claimed_message_lands_and_a_failed_claim_leaves_nothing() {
+    let mut m = Mailbox::default();
+    let mut memory = vec![0u8; 3];
+    // SAFETY: as in the tests above.
+    let l = unsafe { Landing::new(&mut memory) };
+    assert!(m.claim_landing(99, l).is_none());
+    let (t, _) = m.post(Select::new(TypeSel::Is(7)));
+    assert!(
+        !m.has_landing(t),
+        "a failed claim's landing went to the next receive"
+    );
+    assert!(m.cancel(t));
+    m.arrive(3, 7, 3, pending(9));
+    let st = m.probe(&Select::new(TypeSel::Is(7))).expect("queued");
+    let (t, need) = m.claim_landing(st.id, l).expect("claimed");
+    assert!(need.is_some() && m.has_landing(t));
+    assert_eq!(m.data(3, 9, Bytes::from_static(b"xyz")), Ok(true));
+    assert!(l.holds(&m.take(t).unwrap().message.data));
+    assert_eq!(memory, b"xyz");
+}

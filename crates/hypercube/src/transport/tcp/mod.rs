@@ -288,6 +288,17 @@ impl Transport for TcpTransport {
         self.engine.claim(status)
     }
 
+    unsafe fn claim_landing(
+        &self,
+        status: &Status,
+        dest: *mut u8,
+        len: usize,
+    ) -> Result<RecvToken> {
+        // SAFETY: as in `post_recv_landing`.
+        let landing = unsafe { Landing::new(std::slice::from_raw_parts_mut(dest, len)) };
+        self.engine.claim_landing(status, landing)
+    }
+
     fn finalize(&self) -> Result<()> {
         self.leave()
     }

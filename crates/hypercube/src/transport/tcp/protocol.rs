@@ -247,8 +247,21 @@ impl Engine {
 
     /// Bind the message a probe returned to a new receive.
     pub(super) fn claim(&self, status: &Status) -> Result<RecvToken> {
+        self.claim_with(status, None)
+    }
+
+    /// [`Engine::claim`] whose message lands in `landing` (`base/landing.rs`).
+    pub(super) fn claim_landing(&self, status: &Status, landing: Landing) -> Result<RecvToken> {
+        self.claim_with(status, Some(landing))
+    }
+
+    fn claim_with(&self, status: &Status, landing: Option<Landing>) -> Result<RecvToken> {
         let mut st = self.lock();
-        let Some((token, need)) = st.mailbox.claim(status.id) else {
+        let claimed = match landing {
+            Some(l) => st.mailbox.claim_landing(status.id, l),
+            None => st.mailbox.claim(status.id),
+        };
+        let Some((token, need)) = claimed else {
             return Err(Error::InvalidRequest(
                 "the probed message was already received".into(),
             ));
