@@ -4,6 +4,7 @@
 //! in-process test (`hypercube::local::run_local`).
 
 pub mod collectives;
+pub mod in_place;
 pub mod ipsc;
 pub mod mismatch;
 pub mod typed;

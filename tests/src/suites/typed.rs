@@ -14,10 +14,11 @@ use hypercube::collectives::{Algorithm, Loc, Op, Pod, ShiftOrder};
 use hypercube::{Error, MsgType, Node, TypeSel};
 
 /// The checks `run` reports, in order.
-pub const CHECK_NAMES: [&str; 8] = [
+pub const CHECK_NAMES: [&str; 9] = [
     "sendrecv",
     "exchange",
     "allgather_slice",
+    "in place",
     "bcast_value",
     "serde",
     "reductions",
@@ -64,26 +65,6 @@ fn processes(node: &Node, done: &mut Vec<&'static str>) -> Result<()> {
         let big = vec![me as u8; 8 << 20];
         let m = node.sendrecv(other, MsgType(5), big, TypeSel::Is(5))?;
         ensure!(m.data().len() == 8 << 20 && m.data().iter().all(|&b| b as u32 == other));
-        // 1 MiB into the caller's buffer (read from the socket straight into it, over TCP),
-        // a buffer longer than the message, and the buffer written nowhere else.
-        let n = 1usize << 18;
-        let mine: Vec<u32> = (0..n as u32).map(|i| (me << 24) ^ i).collect();
-        let want: Vec<u32> = (0..n as u32).map(|i| (other << 24) ^ i).collect();
-        let mut buf = vec![7u32; n + 3];
-        let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let send = node.isend(other, MsgType(6), bytes)?;
-        let sel = hypercube::Select::from_node(other, TypeSel::Is(6));
-        let (got, st) = node.recv_slice_into(sel, &mut buf)?;
-        send.wait()?;
-        ensure!(
-            got == n && st.source == other,
-            "recv_slice_into: {got} from {}",
-            st.source
-        );
-        ensure!(
-            buf[..n] == want[..] && buf[n..] == [7; 3],
-            "recv_slice_into 1 MiB"
-        );
     }
     done.push("sendrecv");
 
@@ -131,78 +112,11 @@ fn processes(node: &Node, done: &mut Vec<&'static str>) -> Result<()> {
         let all = cube.with(alg).allgather_slice(&[me as f64, -(me as f64)])?;
         let want: Vec<f64> = (0..p).flat_map(|r| [r as f64, -(r as f64)]).collect();
         ensure!(all == want, "allgather_slice {alg:?}");
-        // 1 MiB per rank: over TCP a rendezvous message, which the hypercube algorithm
-        // reads from the socket straight into the result (`node/landing.rs`).
-        let n = 1usize << 18;
-        let big: Vec<u32> = (0..n as u32).map(|i| (me << 20) ^ i).collect();
-        let want: Vec<u32> = (0..p)
-            .flat_map(|r| (0..n as u32).map(move |i| (r << 20) ^ i))
-            .collect();
-        let c = cube.with(alg);
-        ensure!(
-            c.allgather_slice(&big)? == want,
-            "allgather_slice 1 MiB {alg:?}"
-        );
-        ensure!(
-            c.allgather_vec(big.clone())? == want,
-            "allgather_vec 1 MiB {alg:?}"
-        );
-        let mut out = vec![0u32; want.len()];
-        c.allgather_into(&big, &mut out)?;
-        ensure!(out == want, "allgather_into 1 MiB {alg:?}");
-    }
-    // All-to-all of 256 KiB blocks, received in place by pairwise and e-cube exchange.
-    for alg in [
-        Algorithm::Pairwise,
-        Algorithm::Ecube,
-        Algorithm::StoreForward,
-    ] {
-        let n = 1usize << 16;
-        let data: Vec<u32> = (0..p)
-            .flat_map(|t| (0..n as u32).map(move |i| (me << 24) ^ (t << 16) ^ i))
-            .collect();
-        let want: Vec<u32> = (0..p)
-            .flat_map(|s| (0..n as u32).map(move |i| (s << 24) ^ (me << 16) ^ i))
-            .collect();
-        let c = cube.with(alg);
-        ensure!(
-            c.alltoall_slice(&data)? == want,
-            "alltoall_slice 256 KiB {alg:?}"
-        );
-        ensure!(
-            c.alltoall_vec(data.clone())? == want,
-            "alltoall_vec 256 KiB {alg:?}"
-        );
-        let mut out = vec![0u32; want.len()];
-        c.alltoall_into(&data, &mut out)?;
-        ensure!(out == want, "alltoall_into 256 KiB {alg:?}");
-    }
-    // Broadcast of 1 MiB from the last rank, received in place by the hypercube algorithm.
-    for alg in [Algorithm::Hypercube, Algorithm::ScatterAllgather] {
-        let n = 1usize << 18;
-        let root = p - 1;
-        let want: Vec<u32> = (0..n as u32)
-            .map(|i| i.wrapping_mul(2_654_435_761))
-            .collect();
-        let data = if me == root { want.clone() } else { Vec::new() };
-        let c = cube.with(alg);
-        ensure!(
-            c.bcast_slice(root, &data, n)? == want,
-            "bcast_slice 1 MiB {alg:?}"
-        );
-        ensure!(
-            c.bcast_vec(root, data.clone())? == want,
-            "bcast_vec 1 MiB {alg:?}"
-        );
-        let mut buf = if me == root {
-            want.clone()
-        } else {
-            vec![0u32; n]
-        };
-        c.bcast_into(root, &mut buf)?;
-        ensure!(buf == want, "bcast_into 1 MiB {alg:?}");
     }
     done.push("allgather_slice");
+
+    super::in_place::run(node)?;
+    done.push("in place");
 
     let text: String = cube.bcast_value(p - 1, (me == p - 1).then(|| "z".repeat(100_000)))?;
     ensure!(text.len() == 100_000);

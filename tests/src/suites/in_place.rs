@@ -1,0 +1,117 @@
+//! The typed forms with messages large enough to be received in place (`node/landing.rs`:
+//! over TCP, read from the socket straight into the caller's memory): point to point into
+//! a buffer, allgather (every algorithm), all-to-all (pairwise and e-cube receive in place,
+//! store-and-forward does not) and broadcast, each against a sequential expectation. Part
+//! of the typed suite (`typed.rs`, check "in place"), so it runs over TCP and on threads.
+
+use anyhow::{ensure, Result};
+use hypercube::collectives::Algorithm;
+use hypercube::{MsgType, Node, TypeSel};
+
+/// Every check on this node's cube; an error names the first that failed.
+pub fn run(node: &Node) -> Result<()> {
+    let me = node.mynode();
+    let p = node.numnodes();
+    let cube = node.cube();
+    if p > 1 {
+        let other = me ^ 1;
+        // 1 MiB into the caller's buffer (read from the socket straight into it, over TCP),
+        // a buffer longer than the message, and the buffer written nowhere else.
+        let n = 1usize << 18;
+        let mine: Vec<u32> = (0..n as u32).map(|i| (me << 24) ^ i).collect();
+        let want: Vec<u32> = (0..n as u32).map(|i| (other << 24) ^ i).collect();
+        let mut buf = vec![7u32; n + 3];
+        let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let send = node.isend(other, MsgType(6), bytes)?;
+        let sel = hypercube::Select::from_node(other, TypeSel::Is(6));
+        let (got, st) = node.recv_slice_into(sel, &mut buf)?;
+        send.wait()?;
+        ensure!(
+            got == n && st.source == other,
+            "recv_slice_into: {got} from {}",
+            st.source
+        );
+        ensure!(
+            buf[..n] == want[..] && buf[n..] == [7; 3],
+            "recv_slice_into 1 MiB"
+        );
+    }
+    for alg in [
+        Algorithm::Hypercube,
+        Algorithm::Ring,
+        Algorithm::Mesh,
+        Algorithm::AllPort,
+    ] {
+        // 1 MiB per rank: over TCP a rendezvous message, which the hypercube algorithm
+        // reads from the socket straight into the result (`node/landing.rs`).
+        let n = 1usize << 18;
+        let big: Vec<u32> = (0..n as u32).map(|i| (me << 20) ^ i).collect();
+        let want: Vec<u32> = (0..p)
+            .flat_map(|r| (0..n as u32).map(move |i| (r << 20) ^ i))
+            .collect();
+        let c = cube.with(alg);
+        ensure!(
+            c.allgather_slice(&big)? == want,
+            "allgather_slice 1 MiB {alg:?}"
+        );
+        ensure!(
+            c.allgather_vec(big.clone())? == want,
+            "allgather_vec 1 MiB {alg:?}"
+        );
+        let mut out = vec![0u32; want.len()];
+        c.allgather_into(&big, &mut out)?;
+        ensure!(out == want, "allgather_into 1 MiB {alg:?}");
+    }
+    // All-to-all of 256 KiB blocks, received in place by pairwise and e-cube exchange.
+    for alg in [
+        Algorithm::Pairwise,
+        Algorithm::Ecube,
+        Algorithm::StoreForward,
+    ] {
+        let n = 1usize << 16;
+        let data: Vec<u32> = (0..p)
+            .flat_map(|t| (0..n as u32).map(move |i| (me << 24) ^ (t << 16) ^ i))
+            .collect();
+        let want: Vec<u32> = (0..p)
+            .flat_map(|s| (0..n as u32).map(move |i| (s << 24) ^ (me << 16) ^ i))
+            .collect();
+        let c = cube.with(alg);
+        ensure!(
+            c.alltoall_slice(&data)? == want,
+            "alltoall_slice 256 KiB {alg:?}"
+        );
+        ensure!(
+            c.alltoall_vec(data.clone())? == want,
+            "alltoall_vec 256 KiB {alg:?}"
+        );
+        let mut out = vec![0u32; want.len()];
+        c.alltoall_into(&data, &mut out)?;
+        ensure!(out == want, "alltoall_into 256 KiB {alg:?}");
+    }
+    // Broadcast of 1 MiB from the last rank, received in place by the hypercube algorithm.
+    for alg in [Algorithm::Hypercube, Algorithm::ScatterAllgather] {
+        let n = 1usize << 18;
+        let root = p - 1;
+        let want: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let data = if me == root { want.clone() } else { Vec::new() };
+        let c = cube.with(alg);
+        ensure!(
+            c.bcast_slice(root, &data, n)? == want,
+            "bcast_slice 1 MiB {alg:?}"
+        );
+        ensure!(
+            c.bcast_vec(root, data.clone())? == want,
+            "bcast_vec 1 MiB {alg:?}"
+        );
+        let mut buf = if me == root {
+            want.clone()
+        } else {
+            vec![0u32; n]
+        };
+        c.bcast_into(root, &mut buf)?;
+        ensure!(buf == want, "bcast_into 1 MiB {alg:?}");
+    }
+    Ok(())
+}
