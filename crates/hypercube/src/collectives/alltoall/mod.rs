@@ -36,8 +36,9 @@ impl Subcube<'_> {
     /// holds `size()` blocks of `m` bytes, block t for relative rank t; `out` (as long)
     /// receives the block from each rank. Pairwise exchange and the e-cube exchange
     /// receive in place and send the caller's blocks as they are (`node/landing.rs`,
-    /// `lend.rs`) for blocks of at least [`LAND_FROM`](super::LAND_FROM) bytes; otherwise the byte form's
-    /// result is copied into `out`.
+    /// `lend.rs`) for blocks of at least [`LAND_FROM`](super::LAND_FROM) bytes, the
+    /// store-and-forward exchange its last step's half of the result; otherwise the byte
+    /// form's result is copied into `out`.
     ///
     /// # Safety
     /// `out .. out + data.len()` must be writable and not otherwise used until this
@@ -59,6 +60,10 @@ impl Subcube<'_> {
             // SAFETY: forwarded.
             Algorithm::Ecube if m >= super::LAND_FROM => unsafe {
                 ecube::alltoall_landing(&c, data, m, out)
+            },
+            // SAFETY: forwarded.
+            Algorithm::StoreForward if m >= super::LAND_FROM => unsafe {
+                store_forward::alltoall_landing(&c, data, m, out)
             },
             _ => {
                 let blocks: Vec<Bytes> =

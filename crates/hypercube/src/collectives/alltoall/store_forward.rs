@@ -52,3 +52,77 @@ pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
     }
     Ok(out)
 }
+
+/// [`alltoall`] between the caller's memories: block t of `data` (`m` bytes each) goes to
+/// relative rank t, the first step's lent as they are (`lend.rs`); the last step's message
+/// — the p/2 blocks for this node from the half of the ranks across the top dimension, in
+/// rank order — lands in `out` where they belong (`node/landing.rs`), and only the blocks
+/// kept or received before (this node's own among them) are copied into `out`. Returns a
+/// message of another length (nothing written) with its sender, for the caller to name.
+///
+/// # Safety
+/// `out .. out + p · m` must be writable and not otherwise used until this returns.
+pub(crate) unsafe fn alltoall_landing(
+    c: &Ctx<'_>,
+    data: &[u8],
+    m: usize,
+    out: *mut u8,
+) -> Result<Option<(u32, Bytes)>> {
+    let p = c.p();
+    crate::collectives::lend::lend(&|| c.release_lent(), |l| {
+        let mut held: Vec<(u32, u32, Bytes)> = (0..p)
+            .map(|t| (c.me, t, l.lend(&data[t as usize * m..(t as usize + 1) * m])))
+            .collect();
+        for i in 0..c.k {
+            let bit = 1u32 << i;
+            let low = bit - 1;
+            let partner = c.me ^ bit;
+            let (send, keep): (Vec<_>, Vec<_>) = held
+                .into_iter()
+                .partition(|(_, t, _)| t & bit != c.me & bit);
+            let send: Vec<Bytes> = send.into_iter().map(|(_, _, b)| b).collect();
+            held = keep;
+            if i + 1 == c.k {
+                // The last step: every block that comes is for this node, from the ranks
+                // `first ..` (those across bit i, in order).
+                let first = (partner & !low) as usize;
+                // SAFETY: blocks `first .. first + bit` of `out`, written by this receive
+                // only; it is waited for (or dropped, on an error) before this returns.
+                let r =
+                    unsafe { c.irecv_landing(partner, (out.add(first * m), bit as usize * m))? };
+                let s = c.isend(partner, pack(&send, Layout::Equal))?;
+                drop(send);
+                for (src, _, b) in &held {
+                    // SAFETY: block `src` of `out`: a source this side of bit i, outside
+                    // the range the receive writes.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(b.as_ptr(), out.add(*src as usize * m), m)
+                    };
+                }
+                let got = r.wait();
+                s.wait()?;
+                return Ok(got?.map(|b| (partner, b)));
+            }
+            let mut keys: Vec<(u32, u32)> = Vec::with_capacity(p as usize / 2);
+            for lo in 0..bit {
+                let s = (partner & !low) | lo;
+                for hi in 0..(p >> i) {
+                    let t = (c.me & low) | (hi << i);
+                    if t & bit == c.me & bit {
+                        keys.push((s, t));
+                    }
+                }
+            }
+            keys.sort_unstable();
+            let got = c.sendrecv(partner, pack(&send, Layout::Equal), partner)?;
+            let ids = vec![0u32; keys.len()];
+            let got = unpack_equal(got, &ids, Layout::Equal, "alltoall", (partner, m))?;
+            held.extend(keys.into_iter().zip(got).map(|((s, t), b)| (s, t, b)));
+            held.sort_unstable_by_key(|(s, t, _)| (*s, *t));
+        }
+        // A subcube of one member: its own block.
+        // SAFETY: block 0 of `out`; `data` is other memory.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), out, m) };
+        Ok(None)
+    })
+}
