@@ -1,6 +1,6 @@
 //! The emulated interconnect (`hcrun --link-rate`, docs/cubenet.md): jobs on a 3-cube of
 //! network namespaces whose links are shaped to 100 Mbit/s. Both correctness suites pass
-//! there; the shaping is real (a 1 MiB message takes at least 80% of size/rate) and
+//! there (and the typed suite on a 2-cube at 1 Gbit/s); the shaping is real (a 1 MiB message takes at least 80% of size/rate) and
 //! cut-through forwarding makes 3 hops cost what one does; nothing of a job is left in the
 //! host afterwards, also when `hcrun` is killed with SIGKILL. (Bad rates are refused:
 //! `cubenet_args.rs`; dead links: `cubenet_links.rs`.)
@@ -47,6 +47,24 @@ fn both_suites_pass_on_the_emulated_3_cube() {
         before,
         "the jobs left something in the host"
     );
+}
+
+/// The typed suite on the emulated 2-cube at 1 Gbit/s: its large messages come over shaped
+/// links in many pieces and are read into the callers' memory as they arrive
+/// (`node/landing.rs`: allgather, all-to-all, broadcast and `recv_slice_into` in place).
+#[test]
+fn the_typed_suite_passes_on_the_emulated_2_cube() {
+    let Some(_one) = emulated("the_typed_suite_passes_on_the_emulated_2_cube") else {
+        return;
+    };
+    run_hcrun(
+        &["--dim", "2", "--link-rate", "1gbit", "--timeout-s", "120"],
+        &[env!("CARGO_BIN_EXE_typed_suite")],
+        &[],
+        Duration::from_secs(150),
+    )
+    .assert_ok()
+    .assert_every_rank_passed(4, &hypercube_tests::suites::typed::CHECK_NAMES);
 }
 
 /// One-way time of a 1 MiB message from rank 0 to `peer` (µs), as `osu latency` reports it.
