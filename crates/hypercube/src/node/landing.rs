@@ -8,6 +8,7 @@ use bytes::Bytes;
 use super::{Node, RecvRequest};
 use crate::base::message::Select;
 use crate::error::Result;
+use crate::transport::RecvToken;
 
 /// Point-to-point receives into the caller's buffer (`Node::recv_into`) of at least this
 /// many bytes name it as their landing; shorter messages come eagerly, whole, and are
@@ -52,7 +53,12 @@ impl Node {
         // request completes or is dropped, which abandons the receive (the transport then
         // lets go of it) before the drop returns.
         let token = unsafe { self.inner.t.post_recv_landing(sel, dest, len)? };
-        Ok(RecvLanding {
+        Ok(self.landing_request(token, dest, len))
+    }
+
+    /// The request of receive `token`, whose message goes to `dest .. dest + len`.
+    fn landing_request(&self, token: RecvToken, dest: *mut u8, len: usize) -> RecvLanding {
+        RecvLanding {
             r: RecvRequest {
                 t: self.inner.t.clone(),
                 token,
@@ -60,11 +66,9 @@ impl Node {
             },
             dest,
             len,
-        })
+        }
     }
-}
 
-impl Node {
     /// Bind the probed message `st` to a receive whose `len` bytes go to `dest`
     /// (`Transport::claim_landing`).
     ///
@@ -78,15 +82,7 @@ impl Node {
     ) -> Result<RecvLanding> {
         // SAFETY: forwarded, as in `irecv_landing`.
         let token = unsafe { self.inner.t.claim_landing(st, dest, len)? };
-        Ok(RecvLanding {
-            r: RecvRequest {
-                t: self.inner.t.clone(),
-                token,
-                done: false,
-            },
-            dest,
-            len,
-        })
+        Ok(self.landing_request(token, dest, len))
     }
 }
 

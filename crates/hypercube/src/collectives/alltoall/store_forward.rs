@@ -22,23 +22,12 @@ pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
         .collect();
     for i in 0..c.k {
         let bit = 1u32 << i;
-        let low = bit - 1;
         let partner = c.me ^ bit;
         let (send, keep): (Vec<_>, Vec<_>) = held
             .into_iter()
             .partition(|(_, t, _)| t & bit != c.me & bit);
         let out: Vec<Bytes> = send.into_iter().map(|(_, _, b)| b).collect();
-        let mut keys: Vec<(u32, u32)> = Vec::with_capacity(p as usize / 2);
-        for lo in 0..bit {
-            let s = (partner & !low) | lo;
-            for hi in 0..(p >> i) {
-                let t = (c.me & low) | (hi << i);
-                if t & bit == c.me & bit {
-                    keys.push((s, t));
-                }
-            }
-        }
-        keys.sort_unstable();
+        let keys = incoming(c, i);
         let got = c.sendrecv(partner, pack(&out, Layout::Equal), partner)?;
         let ids = vec![0u32; keys.len()];
         let got = unpack_equal(got, &ids, Layout::Equal, "alltoall", (partner, own))?;
@@ -51,6 +40,26 @@ pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
         out[s as usize] = b;
     }
     Ok(out)
+}
+
+/// The (source, destination) of the packets that step `i` brings this node, in the order
+/// of the message: from the partner's side of bit i, for destinations that agree with this
+/// node below bit i and in bit i.
+fn incoming(c: &Ctx<'_>, i: u32) -> Vec<(u32, u32)> {
+    let (p, bit) = (c.p(), 1u32 << i);
+    let (low, partner) = (bit - 1, c.me ^ bit);
+    let mut keys: Vec<(u32, u32)> = Vec::with_capacity(p as usize / 2);
+    for lo in 0..bit {
+        let s = (partner & !low) | lo;
+        for hi in 0..(p >> i) {
+            let t = (c.me & low) | (hi << i);
+            if t & bit == c.me & bit {
+                keys.push((s, t));
+            }
+        }
+    }
+    keys.sort_unstable();
+    keys
 }
 
 /// [`alltoall`] between the caller's memories: block t of `data` (`m` bytes each) goes to
@@ -103,17 +112,7 @@ pub(crate) unsafe fn alltoall_landing(
                 s.wait()?;
                 return Ok(got?.map(|b| (partner, b)));
             }
-            let mut keys: Vec<(u32, u32)> = Vec::with_capacity(p as usize / 2);
-            for lo in 0..bit {
-                let s = (partner & !low) | lo;
-                for hi in 0..(p >> i) {
-                    let t = (c.me & low) | (hi << i);
-                    if t & bit == c.me & bit {
-                        keys.push((s, t));
-                    }
-                }
-            }
-            keys.sort_unstable();
+            let keys = incoming(c, i);
             let got = c.sendrecv(partner, pack(&send, Layout::Equal), partner)?;
             let ids = vec![0u32; keys.len()];
             let got = unpack_equal(got, &ids, Layout::Equal, "alltoall", (partner, m))?;
