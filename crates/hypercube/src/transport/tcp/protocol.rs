@@ -203,9 +203,10 @@ impl Engine {
     }
 
     /// Let go of lent memory whose lender is returning (`base::lent`): wait a little for
-    /// the acknowledgements of the kept frames that still hold some — the receiver of a
-    /// long frame acknowledges it as soon as it has it (`dispatch.rs`, `ACK_BYTES`), most
-    /// often while the lender's own last receive completes — and copy what is still kept
+    /// the acknowledgements of the kept frames that still hold some — a frame of lent
+    /// memory asks to be acknowledged at once (`wire/frame.rs`, `FLAG_ACK_NOW`), and its
+    /// receiver does so as soon as it has read it, most often while the lender's own last
+    /// receive completes — and copy what is still kept
     /// then. The wait is bounded by about what the copy would cost (1 ms per MiB, at least
     /// 100 µs): without it, the last step of a collective that lends (allgather into the
     /// caller's memory) copied its whole last message on almost every call.
