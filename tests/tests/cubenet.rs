@@ -1,7 +1,7 @@
 //! The emulated interconnect (`hcrun --link-rate`, docs/cubenet.md): jobs on a 3-cube of
 //! network namespaces whose links are shaped to 100 Mbit/s. Both correctness suites pass
-//! there (and the typed suite on a 2-cube at 1 Gbit/s); the shaping is real (a 1 MiB message takes at least 80% of size/rate) and
-//! cut-through forwarding makes 3 hops cost what one does; nothing of a job is left in the
+//! there (and the typed suite on a 2-cube at 1 Gbit/s); the shaping is real (a 1 MiB
+//! message takes at least 80% of size/rate) and cut-through forwarding makes 3 hops cost what one does; nothing of a job is left in the
 //! host afterwards, also when `hcrun` is killed with SIGKILL. (Bad rates are refused:
 //! `cubenet_args.rs`; dead links: `cubenet_links.rs`.)
 //!

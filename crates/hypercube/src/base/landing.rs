@@ -1,11 +1,11 @@
 //! Receiving into the caller's memory: a [`Landing`] is the memory a receive names for its
-//! message (`Node::irecv_into`), so that the transport can put the payload there as it
-//! reads it — over TCP straight from the socket (`transport/tcp/link.rs`, "Landing"), so
+//! message (`Node::irecv_landing`), so that the transport can put the payload there as it
+//! reads it — over TCP straight from the socket (`transport/tcp/link_landing.rs`), so
 //! that a typed collective does not copy its result out of message buffers afterwards
 //! (issue 25; MPI's buffer semantics).
 //!
 //! A landing is a raw pointer and a length. The receive request that made it borrows the
-//! memory mutably for as long as it lives (`node::RecvInto`), and its `Drop` takes the
+//! memory mutably for as long as it lives (`node::landing::RecvLanding`), and its `Drop` takes the
 //! landing back from the transport before the borrow ends (`Transport::abandon_recv`):
 //! what of the message arrived is copied into a buffer of the transport's own, and no
 //! reader writes into the caller's memory from then on. The transport delivers a landed
@@ -29,17 +29,26 @@ unsafe impl Send for Landing {}
 unsafe impl Sync for Landing {}
 
 impl Landing {
-    /// The landing of `buf`.
+    /// The landing of `buf` (the tests' way; the transport takes raw parts).
     ///
     /// # Safety
-    /// `buf` must stay valid, and be neither read nor written by anyone but the transport,
-    /// until the transport has let go of the landing: the receive that names it completed
-    /// and its message was taken, or `Transport::abandon_recv` returned for it.
+    /// As for [`Landing::from_raw`].
+    #[cfg(test)]
     pub unsafe fn new(buf: &mut [u8]) -> Landing {
-        Landing {
-            ptr: buf.as_mut_ptr(),
-            len: buf.len(),
-        }
+        // SAFETY: forwarded.
+        unsafe { Landing::from_raw(buf.as_mut_ptr(), buf.len()) }
+    }
+
+    /// The landing of the `len` bytes at `ptr`, which may not be initialized yet (a new
+    /// vector's capacity): no reference to them is made.
+    ///
+    /// # Safety
+    /// `ptr .. ptr + len` must be one writable allocation that stays valid, and is neither
+    /// read nor written by anyone but the transport, until the transport has let go of the
+    /// landing: the receive that names it completed and its message was taken, or
+    /// `Transport::abandon_recv` returned for it.
+    pub unsafe fn from_raw(ptr: *mut u8, len: usize) -> Landing {
+        Landing { ptr, len }
     }
 
     /// Its length in bytes.

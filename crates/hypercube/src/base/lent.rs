@@ -58,24 +58,24 @@ pub(crate) fn unregister(start: usize, len: usize) {
     }
 }
 
-/// Does `b` point into lent memory whose lender is returning (in `r`, the ranges)?
-fn returning_in(r: &[(usize, usize, bool)], b: &Bytes) -> bool {
+/// Does `b` point into lent memory (in `r`, the ranges) — whose lender is returning, if
+/// `only_returning`?
+fn points_into(r: &[(usize, usize, bool)], b: &Bytes, only_returning: bool) -> bool {
     let s = b.as_ptr() as usize;
-    !b.is_empty() && r.iter().any(|&(lo, hi, back)| back && s >= lo && s < hi)
+    !b.is_empty()
+        && r.iter()
+            .any(|&(lo, hi, back)| (back || !only_returning) && s >= lo && s < hi)
 }
 
 /// Does a part of `p` point into lent memory (its frame asks to be acknowledged at once,
 /// so that the lender has it back soon: `wire/frame.rs`, `FLAG_ACK_NOW`)? With nothing
 /// lent, one atomic load.
 pub(crate) fn any_lent(p: &Parts) -> bool {
-    if REGISTERED.load(Ordering::SeqCst) == 0 {
+    if p.is_empty() || REGISTERED.load(Ordering::SeqCst) == 0 {
         return false;
     }
     let r = ranges();
-    p.iter().any(|b| {
-        let s = b.as_ptr() as usize;
-        !b.is_empty() && r.iter().any(|&(lo, hi, _)| s >= lo && s < hi)
-    })
+    p.iter().any(|b| points_into(&r, b, false))
 }
 
 /// The bytes of `p` that point into lent memory whose lender is returning.
@@ -85,7 +85,7 @@ pub(crate) fn returning_bytes(p: &Parts) -> usize {
     }
     let r = ranges();
     p.iter()
-        .filter(|b| returning_in(&r, b))
+        .filter(|b| points_into(&r, b, true))
         .map(Bytes::len)
         .sum()
 }
@@ -97,7 +97,7 @@ pub(crate) fn unlent(p: Parts) -> Parts {
         return p;
     }
     let r = ranges();
-    let lent = |b: &Bytes| returning_in(&r, b);
+    let lent = |b: &Bytes| points_into(&r, b, true);
     if !p.iter().any(lent) {
         return p;
     }

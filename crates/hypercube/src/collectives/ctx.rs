@@ -80,19 +80,18 @@ pub(crate) struct CallLanding<'c> {
     r: RecvLanding,
     c: &'c Ctx<'c>,
     from: u32,
-    dest: *mut u8,
-    len: usize,
 }
 
 impl CallLanding<'_> {
     /// Wait for the message: `Ok(None)` when it is in the named memory, `Ok(Some(bytes))`
     /// for a message of another length (nothing written), an error for a failure notice.
     pub fn wait(self) -> Result<Option<Bytes>> {
+        let (dest, len) = self.r.memory();
         match self.r.wait()? {
             Landed::Here { tag } if tag == self.c.failure => {
                 // A failure notice of just that length: it is in the memory.
                 // SAFETY: `dest .. dest + len` was just written (`Ctx::irecv_landing`).
-                let text = unsafe { std::slice::from_raw_parts(self.dest, self.len) };
+                let text = unsafe { std::slice::from_raw_parts(dest, len) };
                 let notice = Message {
                     source: self.c.phys(self.from),
                     tag,
@@ -300,8 +299,6 @@ impl<'a> Ctx<'a> {
             r,
             c: self,
             from: rel,
-            dest,
-            len,
         })
     }
 

@@ -25,7 +25,7 @@ impl Subcube<'_> {
     pub fn bcast_into<T: Pod>(&self, root: NodeId, buf: &mut [T]) -> Result<()> {
         Unit::of::<T>("bcast_into", None).during(|| {
             let at_root = self.node.mynode() == root;
-            if self.landable::<T>(1).is_some() {
+            if super::typed::lands::<T>() {
                 let bytes = as_bytes_mut(buf);
                 let (out, len) = (bytes.as_mut_ptr(), bytes.len());
                 // SAFETY: `buf` is borrowed mutably for the call; the root's is only read

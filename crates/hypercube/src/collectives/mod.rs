@@ -73,13 +73,13 @@ mod tests;
 /// their result in place and sent from the caller's memory (`node/landing.rs`, `lend.rs`):
 /// the allgather's hypercube algorithm, the all-to-all's pairwise and e-cube exchanges (and
 /// the last step of its store-and-forward exchange, half the result), the broadcast's
-/// hypercube algorithm. Smaller ones go through message buffers, copied:
-/// measured on loopback (np = 4 and 8, `osu allgather --form into`), at 64 KiB the two ways
-/// cost the same within the noise (the lent sends wait for their acknowledgements), at
-/// 1 MiB receiving in place saves 10–30 % (`docs/perf/typed.md`). The typed forms do not
-/// pick another algorithm to receive more in place, since members that disagree on the length would then run different algorithms
-/// and a wrong result could pass unnoticed. Members on either side of the limit exchange
-/// the same messages.
+/// hypercube algorithm. Smaller ones go through message buffers, copied: measured on
+/// loopback (np = 4 and 8, `osu allgather --form into`), at 64 KiB the two ways cost the
+/// same within the noise (the lent sends wait for their acknowledgements), at 1 MiB
+/// receiving in place saves 10–30 % (`docs/perf/typed.md`). The typed forms do not pick
+/// another algorithm to receive more in place, since members that disagree on the length
+/// would then run different algorithms and a wrong result could pass unnoticed. Members on
+/// either side of the limit exchange the same messages.
 pub(crate) const LAND_FROM: usize = 128 << 10;
 
 pub use element::{Element, Op};

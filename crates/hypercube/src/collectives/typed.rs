@@ -28,6 +28,12 @@ use super::typed_buf::TypedBuf;
 use super::{ShiftOrder, Subcube};
 use crate::error::{Error, Result};
 
+/// Can values of `T` be received in place (`node/landing.rs`): is a value's memory its
+/// wire encoding?
+pub(crate) fn lands<T: Pod>() -> bool {
+    T::MEMORY_IS_WIRE && std::mem::size_of::<T>() > 0
+}
+
 /// A new vector of `n` elements whose memory `fill` writes, all of it when it returns
 /// `Ok` (it is not zeroed first: the received bytes land in it once).
 pub(crate) fn filled_vec<T: Pod>(
@@ -54,12 +60,33 @@ impl Subcube<'_> {
     /// typed forms can receive it in place (`node/landing.rs`): where a value's memory is
     /// its wire encoding, and the total fits in memory.
     pub(crate) fn landable<T: Pod>(&self, count: usize) -> Option<usize> {
-        if !T::MEMORY_IS_WIRE || std::mem::size_of::<T>() == 0 {
+        if !lands::<T>() {
             return None;
         }
         let n = count.checked_mul(self.size() as usize)?;
         n.checked_mul(std::mem::size_of::<T>())?;
         Some(n)
+    }
+
+    /// The typed allgather into a new vector, received in place, where `T` can be
+    /// ([`Subcube::landable`]); `None` otherwise.
+    fn allgather_landed<T: Pod>(&self, data: &[T]) -> Option<Result<Vec<T>>> {
+        let n = self.landable::<T>(data.len())?;
+        // SAFETY: `allgather_to` writes all of the `n` elements' memory on `Ok`.
+        Some(filled_vec(n, |out| unsafe {
+            self.allgather_to(as_bytes(data), out)
+        }))
+    }
+
+    /// The typed all-to-all into a new vector (as long as `data`, which splits into
+    /// `size()` blocks), received in place where `T` can be; `None` otherwise.
+    fn alltoall_landed<T: Pod>(&self, data: &[T]) -> Option<Result<Vec<T>>> {
+        self.landable::<T>(data.len())?;
+        let m = std::mem::size_of_val(data) / self.size() as usize;
+        // SAFETY: `alltoall_to` writes all of the result's memory on `Ok`.
+        Some(filled_vec(data.len(), |out| unsafe {
+            self.alltoall_to(as_bytes(data), m, out)
+        }))
     }
 
     /// [`Subcube::bcast`] of `len` elements: every member returns the root's `data` (the
@@ -74,13 +101,13 @@ impl Subcube<'_> {
                     data.len()
                 ))));
             }
-            if !at_root && self.landable::<T>(1).is_some() {
+            if !at_root && lands::<T>() {
                 // SAFETY: `bcast_to` writes all of the result's memory on `Ok`.
                 return filled_vec(len, |out| unsafe {
                     self.bcast_to(root, &[], out, len * T::WIRE_SIZE)
                 });
             }
-            if at_root && self.landable::<T>(1).is_some() {
+            if at_root && lands::<T>() {
                 // SAFETY: the root's `out` is not used.
                 unsafe {
                     self.bcast_to(
@@ -117,7 +144,7 @@ impl Subcube<'_> {
             let bytes_len = len.checked_mul(T::WIRE_SIZE).ok_or_else(|| {
                 Error::InvalidArgument(format!("bcast_vec: {len} elements do not fit in memory"))
             })?;
-            if !at_root && self.landable::<T>(1).is_some() {
+            if !at_root && lands::<T>() {
                 // SAFETY: `bcast_to` writes all of the result's memory on `Ok`.
                 return filled_vec(len, |out| unsafe {
                     self.bcast_to(root, &[], out, bytes_len)
@@ -172,9 +199,8 @@ impl Subcube<'_> {
     /// all, joined in relative rank order.
     pub fn allgather_slice<T: Pod>(&self, data: &[T]) -> Result<Vec<T>> {
         Unit::of::<T>("allgather_slice", Some("allgatherv_slice")).during(|| {
-            if let Some(n) = self.landable::<T>(data.len()) {
-                // SAFETY: `allgather_to` writes all of the `n` elements' memory on `Ok`.
-                return filled_vec(n, |out| unsafe { self.allgather_to(as_bytes(data), out) });
+            if let Some(r) = self.allgather_landed(data) {
+                return r;
             }
             let blocks = self.allgather(encode(data))?;
             decode_blocks(&blocks, data.len() * blocks.len(), "allgather_slice")
@@ -185,9 +211,8 @@ impl Subcube<'_> {
     /// typed form that costs what the byte form does, but for the one copy into the result).
     pub fn allgather_vec<T: Pod>(&self, data: Vec<T>) -> Result<Vec<T>> {
         Unit::of::<T>("allgather_vec", Some("allgatherv_slice")).during(|| {
-            if let Some(n) = self.landable::<T>(data.len()) {
-                // SAFETY: as in `allgather_slice`.
-                return filled_vec(n, |out| unsafe { self.allgather_to(as_bytes(&data), out) });
+            if let Some(r) = self.allgather_landed(&data) {
+                return r;
             }
             let n = data.len();
             let (bytes, _shared) = encode_vec(data);
@@ -208,12 +233,8 @@ impl Subcube<'_> {
     pub fn alltoall_slice<T: Pod>(&self, data: &[T]) -> Result<Vec<T>> {
         Unit::of::<T>("alltoall_slice", Some("alltoallv_slice")).during(|| {
             self.split_check(data.len(), "alltoall_slice")?;
-            if self.landable::<T>(data.len()).is_some() {
-                let m = std::mem::size_of_val(data) / self.size() as usize;
-                // SAFETY: `alltoall_to` writes all of the result's memory on `Ok`.
-                return filled_vec(data.len(), |out| unsafe {
-                    self.alltoall_to(as_bytes(data), m, out)
-                });
+            if let Some(r) = self.alltoall_landed(data) {
+                return r;
             }
             self.alltoall_bytes::<T>(encode(data), data.len(), "alltoall_slice")
         })
@@ -223,12 +244,8 @@ impl Subcube<'_> {
     pub fn alltoall_vec<T: Pod>(&self, data: Vec<T>) -> Result<Vec<T>> {
         Unit::of::<T>("alltoall_vec", Some("alltoallv_slice")).during(|| {
             self.split_check(data.len(), "alltoall_vec")?;
-            if self.landable::<T>(data.len()).is_some() {
-                let m = std::mem::size_of_val(&data[..]) / self.size() as usize;
-                // SAFETY: as in `alltoall_slice`.
-                return filled_vec(data.len(), |out| unsafe {
-                    self.alltoall_to(as_bytes(&data), m, out)
-                });
+            if let Some(r) = self.alltoall_landed(&data) {
+                return r;
             }
             let n = data.len();
             let (bytes, _shared) = encode_vec(data);

@@ -87,6 +87,11 @@ impl Node {
 }
 
 impl RecvLanding {
+    /// The memory the receive names: its address and length.
+    pub fn memory(&self) -> (*mut u8, usize) {
+        (self.dest, self.len)
+    }
+
     /// Wait for the message: in the named memory, copied there if the transport handed it
     /// over as a buffer of its own (a small message, or a transport that cannot land), or
     /// as it came if its length differs.

@@ -4,10 +4,10 @@
 
 use bytes::Bytes;
 
-use crate::collectives::blocks::{check_equal, pack, unpack_equal, Layout};
+use crate::collectives::blocks::{pack, unpack_equal, wrong_length, Layout};
 use crate::collectives::ctx::Ctx;
 use crate::collectives::lend::lend;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Every node's `mine` → all blocks by relative rank.
 pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<Vec<Bytes>> {
@@ -31,8 +31,8 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
 }
 
 /// [`allgather`] into the caller's memory: `out` holds `p · own` bytes, `own` the length
-/// of this node's block `mine`, which goes to its place (relative rank · `own`). Each step's message lands where its blocks
-/// belong (`node/landing.rs`: over TCP read from the socket straight into `out`) and what
+/// of this node's block `mine`, which goes to its place (relative rank · `own`). Each
+/// step's message lands where its blocks belong (`node/landing.rs`: over TCP read from the socket straight into `out`) and what
 /// a node sends is lent from `out` (`lend.rs`): no copy into or out of message buffers.
 /// The ranges a step sends (the blocks held) and receives (the partner's) are disjoint, and
 /// a range is lent only after it was written.
@@ -75,11 +75,7 @@ pub(crate) unsafe fn allgather_landing(c: &Ctx<'_>, mine: &[u8], out: *mut u8) -
                 got?
             };
             if let Some(m) = got {
-                check_equal(&m, half as usize, own, Layout::Equal, "allgather", partner)?;
-                return Err(Error::InvalidArgument(format!(
-                    "allgather: node {partner} (relative) sent {} bytes where {n} were expected",
-                    m.len()
-                )));
+                return Err(wrong_length(&m, half as usize, own, "allgather", partner));
             }
         }
         Ok(())

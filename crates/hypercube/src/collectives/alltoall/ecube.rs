@@ -68,8 +68,8 @@ pub(crate) unsafe fn alltoall_landing(
             })
             .collect::<Result<Vec<_>>>()?;
         // This node's own block, copied while the others are under way.
-        // SAFETY: block `me` of `out` (the caller's contract); `data` is other memory.
-        unsafe { std::ptr::copy_nonoverlapping(data[me * m..].as_ptr(), out.add(me * m), m) };
+        // SAFETY: block `me` of `out` (the caller's contract).
+        unsafe { super::copy_block(data, out, me, m) };
         let mut other = None;
         for (from, r) in recvs {
             if let Some(b) = r.wait()? {

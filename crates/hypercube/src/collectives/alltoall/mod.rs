@@ -77,20 +77,9 @@ impl Subcube<'_> {
                 return Ok(());
             }
         };
-        c.guard(landed.and_then(|other| {
-            match other {
-                None => Ok(()),
-                Some((from, b)) => Err(super::blocks::check_equal(
-                    &b,
-                    1,
-                    m,
-                    super::blocks::Layout::Equal,
-                    "alltoall",
-                    from,
-                )
-                .err()
-                .unwrap_or_else(|| super::blocks::unequal_blocks("alltoall"))),
-            }
+        c.guard(landed.and_then(|other| match other {
+            None => Ok(()),
+            Some((from, b)) => Err(super::blocks::wrong_length(&b, 1, m, "alltoall", from)),
         }))
     }
 
@@ -212,6 +201,18 @@ impl Subcube<'_> {
         }
         Ok(())
     }
+}
+
+/// Copy block `t` of `data` (`m` bytes each) to block `t` of `out`: a member's own block
+/// in the forms that receive in place.
+///
+/// # Safety
+/// Block `t` of `out` must be writable and not otherwise used meanwhile; `data` is other
+/// memory.
+pub(super) unsafe fn copy_block(data: &[u8], out: *mut u8, t: usize, m: usize) {
+    let block = &data[t * m..(t + 1) * m];
+    // SAFETY: forwarded to the caller.
+    unsafe { std::ptr::copy_nonoverlapping(block.as_ptr(), out.add(t * m), m) };
 }
 
 /// The byte form's algorithms: the block from each relative rank, each checked to be `m`

@@ -120,8 +120,8 @@ pub(crate) unsafe fn alltoall_landing(
             held.sort_unstable_by_key(|(s, t, _)| (*s, *t));
         }
         // A subcube of one member: its own block.
-        // SAFETY: block 0 of `out`; `data` is other memory.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), out, m) };
+        // SAFETY: block 0 of `out` (the caller's contract).
+        unsafe { super::copy_block(data, out, 0, m) };
         Ok(None)
     })
 }

@@ -25,16 +25,25 @@ pub(crate) fn bcast(c: &Ctx<'_>, root: u32, data: Bytes, len: usize) -> Result<B
         } else {
             let got = c.recv(partner)?;
             if got.len() != len {
-                return Err(Error::InvalidArgument(format!(
-                    "bcast: received {} bytes but this node expects {len}; every member must \
-                     pass the same length",
-                    got.len()
-                )));
+                return Err(wrong_length(got.len(), len));
             }
             x = Some(got);
         }
     }
-    x.ok_or_else(|| Error::InvalidArgument("bcast: no data reached this node".into()))
+    x.ok_or_else(nothing_came)
+}
+
+/// A message of `got` bytes where every member passed `len`.
+fn wrong_length(got: usize, len: usize) -> Error {
+    Error::InvalidArgument(format!(
+        "bcast: received {got} bytes but this node expects {len}; every member must pass the \
+         same length"
+    ))
+}
+
+/// No step brought this node the data (the members disagree on the root or the subcube).
+fn nothing_came() -> Error {
+    Error::InvalidArgument("bcast: no data reached this node".into())
 }
 
 /// [`bcast`] between the caller's memories: at `root` the `len` bytes of `data` are sent,
@@ -67,21 +76,12 @@ pub(crate) unsafe fn bcast_landing(
                 // SAFETY: `out` is this member's (the caller's contract); the receive is
                 // waited for here.
                 if let Some(got) = unsafe { c.irecv_landing(partner, (out, len))? }.wait()? {
-                    return Err(Error::InvalidArgument(format!(
-                        "bcast: received {} bytes but this node expects {len}; every member \
-                         must pass the same length",
-                        got.len()
-                    )));
+                    return Err(wrong_length(got.len(), len));
                 }
                 // SAFETY: written whole by the receive, and only read from now on.
                 x = Some(unsafe { std::slice::from_raw_parts(out, len) });
             }
         }
-        match x {
-            Some(_) => Ok(()),
-            None => Err(Error::InvalidArgument(
-                "bcast: no data reached this node".into(),
-            )),
-        }
+        x.map(|_| ()).ok_or_else(nothing_came)
     })
 }

@@ -32,8 +32,9 @@ impl Subcube<'_> {
 
     /// [`Subcube::bcast`] between the caller's memories (the typed forms' core): the root
     /// passes its `len` bytes as `data` (its `out` is not used), every other member receives
-    /// them into `out`. With the hypercube algorithm and at least [`LAND_FROM`](super::LAND_FROM) bytes the
-    /// message lands in `out` and is passed on from there (`hypercube::bcast_landing`);
+    /// them into `out`. With the hypercube algorithm and at least
+    /// [`LAND_FROM`](super::LAND_FROM) bytes the message lands in `out` and is passed on
+    /// from there (`hypercube::bcast_landing`);
     /// otherwise the byte form's result is copied into `out`.
     ///
     /// # Safety

@@ -177,27 +177,12 @@ impl LinkIn {
             let start = self.buf.len();
             let spare = self.buf.spare_capacity_mut();
             let cap = spare.len().min(want);
-            // SAFETY: `spare` is writable memory of at least `cap` bytes owned by `buf`;
-            // recv(2) writes at most `cap` bytes into it and reports how many.
-            // recv(2) rather than read(2): the same effect on a socket with a shorter path
-            // through the kernel (no VFS layer), which shows in an 8 B ping-pong.
-            let r = unsafe {
-                libc::recv(
-                    self.stream.as_raw_fd(),
-                    spare.as_mut_ptr().cast::<libc::c_void>(),
-                    cap,
-                    0,
-                )
+            // SAFETY: `spare` is writable memory of at least `cap` bytes owned by `buf`.
+            let n = match unsafe { recv_some(&self.stream, spare.as_mut_ptr().cast(), cap) } {
+                Ok(Some(n)) => n,
+                Ok(None) => break,
+                Err(e) => return Err(ReadError::Io(e)),
             };
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                match e.kind() {
-                    io::ErrorKind::WouldBlock => break,
-                    io::ErrorKind::Interrupted => continue,
-                    _ => return Err(ReadError::Io(e)),
-                }
-            }
-            let n = r as usize;
             self.bytes_read += n as u64;
             if n == 0 {
                 self.eof = true;
@@ -340,6 +325,29 @@ impl LinkIn {
             }
         }
         Ok(())
+    }
+}
+
+/// Receive what the socket has, up to `cap` bytes, into `ptr`: `Ok(None)` when nothing is
+/// there now (an interrupted call is retried); `Ok(Some(0))` when the peer closed.
+/// recv(2) rather than read(2): the same effect on a socket with a shorter path through the
+/// kernel (no VFS layer), which shows in an 8 B ping-pong.
+///
+/// # Safety
+/// `ptr .. ptr + cap` must be writable memory.
+unsafe fn recv_some(stream: &TcpStream, ptr: *mut u8, cap: usize) -> io::Result<Option<usize>> {
+    loop {
+        // SAFETY: recv(2) writes at most `cap` bytes at `ptr` (writable: the contract).
+        let r = unsafe { libc::recv(stream.as_raw_fd(), ptr.cast::<libc::c_void>(), cap, 0) };
+        if r >= 0 {
+            return Ok(Some(r as usize));
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::WouldBlock => return Ok(None),
+            io::ErrorKind::Interrupted => continue,
+            _ => return Err(e),
+        }
     }
 }
 

@@ -6,7 +6,6 @@
 //! it ([`LinkIn::take_back`]) leaves the reader a buffer of its own for the rest.
 
 use std::io;
-use std::os::fd::AsRawFd;
 
 use bytes::{Buf, Bytes};
 
@@ -103,27 +102,17 @@ impl LinkIn {
         } else {
             (&mut tb as *mut u8, 1)
         };
-        loop {
-            // SAFETY: `ptr .. ptr + cap` is writable memory (the target's rest, or `tb`).
-            let r =
-                unsafe { libc::recv(self.stream.as_raw_fd(), ptr.cast::<libc::c_void>(), cap, 0) };
-            if r >= 0 {
-                let n = r as usize;
-                self.bytes_read += n as u64;
-                if left > 0 {
-                    d.got += n;
-                } else if n == 1 {
-                    d.trailer = Some(tb);
-                }
-                return Ok(Some(n));
-            }
-            let e = io::Error::last_os_error();
-            match e.kind() {
-                io::ErrorKind::WouldBlock => return Ok(None),
-                io::ErrorKind::Interrupted => continue,
-                _ => return Err(e),
-            }
+        // SAFETY: `ptr .. ptr + cap` is writable memory (the target's rest, or `tb`).
+        let Some(n) = (unsafe { super::recv_some(&self.stream, ptr, cap)? }) else {
+            return Ok(None);
+        };
+        self.bytes_read += n as u64;
+        if left > 0 {
+            d.got += n;
+        } else if n == 1 {
+            d.trailer = Some(tb);
         }
+        Ok(Some(n))
     }
 
     /// Read more of the frame being landed: `Ok(None)` nothing came, `Ok(Some(item))` the

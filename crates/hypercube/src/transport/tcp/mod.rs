@@ -235,7 +235,7 @@ impl Transport for TcpTransport {
         }
         // SAFETY: the caller keeps the memory valid and untouched until the receive is
         // taken or abandoned (this trait method's contract), as `Landing::new` requires.
-        let landing = unsafe { Landing::new(std::slice::from_raw_parts_mut(dest, len)) };
+        let landing = unsafe { Landing::from_raw(dest, len) };
         Ok(self.engine.post_landing(sel, landing))
     }
 
@@ -295,7 +295,7 @@ impl Transport for TcpTransport {
         len: usize,
     ) -> Result<RecvToken> {
         // SAFETY: as in `post_recv_landing`.
-        let landing = unsafe { Landing::new(std::slice::from_raw_parts_mut(dest, len)) };
+        let landing = unsafe { Landing::from_raw(dest, len) };
         self.engine.claim_landing(status, landing)
     }
 

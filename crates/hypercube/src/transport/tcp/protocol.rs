@@ -188,10 +188,12 @@ impl Engine {
     /// bound) back to the queue. A receive with a landing takes it back first, under every
     /// link's input lock, so that no link goes on reading into it (`LinkIn::take_back`).
     pub(super) fn abandon(&self, token: RecvToken) {
-        if !self.lock().mailbox.has_landing(token) {
+        {
             let mut st = self.lock();
-            st.mailbox.abandon(token);
-            return self.settle_dropped(&mut st);
+            if !st.mailbox.has_landing(token) {
+                st.mailbox.abandon(token);
+                return self.settle_dropped(&mut st);
+            }
         }
         let mut inputs: Vec<_> = self.inputs.iter().map(|m| relock(m.lock())).collect();
         let mut st = self.lock();
