@@ -53,6 +53,8 @@ pub(crate) struct LinkIn {
     pub pass_on: bool,
     /// The frame being read into a landing, if one is (see the module documentation).
     landing: Option<Direct>,
+    /// Frames read into a landing so far ([`Item::Landed`]).
+    pub landed: u64,
 }
 
 /// One thing a read produced.
@@ -109,6 +111,7 @@ impl LinkIn {
             frames_in: 0,
             pass_on: true,
             landing: None,
+            landed: 0,
         }
     }
 

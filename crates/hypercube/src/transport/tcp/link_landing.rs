@@ -137,7 +137,9 @@ impl LinkIn {
         }
         let d = self.landing.take()?;
         self.frames_in += 1;
-        Some(d.finish())
+        let item = d.finish();
+        self.landed += u64::from(matches!(item, Item::Landed(..)));
+        Some(item)
     }
 
     /// Should `h`, at the head of the buffer and not all there, be read into a landing?

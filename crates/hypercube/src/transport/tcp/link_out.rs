@@ -378,4 +378,25 @@ mod tests {
         assert_eq!(kept(&out), loan);
         lent::unregister(loan.as_ptr() as usize, loan.len());
     }
+
+    /// A frame whose payload points into lent memory asks to be acknowledged at once (its
+    /// header says so on the wire); one of the transport's own memory does not.
+    #[test]
+    fn a_frame_of_lent_memory_asks_to_be_acknowledged_at_once() {
+        let loan = Bytes::from(vec![6u8; 32]);
+        let own = Bytes::from(vec![7u8; 32]);
+        let mut h = Header::control(Kind::Eager, 0, 1, 0, 32);
+        h.frame_len = 32;
+        lent::register(&loan);
+        let flagged = |p: &Bytes| {
+            let f = OutFrame::new(&h, Parts::from(p.clone()), None);
+            Header::decode(&f.header, 2, false)
+                .expect("a valid header")
+                .ack_now
+        };
+        assert!(flagged(&loan), "lent memory");
+        assert!(!flagged(&own), "the transport's own memory");
+        lent::unregister(loan.as_ptr() as usize, loan.len());
+        assert!(!flagged(&loan), "no longer lent");
+    }
 }

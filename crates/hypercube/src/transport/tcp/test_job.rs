@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use hypercube_topology::{NodeId, Route};
 
+use super::engine::relock;
 use super::{TcpTransport, Tuning};
 use crate::base::message::Select;
 use crate::node::Node;
@@ -126,4 +127,48 @@ fn a_fin_does_not_overtake_messages_on_longer_routes() {
         }
     }
     tcp_job(2, program);
+}
+
+/// End to end over real sockets: a 1 MiB message received with `Node::recv_into` (and a
+/// typed allgather of 1 MiB blocks) is read from the socket into the caller's memory — the
+/// receiving link counts a landed frame — and arrives whole.
+#[test]
+fn large_messages_land_in_the_callers_memory() {
+    const N: usize = 1 << 20;
+    fn program(
+        me: NodeId,
+        node: &Node,
+        t: &TcpTransport,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let data: Vec<u8> = (0..N).map(|i| (i * 13 + me as usize) as u8).collect();
+        if me == 0 {
+            node.send(1, crate::MsgType(9), data)?;
+        } else {
+            let mut buf = vec![0u8; N];
+            node.recv_into(Select::from_node(0, crate::TypeSel::Is(9)), &mut buf)?;
+            if buf.iter().enumerate().any(|(i, &b)| b != (i * 13) as u8) {
+                return Err("the message differs".into());
+            }
+        }
+        let words: Vec<u32> = (0..N as u32 / 4).map(|i| i ^ (me << 28)).collect();
+        let all = node.cube().allgather_slice(&words)?;
+        let want: Vec<u32> = (0..2u32)
+            .flat_map(|r| (0..N as u32 / 4).map(move |i| i ^ (r << 28)))
+            .collect();
+        if all != want {
+            return Err("the allgather differs".into());
+        }
+        let landed: u64 = t
+            .engine
+            .inputs
+            .iter()
+            .map(|i| relock(i.lock()).landed)
+            .sum();
+        let want = if me == 1 { 2 } else { 1 };
+        if landed < want {
+            return Err(format!("node {me}: {landed} frames landed, {want} expected").into());
+        }
+        Ok(())
+    }
+    tcp_job(1, program);
 }
