@@ -201,3 +201,45 @@ fn all_port_clock_meets_the_all_port_formulas() {
         }
     }
 }
+
+/// A shaped link passes its burst at core speed (the probe measures it: 94 KB of
+/// `hcrun --link-rate 100mbit`'s 96 KiB bucket): an all-to-all whose `m p/2` bytes per
+/// link fit it takes store-and-forward's `log p` start-ups, not e-cube's `p − 1`; past
+/// the burst, and on a plain wire (no burst), the all-port e-cube as before.
+#[test]
+fn all_to_all_within_the_links_burst_is_store_and_forward() {
+    use hypercube::collectives::select::{automatic, machine, Algorithm, Machine, Operation};
+    let mut shaped = Machine {
+        cores: 2,
+        link_tw: Some(83e-9),
+        link_burst: 93_000,
+        ..machine()
+    };
+    shaped.model.t_w = 83e-9;
+    let plain = Machine {
+        link_burst: 0,
+        ..shaped
+    };
+    for k in [3u32, 4] {
+        let p = 1usize << k;
+        for m in [1024, 4096] {
+            assert!(shaped.within_burst(m * p / 2));
+            assert_eq!(
+                automatic(Operation::Alltoall, k, m, true, &shaped),
+                Algorithm::StoreForward,
+                "k = {k}, m = {m}: within the burst"
+            );
+            assert_eq!(
+                automatic(Operation::Alltoall, k, m, true, &plain),
+                Algorithm::Ecube,
+                "k = {k}, m = {m}: a plain wire"
+            );
+        }
+        assert_eq!(
+            automatic(Operation::Alltoall, k, 64 << 10, true, &shaped),
+            Algorithm::Ecube,
+            "k = {k}: past the burst"
+        );
+    }
+    assert!(!plain.within_burst(1) && !shaped.within_burst(0));
+}

@@ -8,16 +8,22 @@
 //! [`PRIME`] bytes, which empty any token bucket on the way (a shaped link lets a burst
 //! through at core speed), then, timed twice, up to [`TIMED`] bytes and the neighbour's
 //! 1-byte answer — and takes the slowest dimension's seconds per byte (the better of the two
-//! timings, less a small message's round trip).
-//! It sends the figure to every node, and every node keeps it ([`measured`]); all members
-//! of any subcube therefore choose alike. The messages carry the reserved
+//! timings, less a small message's round trip). The priming transfer, which starts on an
+//! idle link, also tells the link's **burst**: the bytes a shaper's token bucket lets
+//! through at core speed after idle time (`tc tbf`'s burst, a cloud VM's network credits;
+//! none on a plain wire) — what the priming transfer took less than its bytes at the
+//! measured rate would ([`burst_bytes`]); node 0 keeps the smallest of its dimensions'.
+//! It sends both figures to every node, and every node keeps them ([`measured`],
+//! [`measured_burst`]); all members of any subcube therefore choose alike. The messages carry the reserved
 //! [`crate::base::tags::BOOTSTRAP`] tags and are left out of traces.
 //!
 //! Cost: on loopback about a millisecond; on 100 Mbit/s links about 45 ms per dimension
 //! (node 0's links only); on slower links the timed transfers shrink (to 16 KiB at
-//! least), so that a dimension costs about the priming transfer and 0.1–0.3 s. `HYPERCUBE_LINK_PROBE=0` skips it (the choice then
-//! knows nothing of the links, as before), and `HYPERCUBE_MODEL_LINK_TW_NS` sets the figure
-//! instead (then nothing is measured).
+//! least), so that a dimension costs about the priming transfer and 0.1–0.3 s.
+//! `HYPERCUBE_LINK_PROBE=0` skips it (the choice then knows nothing of the links, as
+//! before), and `HYPERCUBE_MODEL_LINK_TW_NS` sets the figure instead (then nothing is
+//! measured, and the burst is 0 unless `HYPERCUBE_MODEL_LINK_BURST` gives it in bytes; that
+//! variable also replaces a measured burst).
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -45,8 +51,8 @@ const RESULT: u32 = DATA + 2;
 /// priming transfer at `hcrun --link-rate`'s slowest rate, 100 kbit/s, takes 3 s).
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The measured seconds per byte of the slowest link, once known.
-static MEASURED: OnceLock<Option<f64>> = OnceLock::new();
+/// The measured seconds per byte of the slowest link and the smallest burst, once known.
+static MEASURED: OnceLock<Option<(f64, usize)>> = OnceLock::new();
 
 /// The links' seconds per byte as the probe (or `HYPERCUBE_MODEL_LINK_TW_NS`) found it;
 /// `None` when nothing was measured (a job of one node, the host, the in-process
@@ -55,7 +61,23 @@ pub(crate) fn measured() -> Option<f64> {
     if let Some(v) = override_ns() {
         return Some(v * 1e-9);
     }
-    MEASURED.get().copied().flatten()
+    MEASURED.get().copied().flatten().map(|(tw, _)| tw)
+}
+
+/// The bytes the links pass at core speed after idle time ([`burst_bytes`], the smallest
+/// of node 0's links; at most [`PRIME`]), or `HYPERCUBE_MODEL_LINK_BURST`; 0 when nothing
+/// was measured.
+pub(crate) fn measured_burst() -> usize {
+    if let Some(b) = std::env::var("HYPERCUBE_MODEL_LINK_BURST")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        return b;
+    }
+    if override_ns().is_some() {
+        return 0;
+    }
+    MEASURED.get().copied().flatten().map_or(0, |(_, b)| b)
 }
 
 fn override_ns() -> Option<f64> {
@@ -74,35 +96,50 @@ pub(crate) fn run(t: &dyn Transport) -> Result<()> {
         let _ = MEASURED.set(None);
         return Ok(());
     }
-    let tw = if me == 0 {
-        let mut slowest = 0.0f64;
+    let (tw, burst) = if me == 0 {
+        let (mut slowest, mut burst) = (0.0f64, PRIME);
         for k in 0..dim {
-            slowest = slowest.max(time_link(t, 1 << k)?);
+            let (tw, b) = time_link(t, 1 << k)?;
+            slowest = slowest.max(tw);
+            burst = burst.min(b);
         }
-        let bits = slowest.to_bits().to_le_bytes().to_vec();
+        let mut bits = slowest.to_bits().to_le_bytes().to_vec();
+        bits.extend_from_slice(&(burst as u64).to_le_bytes());
         let sends = (1..(1u32 << dim))
             .map(|r| t.isend(r, RESULT, Parts::from(Bytes::from(bits.clone()))))
             .collect::<Result<Vec<_>>>()?;
         for s in sends {
             t.wait_send(s)?;
         }
-        slowest
+        (slowest, burst)
     } else {
         if me.is_power_of_two() {
             answer(t)?;
         }
         let m = recv(t, 0, RESULT)?;
-        let b: [u8; 8] = m.data().as_ref().try_into().map_err(|_| {
+        let b: [u8; 16] = m.data().as_ref().try_into().map_err(|_| {
             Error::Bootstrap(format!(
-                "the link probe's result from node 0 has {} bytes, not 8",
+                "the link probe's result from node 0 has {} bytes, not 16 (a rank of another \
+                 version of hypercube? run every rank from the same build)",
                 m.data().len()
             ))
         })?;
-        f64::from_bits(u64::from_le_bytes(b))
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(w)
+        };
+        (
+            f64::from_bits(word(0)),
+            usize::try_from(word(8)).unwrap_or(PRIME).min(PRIME),
+        )
     };
     let tw = (tw.is_finite() && tw > 0.0).then_some(tw);
-    tracing::debug!("link probe: {:?} ns per byte", tw.map(|v| v * 1e9));
-    let _ = MEASURED.set(tw);
+    tracing::debug!(
+        "link probe: {:?} ns per byte, burst {burst} bytes",
+        tw.map(|v| v * 1e9)
+    );
+    let _ = MEASURED.set(tw.map(|tw| (tw, burst)));
     Ok(())
 }
 
@@ -116,8 +153,8 @@ fn recv(t: &dyn Transport, from: u32, tag: u32) -> Result<crate::base::message::
     t.wait_recv(tok, Some(TIMEOUT))
 }
 
-/// Node 0: seconds per byte of its link to `peer` (see the module docs).
-fn time_link(t: &dyn Transport, peer: u32) -> Result<f64> {
+/// Node 0: seconds per byte of its link to `peer`, and its burst (see the module docs).
+fn time_link(t: &dyn Transport, peer: u32) -> Result<(f64, usize)> {
     // A small round trip: the part of the timed one that is not the bytes.
     let t0 = Instant::now();
     send(t, peer, DATA, 1)?;
@@ -141,7 +178,17 @@ fn time_link(t: &dyn Transport, peer: u32) -> Result<f64> {
         recv(t, peer, ACK)?;
         best = best.min(t0.elapsed().as_secs_f64());
     }
-    Ok(seconds_per_byte(small, best, size))
+    let tw = seconds_per_byte(small, best, size);
+    Ok((tw, burst_bytes(small, prime, tw)))
+}
+
+/// The burst of a link whose round trip of 1 byte took `small` seconds and of [`PRIME`]
+/// bytes, sent on the idle link, `prime`, at `tw` seconds per byte: the bytes that did not
+/// wait for the wire, between 0 and [`PRIME`]. Anything else that slowed the priming
+/// transfer makes it smaller, never larger.
+fn burst_bytes(small: f64, prime: f64, tw: f64) -> usize {
+    let on_wire = ((prime - small) / tw).max(0.0);
+    (PRIME as f64 - on_wire).clamp(0.0, PRIME as f64) as usize
 }
 
 /// The smallest timed transfer.
@@ -175,5 +222,21 @@ mod tests {
         let big = 262144.0 / 12.5e6 + 1e-4;
         let tw = super::seconds_per_byte(1e-4, big, super::TIMED);
         assert!((tw * 1e9 - 80.0).abs() < 0.01, "{}", tw * 1e9);
+    }
+
+    #[test]
+    fn the_priming_transfer_tells_the_burst() {
+        use super::{burst_bytes, PRIME};
+        let (small, tw) = (1e-4, 80e-9);
+        // 96 KiB of the 128 KiB went at once, the rest at 12.5 MB/s.
+        let prime = small + (PRIME - (96 << 10)) as f64 * tw;
+        let b = burst_bytes(small, prime, tw);
+        assert!(b.abs_diff(96 << 10) < 8, "{b}");
+        // A plain wire: every byte waited for it.
+        assert_eq!(burst_bytes(small, small + PRIME as f64 * tw, tw), 0);
+        // Slower than the wire (a core held elsewhere): still none, never negative.
+        assert_eq!(burst_bytes(small, small + 2.0 * PRIME as f64 * tw, tw), 0);
+        // All of it at once: the burst is at least PRIME, and reads as PRIME.
+        assert_eq!(burst_bytes(small, small, tw), PRIME);
     }
 }

@@ -26,6 +26,12 @@ pub struct Machine {
     /// 0's; `boot::probe`), or `None` where nothing was measured (the in-process
     /// transport, a job of one node, `HYPERCUBE_LINK_PROBE=0`).
     pub link_tw: Option<f64>,
+    /// Bytes a link passes at core speed after idle time — a shaper's token bucket (`tc
+    /// tbf`'s burst, as on the emulated cube; a cloud VM's network credits) — as the
+    /// start-up probe measured it (`boot::probe`: the smallest of node 0's links, at most
+    /// 128 KiB), or `HYPERCUBE_MODEL_LINK_BURST`; 0 on a plain wire or where nothing was
+    /// measured.
+    pub link_burst: usize,
 }
 
 impl Machine {
@@ -51,6 +57,12 @@ impl Machine {
     /// in fewer copies.
     pub fn links_bound(&self, k: u32) -> bool {
         k > 0 && self.wire_tw().is_some()
+    }
+
+    /// Do `bytes` sent over one link at once, on a link idle since the last call, go
+    /// through at core speed ([`Machine::link_burst`])?
+    pub fn within_burst(&self, bytes: usize) -> bool {
+        bytes > 0 && bytes <= self.link_burst
     }
 }
 
@@ -89,6 +101,7 @@ pub fn machine() -> Machine {
             forward_copy: get("HYPERCUBE_MODEL_FORWARD_COPY_NS", copy_ns) * 1e-9,
             cores,
             link_tw: crate::boot::probe::measured(),
+            link_burst: crate::boot::probe::measured_burst(),
         };
         // A wire is no faster than the probe measured it.
         if let Some(tw) = m.wire_tw() {

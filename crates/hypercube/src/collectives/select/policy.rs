@@ -91,14 +91,30 @@ fn path_time(
 /// all-port all-to-all ([`Algorithm::Ecube`], priced by
 /// [`super::all_port_time`]) joins the candidates; elsewhere it is by request only,
 /// since Grama's one-port model prices it as Alg. 4.10 and the shared-core rule above
-/// already excludes that.
+/// already excludes that. One rule holds there:
+///
+/// - All-to-all whose step fits the links' burst ([`Machine::within_burst`]: the `m p/2`
+///   bytes each link carries in a call, in one step of store-and-forward or over the whole
+///   call of e-cube): store-and-forward, never e-cube or pairwise. Both models charge the
+///   link's `t_w` for those bytes, store-and-forward once per step; but a shaped link
+///   passes them at core speed, so what is left is the start-ups, `log p` against `p − 1`.
+///   Measured on the emulated cubes (`osu alltoall -a store-forward|ecube`, 96 KiB
+///   bucket at 100 Mbit/s, 125 kB at 1 Gbit/s), store-and-forward against e-cube: 4-cube
+///   100 Mbit/s 8 B / 1 KiB / 4 KiB 0.58 / 0.70 / 1.68 ms against 1.58 / 1.77 / 2.08,
+///   3-cube 16 KiB 1.92 against 3.95 ms, 3-cube 1 Gbit/s 4 KiB / 16 KiB 0.27 / 0.46 ms
+///   against 0.41 / 0.65; past the burst e-cube wins (4-cube 100 Mbit/s 16 KiB: 14.8
+///   against 8.0 ms).
 fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {
     if machine.links_bound(k) {
-        return !matches!(
-            (op, a),
+        let step = m_bytes.saturating_mul(1usize << k.min(30)) / 2;
+        return match (op, a) {
             (Operation::Bcast, Algorithm::ScatterAllgather)
-                | (Operation::Reduce, Algorithm::ReduceScatterGather)
-        );
+            | (Operation::Reduce, Algorithm::ReduceScatterGather) => false,
+            (Operation::Alltoall, Algorithm::Ecube | Algorithm::Pairwise) => {
+                !machine.within_burst(step)
+            }
+            _ => true,
+        };
     }
     let oversubscribed = machine.cores < (1usize << k.min(30));
     match (op, a) {
