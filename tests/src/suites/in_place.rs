@@ -61,6 +61,13 @@ pub fn run(node: &Node) -> Result<()> {
         let mut out = vec![0u32; want.len()];
         c.allgather_into(&big, &mut out)?;
         ensure!(out == want, "allgather_into 1 MiB {alg:?}");
+        // In place (`MPI_IN_PLACE`): this member's block already at its rank, sent from
+        // there; the others' land around it.
+        let mut buf = vec![0u32; want.len()];
+        let at = me as usize * n;
+        buf[at..at + n].copy_from_slice(&big);
+        c.allgather_in_place(&mut buf)?;
+        ensure!(buf == want, "allgather_in_place 1 MiB {alg:?}");
     }
     // All-to-all of 256 KiB blocks, received in place by pairwise and e-cube exchange.
     for alg in [

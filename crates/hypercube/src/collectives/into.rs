@@ -11,6 +11,7 @@
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
+use super::allgather::Own;
 use super::blocks::Unit;
 use super::element::{decode_blocks_into, decode_into, encode, Op};
 use super::pod::{as_bytes, as_bytes_mut, Pod};
@@ -81,12 +82,54 @@ impl Subcube<'_> {
                 // SAFETY: `out` is borrowed mutably for the call, and is exactly
                 // `size() · data.len()` elements.
                 return unsafe {
-                    self.allgather_to(as_bytes(data), as_bytes_mut(out).as_mut_ptr())
+                    self.allgather_to(Own::From(as_bytes(data)), as_bytes_mut(out).as_mut_ptr())
                 };
             }
             let blocks = self.allgather(encode(data))?;
             self.fits(out.len(), data.len() * blocks.len(), "allgather_into")?;
             decode_blocks_into(&blocks, out, "allgather_into")
+        })
+    }
+
+    /// [`Subcube::allgather_into`] with this member's block already in its place
+    /// (`MPI_Allgather` with `MPI_IN_PLACE`): `buf` holds `size()` blocks of one length,
+    /// this member's at its relative rank, and receives every other member's block in
+    /// theirs. Where the blocks are received in place (128 KiB or more over TCP, see
+    /// [`Subcube::allgather_into`]) nothing is copied at all: this member's block is sent
+    /// from `buf` as it lies.
+    ///
+    /// ```
+    /// # hypercube::local::run_local(2, |node| {
+    /// let cube = node.cube();
+    /// let n = 3;
+    /// let mut buf = vec![0u32; n * cube.size() as usize];
+    /// let me = cube.rank() as usize;
+    /// buf[me * n..(me + 1) * n].fill(me as u32 + 1);
+    /// cube.allgather_in_place(&mut buf).unwrap();
+    /// assert_eq!(buf, [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]);
+    /// # });
+    /// ```
+    #[doc(alias = "MPI_IN_PLACE")]
+    pub fn allgather_in_place<T: Pod>(&self, buf: &mut [T]) -> Result<()> {
+        Unit::of::<T>("allgather_in_place", Some("allgatherv_slice")).during(|| {
+            let p = self.size() as usize;
+            if p == 0 || buf.len() % p != 0 {
+                return Err(Error::InvalidArgument(format!(
+                    "allgather_in_place: {} elements do not split into {p} equal blocks",
+                    buf.len()
+                )));
+            }
+            let (n, me) = (buf.len() / p, self.rank() as usize);
+            if self.landable::<T>(n) == Some(buf.len()) {
+                let bytes = as_bytes_mut(buf);
+                let own = bytes.len() / p;
+                // SAFETY: `buf` is borrowed mutably for the call and holds exactly
+                // `size()` blocks; this member's is there (the caller's promise).
+                return unsafe { self.allgather_to(Own::InPlace(own), bytes.as_mut_ptr()) };
+            }
+            let blocks = self.allgather(encode(&buf[me * n..(me + 1) * n]))?;
+            self.fits(buf.len(), n * blocks.len(), "allgather_in_place")?;
+            decode_blocks_into(&blocks, buf, "allgather_in_place")
         })
     }
 
@@ -196,6 +239,12 @@ mod tests {
                 if cube.allgather_into(&mine, &mut out).is_ok() {
                     assert_eq!(out, all.allgather_slice(&mine).unwrap());
                 }
+                let mut buf = vec![0u32; 12 * p];
+                buf[me as usize * 12..][..12].copy_from_slice(&mine);
+                if cube.allgather_in_place(&mut buf).is_ok() {
+                    assert_eq!(buf, all.allgather_slice(&mine).unwrap());
+                }
+                assert!(cube.allgather_in_place(&mut [0u32; 6]).is_err());
                 let mut out = vec![0u32; 12];
                 if cube.alltoall_into(&mine, &mut out).is_ok() {
                     assert_eq!(out, all.alltoall_slice(&mine).unwrap());

@@ -21,6 +21,7 @@
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
+use super::allgather::Own;
 use super::blocks::Unit;
 use super::element::{decode, decode_blocks, encode, encode_vec, take_back};
 use super::pod::{as_bytes, Pod};
@@ -74,7 +75,7 @@ impl Subcube<'_> {
         let n = self.landable::<T>(data.len())?;
         // SAFETY: `allgather_to` writes all of the `n` elements' memory on `Ok`.
         Some(filled_vec(n, |out| unsafe {
-            self.allgather_to(as_bytes(data), out)
+            self.allgather_to(Own::From(as_bytes(data)), out)
         }))
     }
 

@@ -30,13 +30,25 @@ impl Buffers {
         } else {
             count
         };
-        let floats = (0..nf).map(|k| (k % 7) as f32 + me as f32).collect();
+        let floats: Vec<f32> = (0..nf).map(|k| (k % 7) as f32 + me as f32).collect();
         let blocks = match bench {
             Bench::Alltoall | Bench::Scatter => {
                 (0..p).map(|j| a.slice(j * s..(j + 1) * s)).collect()
             }
             _ => Vec::new(),
         };
+        let mut out = vec![
+            0.0;
+            if bench == Bench::Allgather {
+                count * p
+            } else {
+                nf
+            }
+        ];
+        if bench == Bench::Allgather {
+            // The `in-place` form's own block, at this rank's place.
+            out[me as usize * count..][..count].copy_from_slice(&floats[..count]);
+        }
         Buffers {
             floats,
             block: a.slice(..s),
@@ -44,14 +56,7 @@ impl Buffers {
             form: Form::Bytes,
             owned: None,
             owned_values: None,
-            out: vec![
-                0.0;
-                if bench == Bench::Allgather {
-                    count * p
-                } else {
-                    nf
-                }
-            ],
+            out,
         }
     }
 

@@ -77,7 +77,9 @@ struct Args {
     /// `alltoall_values` of a `Vec<f32>`; also prints the codec's in-process cost per value),
     /// `into` (`*_into(&[f32], &mut [f32])`, the result copied into a buffer allocated
     /// once per size, as MPI's receive buffer is), `buf` (`*_buf(Vec<f32>)`: the owned input
-    /// of `vec`, the result a `TypedBuf<f32>` viewing the message buffers in place)
+    /// of `vec`, the result a `TypedBuf<f32>` viewing the message buffers in place),
+    /// `in-place` (allgather only: `allgather_in_place(&mut [f32])`, the rank's block
+    /// already in its place in the result, as with `MPI_IN_PLACE`)
     #[arg(long, value_enum, default_value = "bytes")]
     form: Form,
 }
@@ -99,6 +101,9 @@ enum Form {
     Into,
     /// `*_buf` over an owned `Vec<f32>`, the result viewed in place (`TypedBuf<f32>`).
     Buf,
+    /// allgather only: `allgather_in_place(&mut [f32])`, the rank's block already at its
+    /// place in the result buffer (`MPI_IN_PLACE`; allocated once per size, as `into`'s).
+    InPlace,
 }
 
 fn main() -> anyhow::Result<()> {

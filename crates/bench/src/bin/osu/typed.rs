@@ -52,6 +52,9 @@ pub(crate) fn typed_call(
         }
         (Form::Into, Bench::Allgather) => c.allgather_into(&buf.floats, &mut buf.out)?,
         (Form::Into, Bench::Alltoall) => c.alltoall_into(&buf.floats, &mut buf.out)?,
+        // The rank's block was put in its place once (`Buffers::new`); the call never
+        // writes it.
+        (Form::InPlace, Bench::Allgather) => c.allgather_in_place(&mut buf.out)?,
         (Form::Buf, Bench::Bcast) => {
             let data = if root { owned()? } else { Vec::new() };
             drop(c.bcast_buf(0, data, s / 4)?);

@@ -4,6 +4,7 @@
 
 use bytes::Bytes;
 
+use super::Own;
 use crate::collectives::blocks::{pack, unpack_equal, wrong_length, Layout};
 use crate::collectives::ctx::Ctx;
 use crate::collectives::lend::lend;
@@ -31,7 +32,8 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
 }
 
 /// [`allgather`] into the caller's memory: `out` holds `p · own` bytes, `own` the length
-/// of this node's block `mine`, which goes to its place (relative rank · `own`). Each
+/// of this node's block `mine`, which goes to its place (relative rank · `own`) — or is
+/// there already ([`Own::InPlace`]: then it is sent from there and never written). Each
 /// step's message lands where its blocks belong (`node/landing.rs`: over TCP read from the socket straight into `out`) and what
 /// a node sends is lent from `out` (`lend.rs`): no copy into or out of message buffers.
 /// The ranges a step sends (the blocks held) and receives (the partner's) are disjoint, and
@@ -39,13 +41,17 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
 ///
 /// # Safety
 /// `out .. out + p · mine.len()` must be writable and not otherwise used until this returns.
-pub(crate) unsafe fn allgather_landing(c: &Ctx<'_>, mine: &[u8], out: *mut u8) -> Result<()> {
+pub(crate) unsafe fn allgather_landing(c: &Ctx<'_>, mine: Own<'_>, out: *mut u8) -> Result<()> {
     let own = mine.len();
     // SAFETY (for every step): both ranges lie in `out` (ranks < p); the blocks held were
     // written (this node's in the first step, the others received in earlier steps) and
     // are only read from then on; the partner's range is disjoint from every range lent.
-    let copy_own = || unsafe {
-        std::ptr::copy_nonoverlapping(mine.as_ptr(), out.add(c.me as usize * own), own)
+    let copy_own = || {
+        if let Own::From(mine) = mine {
+            unsafe {
+                std::ptr::copy_nonoverlapping(mine.as_ptr(), out.add(c.me as usize * own), own)
+            }
+        }
     };
     lend(&|| c.release_lent(), |l| {
         if c.k == 0 {
@@ -60,8 +66,8 @@ pub(crate) unsafe fn allgather_landing(c: &Ctx<'_>, mine: &[u8], out: *mut u8) -
                 let r = c.irecv_landing(partner, (out.add(theirs), n))?;
                 let held = if i == 0 {
                     // The first step sends the caller's block itself, and copies it into
-                    // `out` while the exchange is under way.
-                    mine
+                    // `out` while the exchange is under way (in place: sends it from there).
+                    mine.in_place(out, c.me as usize * own)
                 } else {
                     let first = (c.me & !(half - 1)) as usize * own;
                     std::slice::from_raw_parts(out.add(first), n)

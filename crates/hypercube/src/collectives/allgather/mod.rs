@@ -24,23 +24,34 @@ impl Subcube<'_> {
         allgather_blocks(alg, &c, block)
     }
 
-    /// [`Subcube::allgather`] of `mine` into `out`, `size() · mine.len()` bytes in relative
-    /// rank order (the typed forms' core). With the hypercube algorithm every message lands
-    /// in `out` where it belongs and is sent from there (`hypercube::allgather_landing`);
-    /// the other algorithms exchange message buffers, copied into `out` at the end.
+    /// [`Subcube::allgather`] of this member's block `own` into `out`, `size() · own.len()`
+    /// bytes in relative rank order (the typed forms' core). With the hypercube algorithm
+    /// every message lands in `out` where it belongs and is sent from there
+    /// (`hypercube::allgather_landing`); the other algorithms exchange message buffers,
+    /// copied into `out` at the end.
     ///
     /// # Safety
-    /// `out .. out + size() · mine.len()` must be writable and not otherwise used until this
-    /// returns; when it returns `Ok`, every byte of it has been written.
-    pub(crate) unsafe fn allgather_to(&self, mine: &[u8], out: *mut u8) -> Result<()> {
-        let (alg, c) = self.start(Operation::Allgather, mine.len(), true)?;
-        let m = mine.len();
+    /// `out .. out + size() · own.len()` must be writable and not otherwise used until this
+    /// returns (for [`Own::InPlace`], this member's block in it is only read); when it
+    /// returns `Ok`, every byte of it has been written (or was this member's block).
+    pub(crate) unsafe fn allgather_to(&self, own: Own<'_>, out: *mut u8) -> Result<()> {
+        let m = own.len();
+        let (alg, c) = self.start(Operation::Allgather, m, true)?;
         if alg == Algorithm::Hypercube && m >= super::LAND_FROM {
             // SAFETY: forwarded.
-            return c.guard(unsafe { hypercube::allgather_landing(&c, mine, out) });
+            return c.guard(unsafe { hypercube::allgather_landing(&c, own, out) });
         }
-        let blocks = allgather_blocks(alg, &c, Bytes::copy_from_slice(mine))?;
+        let at = c.me as usize * m;
+        let mine = match own {
+            Own::From(mine) => Bytes::copy_from_slice(mine),
+            // SAFETY: this member's block of `out`, written by the caller.
+            Own::InPlace(_) => Bytes::copy_from_slice(unsafe { own.in_place(out, at) }),
+        };
+        let blocks = allgather_blocks(alg, &c, mine)?;
         for (j, b) in blocks.iter().enumerate() {
+            if matches!(own, Own::InPlace(_)) && j * m == at {
+                continue;
+            }
             // SAFETY: `size()` blocks of `m` bytes (checked equal by `allgather_blocks`)
             // fill `out` exactly.
             unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), out.add(j * m), b.len()) };
@@ -60,6 +71,40 @@ impl Subcube<'_> {
             Algorithm::Mesh => mesh::allgather(&c, block, Layout::Framed),
             other => Err(not_implemented(Operation::Allgather, other)),
         })
+    }
+}
+
+/// Where [`Subcube::allgather_to`] finds this member's block.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Own<'a> {
+    /// In the caller's slice: copied into its place in the result.
+    From(&'a [u8]),
+    /// Already in its place in the result, this many bytes (`MPI_IN_PLACE`): sent from
+    /// there, never written.
+    InPlace(usize),
+}
+
+impl<'a> Own<'a> {
+    /// The block's length in bytes.
+    pub(crate) fn len(self) -> usize {
+        match self {
+            Own::From(s) => s.len(),
+            Own::InPlace(n) => n,
+        }
+    }
+
+    /// The block as it lies at `out + at` (for [`Own::InPlace`]; `From`'s own slice
+    /// otherwise).
+    ///
+    /// # Safety
+    /// For `InPlace`, `out + at .. + len` must be readable and written, and not written
+    /// while the returned slice lives.
+    pub(crate) unsafe fn in_place(self, out: *const u8, at: usize) -> &'a [u8] {
+        match self {
+            Own::From(s) => s,
+            // SAFETY: the caller's promise.
+            Own::InPlace(n) => unsafe { std::slice::from_raw_parts(out.add(at), n) },
+        }
     }
 }
 
