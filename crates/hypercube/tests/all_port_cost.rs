@@ -243,3 +243,43 @@ fn all_to_all_within_the_links_burst_is_store_and_forward() {
     }
     assert!(!plain.within_burst(1) && !shaped.within_burst(0));
 }
+
+/// Where the links carry more than the cores can copy (the emulated 4-cube at 1 Gbit/s:
+/// 64 links of 119 MB/s, 2 cores), the all-reduce is not the all-port algorithm, whose
+/// many messages the shared cores pay for (measured 2–2.6× slower there than
+/// reduce-scatter + allgather); on the 3-cube at 1 Gbit/s and the 4-cube at 100 Mbit/s,
+/// where the links do not outrun the cores, it stays.
+#[test]
+fn all_reduce_is_not_all_port_where_the_links_outrun_the_cores() {
+    use hypercube::collectives::select::{automatic, machine, Algorithm, Machine, Operation};
+    let wire = |tw: f64| {
+        let mut m = Machine {
+            cores: 2,
+            link_tw: Some(tw),
+            link_burst: 0,
+            copy: 0.55e-9,
+            forward_copy: 0.55e-9,
+            ..machine()
+        };
+        m.model.t_w = tw;
+        m
+    };
+    let (gbit, slow) = (wire(8.4e-9), wire(84e-9));
+    assert!(gbit.links_outrun_cores(4) && !gbit.links_outrun_cores(3));
+    assert!(!slow.links_outrun_cores(4));
+    for m in [64 << 10, 256 << 10, 1 << 20] {
+        assert_ne!(
+            automatic(Operation::Allreduce, 4, m, true, &gbit),
+            Algorithm::AllPort,
+            "4-cube at 1 Gbit/s, m = {m}"
+        );
+    }
+    assert_eq!(
+        automatic(Operation::Allreduce, 3, 1 << 20, true, &gbit),
+        Algorithm::AllPort
+    );
+    assert_eq!(
+        automatic(Operation::Allreduce, 4, 1 << 20, true, &slow),
+        Algorithm::AllPort
+    );
+}

@@ -59,6 +59,23 @@ impl Machine {
         k > 0 && self.wire_tw().is_some()
     }
 
+    /// Can the links of a subcube of dimension `k` carry more than its ranks' cores can
+    /// copy — `p k` directed wires at `1/t_w` bytes per second each against the cores'
+    /// `cores/copy` ([`Machine::copy`], at most one core per rank)? Then the operation is
+    /// bound by the cores although the links are wires: on the emulated 4-cube at 1 Gbit/s
+    /// (64 links of 119 MB/s, 2 cores of 1.8 GB/s each) but not at 100 Mbit/s nor on the
+    /// 3-cube at 1 Gbit/s (24 links).
+    pub fn links_outrun_cores(&self, k: u32) -> bool {
+        match self.wire_tw() {
+            Some(tw) if k > 0 => {
+                let p = (1u64 << k.min(30)) as f64;
+                let cores = self.cores.clamp(1, 1 << k.min(30)) as f64;
+                p * f64::from(k) / tw > cores / self.copy
+            }
+            _ => false,
+        }
+    }
+
     /// Do `bytes` sent over one link at once, on a link idle since the last call, go
     /// through at core speed ([`Machine::link_burst`])?
     pub fn within_burst(&self, bytes: usize) -> bool {

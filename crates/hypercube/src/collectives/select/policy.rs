@@ -91,7 +91,7 @@ fn path_time(
 /// all-port all-to-all ([`Algorithm::Ecube`], priced by
 /// [`super::all_port_time`]) joins the candidates; elsewhere it is by request only,
 /// since Grama's one-port model prices it as Alg. 4.10 and the shared-core rule above
-/// already excludes that. One rule holds there:
+/// already excludes that. Two rules hold there:
 ///
 /// - All-to-all whose step fits the links' burst ([`Machine::within_burst`]: the `m p/2`
 ///   bytes each link carries in a call, in one step of store-and-forward or over the whole
@@ -104,6 +104,16 @@ fn path_time(
 ///   3-cube 16 KiB 1.92 against 3.95 ms, 3-cube 1 Gbit/s 4 KiB / 16 KiB 0.27 / 0.46 ms
 ///   against 0.41 / 0.65; past the burst e-cube wins (4-cube 100 Mbit/s 16 KiB: 14.8
 ///   against 8.0 ms).
+/// - All-reduce where the links outrun the cores ([`Machine::links_outrun_cores`]): not
+///   the all-port algorithm, whose `2 d²` messages per rank on cores shared by 16 ranks
+///   cost far more than its `t_s` each. On the emulated 4-cube at 1 Gbit/s (`osu allreduce
+///   -a all-port|reduce-scatter-allgather --per-rank`, slowest rank) 64 KiB / 256 KiB /
+///   1 MiB took 4.7 / 6.3 / 42 ms all-port against 1.8 / 3.9 / 18 ms for reduce-scatter +
+///   allgather (Open MPI: 1.8 / 5.1 / 25 ms); where the links do not outrun the cores the
+///   all-port algorithm stays the faster (3-cube at 1 Gbit/s, 1 MiB: 8.6 against 13.1 ms;
+///   4-cube at 100 Mbit/s: 81 against 126 ms). The all-port reduce-scatter measured as the
+///   model prices it against the hypercube's there (slower at 64 and 256 KiB, faster at
+///   1 MiB: 126–137 against 205 ms) and needs no rule.
 fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {
     if machine.links_bound(k) {
         let step = m_bytes.saturating_mul(1usize << k.min(30)) / 2;
@@ -113,6 +123,7 @@ fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: 
             (Operation::Alltoall, Algorithm::Ecube | Algorithm::Pairwise) => {
                 !machine.within_burst(step)
             }
+            (Operation::Allreduce, Algorithm::AllPort) => !machine.links_outrun_cores(k),
             _ => true,
         };
     }
