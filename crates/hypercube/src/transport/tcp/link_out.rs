@@ -168,6 +168,12 @@ pub(crate) struct LinkOut {
     /// Frames written whole and not yet acknowledged (`Kind::Ack`), with their link
     /// numbers, oldest first; link-local frames are not kept.
     pub kept: VecDeque<(u64, OutFrame)>,
+    /// Push what the kernel holds back after each flush that wrote (`sockopt::push`): on
+    /// wires (`TcpTransport::links_are_wires`), where autocorking delays the tail of a
+    /// write by a packet's time on the link.
+    pub push: bool,
+    /// Flushes pushed so far (counted for the tests).
+    pub pushes: u64,
 }
 
 /// Result of a flush attempt.
@@ -188,6 +194,8 @@ impl LinkOut {
             closed: false,
             sent: 0,
             kept: VecDeque::new(),
+            push: false,
+            pushes: 0,
         }
     }
 
@@ -279,13 +287,29 @@ impl LinkOut {
     pub fn flush(&mut self, done: &mut Vec<u64>) -> io::Result<Flush> {
         // At most this many buffers per gather write (the kernel's limit is 1024).
         const MAX_SLICES: usize = 256;
+        let mut wrote = false;
+        let r = self.write_queue(done, MAX_SLICES, &mut wrote);
+        if wrote && self.push {
+            super::sockopt::push(&self.stream);
+            self.pushes += 1;
+        }
+        r
+    }
+
+    /// [`LinkOut::flush`]'s writes; `wrote`: the socket took some bytes.
+    fn write_queue(
+        &mut self,
+        done: &mut Vec<u64>,
+        max_slices: usize,
+        wrote: &mut bool,
+    ) -> io::Result<Flush> {
         while self.has_writable() {
             let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(16);
             for f in &self.queue {
-                if slices.len() >= MAX_SLICES {
+                if slices.len() >= max_slices {
                     break;
                 }
-                f.unwritten(&mut slices, MAX_SLICES);
+                f.unwritten(&mut slices, max_slices);
                 if f.open.is_some() {
                     // Nothing behind an open frame may go before it is complete.
                     break;
@@ -299,6 +323,7 @@ impl LinkOut {
                 Err(e) => return Err(e),
             };
             drop(slices);
+            *wrote = true;
             let mut left = n;
             while left > 0 {
                 let Some(f) = self.queue.front_mut() else {

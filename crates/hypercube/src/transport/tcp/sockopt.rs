@@ -39,6 +39,17 @@ fn set_int(
     }
 }
 
+/// Send at once what the kernel holds back of the bytes written (setting `TCP_NODELAY`,
+/// already on, pushes the pending segments). Linux *autocorks* a short segment — the tail
+/// of a write that did not fill its last 64 KiB packet — while an earlier packet of the
+/// socket still waits in a queue of the host, and sends it only when that packet leaves:
+/// on a shaped or slow link (the emulated cube's `tbf`, a NIC at its line rate) a frame of
+/// 64 KiB and a few bytes then arrives a packet's time late. `TCP_NODELAY` does not turn
+/// autocorking off, and `net.ipv4.tcp_autocorking` is the host's, not the program's.
+pub(crate) fn push(s: &TcpStream) {
+    let _ = set_int(s, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1);
+}
+
 /// Bound how long the link stays silent before the kernel gives up on it (`timeout`; zero
 /// leaves the kernel's defaults, many minutes). Two mechanisms of the kernel, no frame of
 /// ours (`docs/reliability.md`, "Dead links"):

@@ -172,3 +172,53 @@ fn large_messages_land_in_the_callers_memory() {
     }
     tcp_job(1, program);
 }
+
+/// On wires (`TcpTransport::links_are_wires`) every flush that wrote pushes the socket
+/// (`sockopt::push`, against the kernel's autocorking of a write's short tail), and what
+/// is pushed arrives whole; on loopback nothing is pushed. Messages of 64 KiB and a few
+/// bytes — a full packet and a tail — both ways.
+#[test]
+fn writes_on_wires_are_pushed_and_arrive_whole() {
+    const N: usize = (64 << 10) + 100;
+    fn program(
+        me: NodeId,
+        node: &Node,
+        t: &TcpTransport,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let pushes =
+            |t: &TcpTransport| -> u64 { t.engine.lock().out.iter().map(|o| o.pushes).sum() };
+        let other = me ^ 1;
+        let data = |from: NodeId, k: usize| -> Vec<u8> {
+            (0..N).map(|i| (i * 7 + k + from as usize) as u8).collect()
+        };
+        // Loopback first: no pushes.
+        let s = node.isend(other, crate::MsgType(3), data(me, 0))?;
+        let got = node.recv(Select::from_node(other, crate::TypeSel::Is(3)))?;
+        s.wait()?;
+        if got.data()[..] != data(other, 0)[..] {
+            return Err("the message differs".into());
+        }
+        if pushes(t) != 0 {
+            return Err(format!(
+                "node {me}: {} pushes before the links were wires",
+                pushes(t)
+            )
+            .into());
+        }
+        node.cube().barrier()?;
+        t.links_are_wires();
+        for k in 1..4 {
+            let s = node.isend(other, crate::MsgType(3), data(me, k))?;
+            let got = node.recv(Select::from_node(other, crate::TypeSel::Is(3)))?;
+            s.wait()?;
+            if got.data()[..] != data(other, k)[..] {
+                return Err(format!("message {k} differs").into());
+            }
+        }
+        if pushes(t) < 3 {
+            return Err(format!("node {me}: {} pushes for 3 messages on wires", pushes(t)).into());
+        }
+        Ok(())
+    }
+    tcp_job(1, program);
+}
