@@ -101,8 +101,9 @@ impl TcpTransport {
     ///   [`WIRE_CUT_THROUGH`] bytes on, not 64 KiB (`HYPERCUBE_CUT_THROUGH_MIN`): on a wire a
     ///   frame takes its length's time to arrive, and a node that waits for the whole of
     ///   it before passing it on adds that time at every hop;
-    /// - every write is pushed out at once (`sockopt::push`; `HYPERCUBE_TCP_PUSH=0` keeps
-    ///   the kernel's autocorking): the tail of a frame just over 64 KiB waited a packet's
+    /// - after a long write ([`link_out::PUSH_FROM`]) every write of the link is pushed out
+    ///   at once for a while (`sockopt::push`; `HYPERCUBE_TCP_PUSH=0` keeps the kernel's
+    ///   autocorking): the tail of a frame just over 64 KiB waited a packet's
     ///   time behind the rest — an all-to-all of 64 KiB blocks on the emulated 3-cube at
     ///   1 Gbit/s took 4.2–4.6 ms with the kernel's autocorking and 2.4–2.7 ms without.
     ///

@@ -173,10 +173,10 @@ fn large_messages_land_in_the_callers_memory() {
     tcp_job(1, program);
 }
 
-/// On wires (`TcpTransport::links_are_wires`) every flush that wrote pushes the socket
-/// (`sockopt::push`, against the kernel's autocorking of a write's short tail), and what
-/// is pushed arrives whole; on loopback nothing is pushed. Messages of 64 KiB and a few
-/// bytes — a full packet and a tail — both ways.
+/// On wires (`TcpTransport::links_are_wires`) every flush that wrote 32 KiB or more pushes
+/// the socket (`sockopt::push`, against the kernel's autocorking of a write's short tail),
+/// and what is pushed arrives whole; on loopback nothing is pushed. Messages of 64 KiB and
+/// a few bytes — a full packet and a tail — both ways.
 #[test]
 fn writes_on_wires_are_pushed_and_arrive_whole() {
     const N: usize = (64 << 10) + 100;
