@@ -171,8 +171,6 @@ pub(crate) fn v_hint_bytes(what: &str) -> String {
     }
 }
 
-/// Members passed blocks of different lengths (found after the exchange): in the typed
-/// call's words when one is running.
 /// The error for a message of `n` blocks from `from` whose length is not `n · own` (one
 /// that did not land where the receive said): [`check_equal`]'s words.
 pub(crate) fn wrong_length(msg: &Bytes, n: usize, own: usize, what: &str, from: u32) -> Error {
@@ -181,6 +179,8 @@ pub(crate) fn wrong_length(msg: &Bytes, n: usize, own: usize, what: &str, from: 
         .unwrap_or_else(|| unequal_blocks(what))
 }
 
+/// Members passed blocks of different lengths (found after the exchange): in the typed
+/// call's words when one is running.
 pub(crate) fn unequal_blocks(what: &str) -> Error {
     Error::InvalidArgument(match Unit::current() {
         Some(u) => format!(

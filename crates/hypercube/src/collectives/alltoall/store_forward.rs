@@ -17,29 +17,45 @@ pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
     // Packets (source, destination, data), kept sorted by (source, destination). Before
     // step i a node L holds the packets whose destination agrees with L below bit i and
     // whose source agrees with L from bit i up.
-    let mut held: Vec<(u32, u32, Bytes)> = (0..p)
+    let mut held: Vec<Packet> = (0..p)
         .map(|t| (c.me, t, blocks[t as usize].clone()))
         .collect();
     for i in 0..c.k {
-        let bit = 1u32 << i;
-        let partner = c.me ^ bit;
-        let (send, keep): (Vec<_>, Vec<_>) = held
-            .into_iter()
-            .partition(|(_, t, _)| t & bit != c.me & bit);
-        let out: Vec<Bytes> = send.into_iter().map(|(_, _, b)| b).collect();
-        let keys = incoming(c, i);
-        let got = c.sendrecv(partner, pack(&out, Layout::Equal), partner)?;
-        let ids = vec![0u32; keys.len()];
-        let got = unpack_equal(got, &ids, Layout::Equal, "alltoall", (partner, own))?;
-        held = keep;
-        held.extend(keys.into_iter().zip(got).map(|((s, t), b)| (s, t, b)));
-        held.sort_unstable_by_key(|(s, t, _)| (*s, *t));
+        held = step(c, i, held, own)?;
     }
     let mut out = vec![Bytes::new(); p as usize];
     for (s, _, b) in held {
         out[s as usize] = b;
     }
     Ok(out)
+}
+
+/// A packet: its source, its destination (relative ranks) and its data.
+type Packet = (u32, u32, Bytes);
+
+/// Step `i` splits what this node holds: the data of the packets that cross bit i (in
+/// order), and the packets that stay.
+fn split(c: &Ctx<'_>, i: u32, held: Vec<Packet>) -> (Vec<Bytes>, Vec<Packet>) {
+    let bit = 1u32 << i;
+    let (send, keep): (Vec<_>, Vec<_>) = held
+        .into_iter()
+        .partition(|(_, t, _)| t & bit != c.me & bit);
+    (send.into_iter().map(|(_, _, b)| b).collect(), keep)
+}
+
+/// Step `i`: send the partner across bit i the packets for its side, receive its packets
+/// for this side (each `own` bytes), and return what this node then holds, sorted by
+/// (source, destination).
+fn step(c: &Ctx<'_>, i: u32, held: Vec<Packet>, own: usize) -> Result<Vec<Packet>> {
+    let partner = c.me ^ (1u32 << i);
+    let (send, mut held) = split(c, i, held);
+    let keys = incoming(c, i);
+    let got = c.sendrecv(partner, pack(&send, Layout::Equal), partner)?;
+    let ids = vec![0u32; keys.len()];
+    let got = unpack_equal(got, &ids, Layout::Equal, "alltoall", (partner, own))?;
+    held.extend(keys.into_iter().zip(got).map(|((s, t), b)| (s, t, b)));
+    held.sort_unstable_by_key(|(s, t, _)| (*s, *t));
+    Ok(held)
 }
 
 /// The (source, destination) of the packets that step `i` brings this node, in the order
@@ -79,49 +95,36 @@ pub(crate) unsafe fn alltoall_landing(
 ) -> Result<Option<(u32, Bytes)>> {
     let p = c.p();
     crate::collectives::lend::lend(&|| c.release_lent(), |l| {
-        let mut held: Vec<(u32, u32, Bytes)> = (0..p)
+        let Some(last) = c.k.checked_sub(1) else {
+            // A subcube of one member: its own block.
+            // SAFETY: block 0 of `out` (the caller's contract).
+            unsafe { super::copy_block(data, out, 0, m) };
+            return Ok(None);
+        };
+        let mut held: Vec<Packet> = (0..p)
             .map(|t| (c.me, t, l.lend(&data[t as usize * m..(t as usize + 1) * m])))
             .collect();
-        for i in 0..c.k {
-            let bit = 1u32 << i;
-            let low = bit - 1;
-            let partner = c.me ^ bit;
-            let (send, keep): (Vec<_>, Vec<_>) = held
-                .into_iter()
-                .partition(|(_, t, _)| t & bit != c.me & bit);
-            let send: Vec<Bytes> = send.into_iter().map(|(_, _, b)| b).collect();
-            held = keep;
-            if i + 1 == c.k {
-                // The last step: every block that comes is for this node, from the ranks
-                // `first ..` (those across bit i, in order).
-                let first = (partner & !low) as usize;
-                // SAFETY: blocks `first .. first + bit` of `out`, written by this receive
-                // only; it is waited for (or dropped, on an error) before this returns.
-                let r =
-                    unsafe { c.irecv_landing(partner, (out.add(first * m), bit as usize * m))? };
-                let s = c.isend(partner, pack(&send, Layout::Equal))?;
-                drop(send);
-                for (src, _, b) in &held {
-                    // SAFETY: block `src` of `out`: a source this side of bit i, outside
-                    // the range the receive writes.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(b.as_ptr(), out.add(*src as usize * m), m)
-                    };
-                }
-                let got = r.wait();
-                s.wait()?;
-                return Ok(got?.map(|b| (partner, b)));
-            }
-            let keys = incoming(c, i);
-            let got = c.sendrecv(partner, pack(&send, Layout::Equal), partner)?;
-            let ids = vec![0u32; keys.len()];
-            let got = unpack_equal(got, &ids, Layout::Equal, "alltoall", (partner, m))?;
-            held.extend(keys.into_iter().zip(got).map(|((s, t), b)| (s, t, b)));
-            held.sort_unstable_by_key(|(s, t, _)| (*s, *t));
+        for i in 0..last {
+            held = step(c, i, held, m)?;
         }
-        // A subcube of one member: its own block.
-        // SAFETY: block 0 of `out` (the caller's contract).
-        unsafe { super::copy_block(data, out, 0, m) };
-        Ok(None)
+        // The last step: every block that comes is for this node, from the ranks
+        // `first ..` (those across the top bit, in order).
+        let bit = 1u32 << last;
+        let partner = c.me ^ bit;
+        let first = (partner & !(bit - 1)) as usize;
+        let (send, held) = split(c, last, held);
+        // SAFETY: blocks `first .. first + bit` of `out`, written by this receive only; it
+        // is waited for (or dropped, on an error) before this returns.
+        let r = unsafe { c.irecv_landing(partner, (out.add(first * m), bit as usize * m))? };
+        let s = c.isend(partner, pack(&send, Layout::Equal))?;
+        drop(send);
+        for (src, _, b) in &held {
+            // SAFETY: block `src` of `out`: a source this side of the top bit, outside the
+            // range the receive writes.
+            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), out.add(*src as usize * m), m) };
+        }
+        let got = r.wait();
+        s.wait()?;
+        Ok(got?.map(|b| (partner, b)))
     })
 }
