@@ -112,13 +112,8 @@ impl Subcube<'_> {
     #[doc(alias = "MPI_IN_PLACE")]
     pub fn allgather_in_place<T: Pod>(&self, buf: &mut [T]) -> Result<()> {
         Unit::of::<T>("allgather_in_place", Some("allgatherv_slice")).during(|| {
+            self.split_check(buf.len(), "allgather_in_place")?;
             let p = self.size() as usize;
-            if p == 0 || buf.len() % p != 0 {
-                return Err(Error::InvalidArgument(format!(
-                    "allgather_in_place: {} elements do not split into {p} equal blocks",
-                    buf.len()
-                )));
-            }
             let (n, me) = (buf.len() / p, self.rank() as usize);
             if self.landable::<T>(n) == Some(buf.len()) {
                 let bytes = as_bytes_mut(buf);

@@ -348,7 +348,7 @@ impl Subcube<'_> {
     }
 
     /// `n` elements must split into `size()` equal blocks.
-    fn split_check(&self, n: usize, what: &str) -> Result<()> {
+    pub(super) fn split_check(&self, n: usize, what: &str) -> Result<()> {
         let p = self.size() as usize;
         if p == 0 || n % p != 0 {
             return Err(self.refuse(Error::InvalidArgument(format!(
