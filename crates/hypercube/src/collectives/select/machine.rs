@@ -69,11 +69,16 @@ impl Machine {
         match self.wire_tw() {
             Some(tw) if k > 0 => {
                 let p = (1u64 << k.min(30)) as f64;
-                let cores = self.cores.clamp(1, 1 << k.min(30)) as f64;
-                p * f64::from(k) / tw > cores / self.copy
+                p * f64::from(k) / tw > self.shared_cores(k) / self.copy
             }
             _ => false,
         }
+    }
+
+    /// The cores the ranks of a subcube of dimension `k` share: [`Machine::cores`], at most
+    /// one per rank.
+    pub(crate) fn shared_cores(&self, k: u32) -> f64 {
+        self.cores.clamp(1, 1 << k.min(30)) as f64
     }
 
     /// Do `bytes` sent over one link at once, on a link idle since the last call, go

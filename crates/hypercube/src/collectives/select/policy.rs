@@ -23,12 +23,22 @@ pub fn selection_time(
     m_bytes: usize,
     machine: &Machine,
 ) -> Option<f64> {
-    let t = path_time(op, alg, k, m_bytes, machine)?;
-    let shared = machine.cores.clamp(1, 1 << k.min(30)) as f64;
+    times(op, alg, k, m_bytes, machine).map(|(t, _)| t)
+}
+
+/// [`selection_time`], and the critical path ([`path_time`]) it bounds from below.
+fn times(
+    op: Operation,
+    alg: Algorithm,
+    k: u32,
+    m_bytes: usize,
+    machine: &Machine,
+) -> Option<(f64, f64)> {
+    let path = path_time(op, alg, k, m_bytes, machine)?;
     let work = model_traffic(op, alg, k, m_bytes).map_or(0.0, |w| {
         w.first_hop * machine.copy + w.forwarded * machine.forward_copy
-    }) / shared;
-    Some(t.max(work))
+    }) / machine.shared_cores(k);
+    Some((path.max(work), path))
 }
 
 /// The critical path of `alg` for `op` on `machine`: where the links are wires
@@ -250,10 +260,9 @@ pub fn automatic(
         if !auto_candidate(op, a, k, m_bytes, machine) {
             continue;
         }
-        if let (Some(t), Some(steps), Some(path)) = (
-            selection_time(op, a, k, m_bytes, machine),
+        if let (Some((t, path)), Some(steps)) = (
+            times(op, a, k, m_bytes, machine),
             model_time(op, a, k, m_bytes, steps_model),
-            path_time(op, a, k, m_bytes, machine),
         ) {
             if (t, steps, path) < best.0 {
                 best = ((t, steps, path), a);
