@@ -219,22 +219,31 @@ pub fn run_sizes(node: &Node, sizes: &[usize]) -> Result<Vec<&'static str>> {
         done.push("bcast");
 
         // A member's own argument error (one block too many, or a length that does not
-        // split into p blocks): it fails at once, and the others, already in the call, fail
+        // split into p blocks; the all-to-all's forms and the in-place allgather, which
+        // checks its length the same way): it fails at once, and the others, already in the call, fail
         // by its notice naming it instead of waiting for it.
-        for (form, alg) in [("bytes", Algorithm::Auto), ("slice", Algorithm::Pairwise)] {
-            let what = format!(
-                "alltoall {form} {alg:?} with a bad argument on node {}",
-                odd(p)
-            );
+        for (form, alg) in [
+            ("alltoall", Algorithm::Auto),
+            ("alltoall_slice", Algorithm::Pairwise),
+            ("alltoall_into", Algorithm::Pairwise),
+            ("allgather_in_place", Algorithm::Auto),
+        ] {
+            let what = format!("{form} {alg:?} with a bad argument on node {}", odd(p));
             let extra = usize::from(me == odd(p));
+            let mut data = vec![me; p as usize * 4 + extra];
             let t0 = Instant::now();
-            let r = if form == "bytes" {
-                let blocks =
-                    vec![hypercube::bytes::Bytes::from(vec![me as u8; 8]); p as usize + extra];
-                cube.with(alg).alltoall(&blocks).map(|_| ())
-            } else {
-                let data = vec![me; p as usize * 4 + extra];
-                cube.with(alg).alltoall_slice(&data).map(|_| ())
+            let r = match form {
+                "alltoall" => {
+                    let blocks =
+                        vec![hypercube::bytes::Bytes::from(vec![me as u8; 8]); p as usize + extra];
+                    cube.with(alg).alltoall(&blocks).map(|_| ())
+                }
+                "alltoall_slice" => cube.with(alg).alltoall_slice(&data).map(|_| ()),
+                "alltoall_into" => {
+                    let mut out = vec![0; data.len()];
+                    cube.with(alg).alltoall_into(&data, &mut out)
+                }
+                _ => cube.with(alg).allgather_in_place(&mut data),
             };
             ensure!(!judge(&what, r, || (), t0, &mut text)?, "{what}: completed");
             let origin = format!("node {}", cube.base() + odd(p));

@@ -133,13 +133,8 @@ impl Subcube<'_> {
     /// `data`) receives the blocks sent to this member, in relative rank order.
     pub fn alltoall_into<T: Pod>(&self, data: &[T], out: &mut [T]) -> Result<()> {
         Unit::of::<T>("alltoall_into", Some("alltoallv_slice")).during(|| {
+            self.split_check(data.len(), "alltoall_into")?;
             let p = self.size() as usize;
-            if p == 0 || data.len() % p != 0 {
-                return Err(Error::InvalidArgument(format!(
-                    "alltoall_into: {} elements do not split into {p} equal blocks",
-                    data.len()
-                )));
-            }
             if self.landable::<T>(data.len()).is_some() && out.len() == data.len() {
                 let m = std::mem::size_of_val(data) / p;
                 // SAFETY: `out` is borrowed mutably for the call and as long as `data`.
