@@ -13,7 +13,7 @@ use hypercube_topology::NodeId;
 
 use crate::collectives::select::CostModel;
 use crate::node::Node;
-use crate::transport::local::{Cube, MessageCost};
+use crate::transport::local::{Bucket, Cube, MessageCost};
 
 thread_local! {
     static CLOCK: RefCell<Option<Arc<Mutex<f64>>>> = const { RefCell::new(None) };
@@ -44,10 +44,62 @@ impl Drop for PanicGuard<'_> {
     }
 }
 
+/// The links of a cube under a virtual clock ([`run_local_timed_links`]). The default is
+/// the book's: one port per node, links unshaped.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Links {
+    /// All-port nodes: one port per dimension, as [`run_local_timed_all_port`]; `false`,
+    /// one port per node, as [`run_local_timed`].
+    pub all_port: bool,
+    /// Every directed link a token bucket of this many bytes (0: none), as `hcrun
+    /// --link-rate` shapes the emulated cube's links with `tc tbf` and as a cloud VM's
+    /// network credits work: the bucket starts full and gains a byte per `t_w` of virtual
+    /// time, and the bytes of a message it holds tokens for cross the link free (at core
+    /// speed), the rest at `t_w` a byte — so a message after idle time is cheaper than
+    /// one right after another, as on the shaped links
+    /// ([`Machine::link_burst`](crate::collectives::select::Machine::link_burst) is what
+    /// the start-up probe measured of it). Only the first link of a route has a bucket of
+    /// its own (the clock keeps no state for the links beyond it, as it models no
+    /// congestion): under cut-through a message's time is its first link's, and under
+    /// store-and-forward every further link is taken to save what the first saved.
+    pub burst: usize,
+}
+
+/// Like [`run_local_timed`] with the nodes' ports and links described by `links`: with
+/// `Links::default()` it is [`run_local_timed`], with `all_port` set
+/// [`run_local_timed_all_port`]; a `burst` gives every directed link a token bucket.
+///
+/// ```
+/// use hypercube::collectives::select::CostModel;
+/// use hypercube::local::{run_local_timed_links, Links};
+/// use hypercube::{MsgType, TypeSel};
+/// // 1 µs a byte, a 1000-byte bucket: the first 600-byte message passes free, the second
+/// // finds 400 bytes of tokens and pays for 200 bytes.
+/// let links = Links { all_port: true, burst: 1000 };
+/// let out = run_local_timed_links(1, CostModel::new(0.0, 1e-6), links, |node| {
+///     if node.mynode() == 0 {
+///         node.send(1, MsgType(1), vec![0u8; 600]).unwrap();
+///         node.send(1, MsgType(1), vec![0u8; 600]).unwrap();
+///     } else {
+///         node.recv(TypeSel::Is(1)).unwrap();
+///         node.recv(TypeSel::Is(1)).unwrap();
+///     }
+/// });
+/// assert!((out[1].1 - 200e-6).abs() < 1e-9, "{}", out[1].1);
+/// ```
+pub fn run_local_timed_links<T: Send>(
+    dim: u32,
+    model: CostModel,
+    links: Links,
+    f: impl Fn(Node) -> T + Sync,
+) -> Vec<(T, f64)> {
+    run(dim, Some(model), links, f)
+}
+
 fn run<T: Send>(
     dim: u32,
     model: Option<CostModel>,
-    all_port: bool,
+    links: Links,
     f: impl Fn(Node) -> T + Sync,
 ) -> Vec<(T, f64)> {
     assert!(
@@ -57,7 +109,13 @@ fn run<T: Send>(
     let p = 1usize << dim;
     let cost =
         model.map(|m| -> MessageCost { Box::new(move |len, links| m.message_over(len, links)) });
-    let cube = Cube::new(dim, cost, model.filter(|_| all_port).map(|m| m.t_s));
+    let all_port = model.filter(|_| links.all_port).map(|m| m.t_s);
+    let bucket = model.filter(|_| links.burst > 0).map(|m| Bucket {
+        burst: links.burst as f64,
+        t_w: m.t_w,
+        store_and_forward: m.forwarding == crate::transport::Forwarding::StoreAndForward,
+    });
+    let cube = Cube::new(dim, cost, all_port, bucket);
     let f = &f;
     let results: Vec<std::thread::Result<(T, f64)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..p as NodeId)
@@ -105,7 +163,7 @@ fn run<T: Send>(
 /// each node's result in rank order. A panic on any node is re-raised here (the first one),
 /// after every other node has stopped.
 pub fn run_local<T: Send>(dim: u32, f: impl Fn(Node) -> T + Sync) -> Vec<T> {
-    run(dim, None, false, f)
+    run(dim, None, Links::default(), f)
         .into_iter()
         .map(|(v, _)| v)
         .collect()
@@ -118,7 +176,7 @@ pub fn run_local_timed<T: Send>(
     model: CostModel,
     f: impl Fn(Node) -> T + Sync,
 ) -> Vec<(T, f64)> {
-    run(dim, Some(model), false, f)
+    run(dim, Some(model), Links::default(), f)
 }
 
 /// Like [`run_local_timed`] with **all-port** nodes: one port per dimension, a send
@@ -131,5 +189,9 @@ pub fn run_local_timed_all_port<T: Send>(
     model: CostModel,
     f: impl Fn(Node) -> T + Sync,
 ) -> Vec<(T, f64)> {
-    run(dim, Some(model), true, f)
+    let links = Links {
+        all_port: true,
+        burst: 0,
+    };
+    run(dim, Some(model), links, f)
 }

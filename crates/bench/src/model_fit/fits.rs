@@ -6,7 +6,7 @@ use anyhow::Context;
 use hypercube::transport::Forwarding;
 
 use super::cases::{cases, default_burst, parse_rate, Case, Raw};
-use super::clock::virtual_clock;
+use super::clock::{shaped_clock, virtual_clock};
 use super::fit::{fit_link, LinkFit, PingPong};
 use super::grama::{grama_time, tbf_time};
 
@@ -98,6 +98,9 @@ pub struct OpRow {
     pub virtual_clock: Option<(f64, f64)>,
     /// The same on the all-port virtual clock (s).
     pub all_port: Option<(f64, f64)>,
+    /// The all-port virtual clock with the fitted burst on every link, over `osu`'s loop
+    /// of calls (s; [`shaped_clock`]).
+    pub shaped: Option<(f64, f64)>,
     /// The all-port link bound at the fitted payload rate (s).
     pub link_bound: Option<f64>,
 }
@@ -137,6 +140,14 @@ pub fn op_rows(raw: &[Raw], fits: &Fits, notes: &mut Vec<String>) -> Vec<OpRow> 
             };
         let vc = clock(false);
         let ap = clock(true);
+        let burst = fit.burst.max(0.0) as usize;
+        let shaped = match shaped_clock(r.bench, alg, r.dim, r.size as usize, model, burst) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                notes.push(format!("{e:#}"));
+                None
+            }
+        };
         rows.push(OpRow {
             case,
             dim: r.dim,
@@ -146,6 +157,7 @@ pub fn op_rows(raw: &[Raw], fits: &Fits, notes: &mut Vec<String>) -> Vec<OpRow> 
             tbf: tbf_time(r.bench, alg, r.dim, m, fit),
             virtual_clock: vc,
             all_port: ap,
+            shaped,
             link_bound: link_bound_secs(r.bench, r.dim, m, 1.0 / fit.t_w),
         });
     }

@@ -105,6 +105,10 @@ pub(super) fn render_summary(w: &mut String, rows: &[OpRow]) {
                 .iter()
                 .map(|r| r.measured.1 / r.tbf.unwrap_or(f64::NAN))
                 .collect();
+            let shaped = set
+                .iter()
+                .map(|r| r.measured.1 / r.shaped.map_or(f64::NAN, |v| v.1))
+                .collect();
             lines.push(SummaryLine {
                 d,
                 size,
@@ -113,6 +117,7 @@ pub(super) fn render_summary(w: &mut String, rows: &[OpRow]) {
                 vc: spread(vc),
                 all_port: spread(ap),
                 tbf: spread(tbf),
+                shaped: spread(shaped),
             });
         }
     }
@@ -135,6 +140,9 @@ pub(super) fn render_summary(w: &mut String, rows: &[OpRow]) {
                 fmt(l.all_port)
             }),
             Column::new("slowest / (Grama + tbf)", |l: &SummaryLine| fmt(l.tbf)),
+            Column::new("slowest / shaped virtual clock", |l: &SummaryLine| {
+                fmt(l.shaped)
+            }),
         ],
         lines,
     ));
@@ -151,6 +159,7 @@ struct SummaryLine {
     vc: Option<(f64, f64, f64)>,
     all_port: Option<(f64, f64, f64)>,
     tbf: Option<(f64, f64, f64)>,
+    shaped: Option<(f64, f64, f64)>,
 }
 
 /// The whole generated part of `docs/perf/cubenet-model.md`.
@@ -283,8 +292,9 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
     let _ = writeln!(
         w,
         "Measured slowest rank over the virtual clock's slowest node (single-port, \
-         `run_local_timed`, and all-port, `run_local_timed_all_port`), and over Grama + tbf, \
-         across the operations of the table below; *eager where measured*: the eager run in \
+         `run_local_timed`, and all-port, `run_local_timed_all_port`), over Grama + tbf, and over the shaped virtual clock \
+         (all-port, every link a token bucket of the fitted burst, over `osu`'s loop of calls: \
+         `run_local_timed_links`), across the operations of the table below; *eager where measured*: the eager run in \
          place of its default-protocol twin where there is one.\n"
     );
     render_summary(w, rows);
@@ -302,8 +312,12 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
          summary only. *Grama + tbf*: the book's expression with the \
          bucket — each message's first b bytes free, and a call no shorter than its busiest \
          link's bytes × t_w ([`tbf_time`]). *link bound*: all-port, the busiest link's bytes \
-         over the fitted payload rate 1/t_w (`linkbound.rs`). Ratios: measured slowest over \
-         the virtual clock's slowest, and over Grama + tbf.\n"
+         over the fitted payload rate 1/t_w (`linkbound.rs`). *shaped virtual clock*: the \
+         all-port virtual clock with every directed link a token bucket of the fitted burst \
+         b (`run_local_timed_links`), timing each call of `osu`'s loop (a barrier, then the \
+         call; 3 untimed, 8 timed), so that each link's bucket is in the state calls right \
+         behind one another leave it in. Ratios: measured slowest over the virtual clock's \
+         slowest, over Grama + tbf and over the shaped clock.\n"
     );
     let opt = |x: Option<f64>| x.map_or("—".into(), fmt_time);
     w.push_str(&table(
@@ -333,12 +347,18 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
                 })
             }),
             Column::new("Grama + tbf", |r: &&OpRow| opt(r.tbf)),
+            Column::new("shaped virtual clock slowest", |r: &&OpRow| {
+                r.shaped.map_or("—".into(), |(_, max)| fmt_time(max))
+            }),
             Column::new("link bound", |r: &&OpRow| opt(r.link_bound)),
             Column::new("slowest / virtual clock", |r: &&OpRow| {
                 ratio(r.measured.1, r.virtual_clock.map_or(f64::NAN, |v| v.1))
             }),
             Column::new("slowest / (Grama + tbf)", |r: &&OpRow| {
                 ratio(r.measured.1, r.tbf.unwrap_or(f64::NAN))
+            }),
+            Column::new("slowest / shaped clock", |r: &&OpRow| {
+                ratio(r.measured.1, r.shaped.map_or(f64::NAN, |v| v.1))
             }),
         ],
         rows,

@@ -1,7 +1,7 @@
 //! The tests of the model fit: least squares, the link model, the formulas, the report.
 
 use super::cases::{default_burst, parse_rate, slowest_rank, Raw};
-use super::clock::virtual_clock;
+use super::clock::{shaped_clock, virtual_clock};
 use super::fit::{fit_link, least_squares, size_class, LinkFit, PingPong, SizeClass};
 use super::grama::{busiest_link_of, grama_time, tbf_time};
 use crate::Bench;
@@ -205,6 +205,21 @@ fn the_virtual_clock_runs_the_formula() {
         virtual_clock(Bench::Allgather, Algorithm::Hypercube, 2, 1000, c, false).unwrap();
     let g = grama_time(Bench::Allgather, Algorithm::Hypercube, 2, 1000.0, &c).unwrap();
     assert!((slowest - g).abs() < 1e-12, "{slowest} vs {g}");
+}
+
+/// The shaped clock without a bucket is the all-port clock's call time; with one that
+/// holds the broadcast's messages it is the start-ups alone; with a bucket between, the
+/// bytes the calls right behind one another leave it short of cost `t_w` each.
+#[test]
+fn the_shaped_clock_sees_the_bucket() {
+    let c = CostModel::new(100e-6, 80e-9);
+    let (_, none) = shaped_clock(Bench::Bcast, Algorithm::Hypercube, 2, 65536, c, 0).unwrap();
+    let (_, one) = virtual_clock(Bench::Bcast, Algorithm::Hypercube, 2, 65536, c, true).unwrap();
+    assert!((none - one).abs() < 1e-9, "{none} vs {one}");
+    let (_, big) = shaped_clock(Bench::Bcast, Algorithm::Hypercube, 2, 65536, c, 1 << 30).unwrap();
+    assert!((big - 2.0 * 100e-6).abs() < 1e-9, "{big}");
+    let (_, mid) = shaped_clock(Bench::Bcast, Algorithm::Hypercube, 2, 65536, c, 98304).unwrap();
+    assert!(big < mid && mid < one, "{big} < {mid} < {one}");
 }
 
 #[test]
