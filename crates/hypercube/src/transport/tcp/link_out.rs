@@ -191,6 +191,9 @@ pub(crate) struct LinkOut {
     pub push: bool,
     /// Until when this link's flushes are pushed ([`LinkOut::push`]).
     push_until: Option<std::time::Instant>,
+    /// The unsent bytes the kernel may hold of this link (`sockopt::set_notsent_lowat`;
+    /// 0: the kernel's default), set again on a new connection.
+    notsent_lowat: usize,
     /// Flushes pushed so far (counted for the tests).
     pub pushes: u64,
 }
@@ -215,7 +218,25 @@ impl LinkOut {
             kept: VecDeque::new(),
             push: false,
             push_until: None,
+            notsent_lowat: 0,
             pushes: 0,
+        }
+    }
+
+    /// Let the kernel hold at most `bytes` of this link's data unsent
+    /// (`sockopt::set_notsent_lowat`; on wires, `TcpTransport::links_are_wires`), now and
+    /// on the connections that replace this one.
+    pub fn limit_unsent(&mut self, bytes: usize) {
+        self.notsent_lowat = bytes;
+        self.apply_unsent_limit();
+    }
+
+    fn apply_unsent_limit(&self) {
+        if let Err(e) = super::sockopt::set_notsent_lowat(&self.stream, self.notsent_lowat) {
+            tracing::debug!(
+                "link to node {}: TCP_NOTSENT_LOWAT not set ({e})",
+                self.peer
+            );
         }
     }
 
@@ -223,6 +244,7 @@ impl LinkOut {
     /// frames from 0 again (the dead link's kept and queued frames went elsewhere).
     pub fn reset(&mut self, stream: TcpStream) {
         self.stream = stream;
+        self.apply_unsent_limit();
         self.queue.clear();
         self.closed = false;
         self.sent = 0;

@@ -81,6 +81,16 @@ const EAGER_HEADROOM: usize = 4 << 10;
 /// the 6-cube to its bound" in docs/routing.md).
 pub(crate) const WIRE_CUT_THROUGH: usize = 8 << 10;
 
+/// On wires ([`TcpTransport::links_are_wires`]), the bytes of a link's data the kernel may
+/// hold unsent (`TCP_NOTSENT_LOWAT`): 16 KiB, under 2 ms at 100 Mbit/s and 0.2 ms at
+/// 1 Gbit/s. Measured on the emulated links, a 4 MiB exchange by rendezvous between two
+/// nodes, ten calls (slower node, three runs each): 100 Mbit/s 392–495 ms with the kernel's
+/// default, 364 ms with 128 KiB, 351–353 ms with 16 KiB; 1 Gbit/s 35–49 ms (five runs),
+/// 35–52 ms with 122 KB, 35.1–35.4 ms with 16 KiB. Collectives that send eagerly did not move (4-cube
+/// at 100 Mbit/s, all-to-all, allgather and broadcast of 256 KiB–1 MiB; 4-cube at 1 Gbit/s,
+/// all-to-all of 64 KiB–1 MiB, where the cores are the limit: within the runs' ±15 %).
+pub(crate) const WIRE_UNSENT: usize = 16 << 10;
+
 impl TcpTransport {
     /// The links are wires, slow next to the cores (the start-up probe says so: see
     /// `collectives::select::Machine::links_bound`). Two changes, each unless its variable
@@ -101,6 +111,13 @@ impl TcpTransport {
     ///   [`WIRE_CUT_THROUGH`] bytes on, not 64 KiB (`HYPERCUBE_CUT_THROUGH_MIN`): on a wire a
     ///   frame takes its length's time to arrive, and a node that waits for the whole of
     ///   it before passing it on adds that time at every hop;
+    /// - the kernel holds at most [`WIRE_UNSENT`] bytes of a link's data unsent
+    ///   (`TCP_NOTSENT_LOWAT`; `HYPERCUBE_TCP_NOTSENT_LOWAT` sets the bytes, 0 the kernel's
+    ///   default): the rest waits in the link's queue, behind the flow-control frames. A
+    ///   clear-to-send that a node writes after its own long message had started waited
+    ///   behind all of it that the socket buffer held — an exchange of 4 MiB messages by
+    ///   rendezvous between two nodes at 100 Mbit/s took 392–495 ms on the slower node,
+    ///   351–353 ms with 16 KiB (the link bound 351 ms), 364 ms with 128 KiB;
     /// - after a long write ([`link_out::PUSH_FROM`]) every write of the link is pushed out
     ///   at once for a while (`sockopt::push`; `HYPERCUBE_TCP_PUSH=0` keeps the kernel's
     ///   autocorking): the tail of a frame just over 64 KiB waited a packet's
@@ -128,10 +145,14 @@ impl TcpTransport {
                 relock(input.lock()).set_cut_through_min(WIRE_CUT_THROUGH);
             }
         }
-        if std::env::var("HYPERCUBE_TCP_PUSH").map_or(true, |v| v.trim() != "0") {
-            for out in &mut self.engine.lock().out {
-                out.push = true;
-            }
+        let unsent = std::env::var("HYPERCUBE_TCP_NOTSENT_LOWAT")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(WIRE_UNSENT);
+        let push = std::env::var("HYPERCUBE_TCP_PUSH").map_or(true, |v| v.trim() != "0");
+        for out in &mut self.engine.lock().out {
+            out.push = push;
+            out.limit_unsent(unsent);
         }
     }
 

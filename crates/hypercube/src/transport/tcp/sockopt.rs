@@ -50,6 +50,38 @@ pub(crate) fn push(s: &TcpStream) {
     let _ = set_int(s, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1);
 }
 
+/// Let the kernel hold at most `bytes` of this socket's written data not yet sent
+/// (`TCP_NOTSENT_LOWAT`; 0 leaves the kernel's default, the whole send buffer): a write
+/// beyond it returns `WouldBlock` and the socket polls writable again once the unsent part
+/// is below it, so the rest waits in the link's own queue, where a flow-control frame can
+/// still go ahead of it (`LinkOut::enqueue`). On a slow link a clear-to-send written
+/// behind megabytes of unsent data waits their time on the link.
+pub(crate) fn set_notsent_lowat(s: &TcpStream, bytes: usize) -> std::io::Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let v = bytes.min(i32::MAX as usize) as libc::c_int;
+    set_int(s, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, v)
+}
+
+/// The socket's `TCP_NOTSENT_LOWAT` (the tests' view of [`set_notsent_lowat`]).
+#[cfg(test)]
+pub(crate) fn notsent_lowat(s: &TcpStream) -> libc::c_int {
+    let mut v: libc::c_int = -1;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt on our own open socket into a live c_int and its length.
+    unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_NOTSENT_LOWAT,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    v
+}
+
 /// Bound how long the link stays silent before the kernel gives up on it (`timeout`; zero
 /// leaves the kernel's defaults, many minutes). Two mechanisms of the kernel, no frame of
 /// ours (`docs/reliability.md`, "Dead links"):
@@ -195,6 +227,16 @@ mod tests {
         };
         assert_eq!(rc, 0, "getsockopt: {}", std::io::Error::last_os_error());
         v
+    }
+
+    #[test]
+    fn notsent_lowat_reaches_the_socket_and_zero_leaves_the_default() {
+        let (a, _b) = pair();
+        let default = notsent_lowat(&a);
+        set_notsent_lowat(&a, 0).unwrap();
+        assert_eq!(notsent_lowat(&a), default);
+        set_notsent_lowat(&a, 16 << 10).unwrap();
+        assert_eq!(notsent_lowat(&a), 16 << 10);
     }
 
     #[test]

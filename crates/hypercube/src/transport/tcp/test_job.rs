@@ -222,3 +222,55 @@ fn writes_on_wires_are_pushed_and_arrive_whole() {
     }
     tcp_job(1, program);
 }
+
+/// On wires the kernel holds at most `WIRE_UNSENT` bytes of a link's data unsent
+/// (`TCP_NOTSENT_LOWAT`), and messages far longer than that — 4 MiB both ways at once, by
+/// rendezvous, so that each clear-to-send goes out while the node's own data fills the
+/// socket — arrive whole.
+#[test]
+fn wires_limit_the_unsent_bytes_and_long_exchanges_arrive_whole() {
+    const N: usize = 4 << 20;
+    fn program(
+        me: NodeId,
+        node: &Node,
+        t: &TcpTransport,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let limits = |t: &TcpTransport| -> Vec<libc::c_int> {
+            let st = t.engine.lock();
+            st.out
+                .iter()
+                .map(|o| super::sockopt::notsent_lowat(&o.stream))
+                .collect()
+        };
+        let before = limits(t);
+        if before.contains(&(super::WIRE_UNSENT as libc::c_int)) {
+            return Err(
+                format!("node {me}: limited before the links were wires: {before:?}").into(),
+            );
+        }
+        t.links_are_wires();
+        let after = limits(t);
+        if after
+            .iter()
+            .any(|&v| v != super::WIRE_UNSENT as libc::c_int)
+        {
+            return Err(format!("node {me}: unsent limits on wires {after:?}").into());
+        }
+        let other = me ^ 1;
+        for k in 0..2 {
+            let data: Vec<u8> = (0..N).map(|i| (i * 13 + k + me as usize) as u8).collect();
+            let got = node.sendrecv(
+                other,
+                crate::MsgType(4),
+                data,
+                Select::from_node(other, crate::TypeSel::Is(4)),
+            )?;
+            let want = (0..N).map(|i| (i * 13 + k + other as usize) as u8);
+            if got.data().len() != N || !got.data().iter().copied().eq(want) {
+                return Err(format!("node {me}: exchange {k} differs").into());
+            }
+        }
+        Ok(())
+    }
+    tcp_job(1, program);
+}
