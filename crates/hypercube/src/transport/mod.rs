@@ -9,6 +9,6 @@ pub mod tcp;
 
 pub use api::{SendToken, Transport};
 pub use forwarding::Forwarding;
-pub use tcp::Tuning;
+pub use tcp::{Tuning, WireKnobs};
 
 pub use mailbox::RecvToken;

@@ -36,7 +36,7 @@ mod wait;
 
 pub(crate) use engine::Engine;
 pub(crate) use relink::{Dialer, Gate, Relink};
-pub use tuning::Tuning;
+pub use tuning::{Tuning, WireKnobs};
 
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -128,10 +128,11 @@ impl TcpTransport {
     /// cheaper.
     pub(crate) fn links_are_wires(&self) {
         use std::sync::atomic::Ordering::Relaxed;
-        if std::env::var_os("HYPERCUBE_CHUNK").is_none() {
+        let wire = &self.engine.tuning.wire;
+        if wire.chunk.is_none() {
             self.engine.wire_chunk.store(WIRE_CHUNK, Relaxed);
         }
-        if std::env::var_os("HYPERCUBE_EAGER_LIMIT").is_none() {
+        if wire.eager_limit.is_none() {
             let window = usize::try_from(self.engine.tuning.eager_window).unwrap_or(usize::MAX);
             let limit = self
                 .engine
@@ -140,16 +141,13 @@ impl TcpTransport {
                 .max(window - EAGER_HEADROOM.min(window));
             self.engine.wire_eager.store(limit, Relaxed);
         }
-        if std::env::var_os("HYPERCUBE_CUT_THROUGH_MIN").is_none() {
+        if wire.cut_through_min.is_none() {
             for input in &self.engine.inputs {
                 relock(input.lock()).set_cut_through_min(WIRE_CUT_THROUGH);
             }
         }
-        let unsent = std::env::var("HYPERCUBE_TCP_NOTSENT_LOWAT")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .unwrap_or(WIRE_UNSENT);
-        let push = std::env::var("HYPERCUBE_TCP_PUSH").map_or(true, |v| v.trim() != "0");
+        let push = wire.push.unwrap_or(true);
+        let unsent = wire.notsent_lowat.unwrap_or(WIRE_UNSENT);
         for out in &mut self.engine.lock().out {
             out.push = push;
             out.limit_unsent(unsent);

@@ -46,6 +46,28 @@ pub struct Tuning {
     /// idle) before it is declared dead (`TCP_USER_TIMEOUT` and TCP keepalive on every link
     /// socket: `docs/reliability.md`); zero: no bound (the kernel's own, many minutes).
     pub link_timeout: Duration,
+    /// The knobs that take other defaults where the start-up probe finds the links to be
+    /// wires, as the user set them.
+    pub wire: WireKnobs,
+}
+
+/// The knobs whose defaults change where the start-up probe finds the links to be wires
+/// (`TcpTransport::links_are_wires`), each as the user set it: `None` takes the wire
+/// default there (and the loopback default elsewhere). A chunk, eager limit or
+/// cut-through minimum set holds everywhere; the push and the unsent limit are used on
+/// wires only.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WireKnobs {
+    /// `HYPERCUBE_CHUNK` (also in [`Tuning::chunk`]).
+    pub chunk: Option<usize>,
+    /// `HYPERCUBE_EAGER_LIMIT` (also in [`Tuning::eager_limit`]).
+    pub eager_limit: Option<usize>,
+    /// `HYPERCUBE_CUT_THROUGH_MIN` (also in [`Tuning::cut_through_min`]).
+    pub cut_through_min: Option<usize>,
+    /// `HYPERCUBE_TCP_PUSH` (0 or 1): push long writes' tails past autocorking.
+    pub push: Option<bool>,
+    /// `HYPERCUBE_TCP_NOTSENT_LOWAT` (bytes; 0: the kernel's default).
+    pub notsent_lowat: Option<usize>,
 }
 
 impl Default for Tuning {
@@ -65,6 +87,7 @@ impl Default for Tuning {
             forwarding: crate::transport::forwarding::Forwarding::default(),
             cut_through_min: 64 << 10,
             link_timeout: Duration::from_secs(3),
+            wire: WireKnobs::default(),
         }
     }
 }
@@ -95,13 +118,26 @@ fn parse_congestion(v: &str) -> Result<Vec<String>> {
         .collect()
 }
 
+/// `HYPERCUBE_TCP_PUSH`: 1 or 0.
+fn parse_push(v: u64) -> Result<bool> {
+    match v {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(Error::Config(format!(
+            "HYPERCUBE_TCP_PUSH={v}: use 1 (push long writes' tails on wires, the default) \
+             or 0 (leave the kernel's autocorking alone)"
+        ))),
+    }
+}
+
 impl Tuning {
     /// Defaults overridden by `HYPERCUBE_EAGER_LIMIT`, `HYPERCUBE_EAGER_WINDOW`,
     /// `HYPERCUBE_MAX_PENDING`, `HYPERCUBE_CHUNK` (bytes), `HYPERCUBE_SPIN_US`,
     /// `HYPERCUBE_SPIN_YIELD` (0 or 1), `HYPERCUBE_PROGRESS_TICK_US`,
     /// `HYPERCUBE_TCP_CONGESTION` (comma-separated names, tried in order, or `system`),
     /// `HYPERCUBE_FORWARDING` (`cut-through` or `store-and-forward`) and
-    /// `HYPERCUBE_CUT_THROUGH_MIN` (bytes) and `HYPERCUBE_LINK_TIMEOUT_MS` (0: no bound).
+    /// `HYPERCUBE_CUT_THROUGH_MIN` (bytes), `HYPERCUBE_LINK_TIMEOUT_MS` (0: no bound),
+    /// `HYPERCUBE_TCP_PUSH` (0 or 1) and `HYPERCUBE_TCP_NOTSENT_LOWAT` (bytes).
     pub fn from_env(num_nodes: u32) -> Result<Tuning> {
         let mut t = Tuning::default();
         let cores = std::thread::available_parallelism()
@@ -133,6 +169,7 @@ impl Tuning {
         };
         if let Some(v) = get("HYPERCUBE_EAGER_LIMIT")? {
             t.eager_limit = v.min(crate::wire::frame::MAX_FRAME_LEN as u64) as usize;
+            t.wire.eager_limit = Some(t.eager_limit);
         }
         if let Some(v) = get("HYPERCUBE_EAGER_WINDOW")? {
             t.eager_window = v;
@@ -142,6 +179,7 @@ impl Tuning {
         }
         if let Some(v) = get("HYPERCUBE_CHUNK")? {
             t.chunk = v.clamp(4096, crate::wire::frame::MAX_FRAME_LEN as u64) as usize;
+            t.wire.chunk = Some(t.chunk);
         }
         if let Some(v) = get("HYPERCUBE_SPIN_US")? {
             t.spin = Duration::from_micros(v);
@@ -161,10 +199,17 @@ impl Tuning {
         t.forwarding = crate::transport::forwarding::Forwarding::from_env()?;
         if let Some(v) = get("HYPERCUBE_CUT_THROUGH_MIN")? {
             t.cut_through_min = v.min(crate::wire::frame::MAX_FRAME_LEN as u64) as usize;
+            t.wire.cut_through_min = Some(t.cut_through_min);
         }
         if let Some(v) = get("HYPERCUBE_LINK_TIMEOUT_MS")? {
             // TCP_USER_TIMEOUT takes an int of milliseconds.
             t.link_timeout = Duration::from_millis(v.min(i32::MAX as u64));
+        }
+        if let Some(v) = get("HYPERCUBE_TCP_PUSH")? {
+            t.wire.push = Some(parse_push(v)?);
+        }
+        if let Some(v) = get("HYPERCUBE_TCP_NOTSENT_LOWAT")? {
+            t.wire.notsent_lowat = Some(v.min(i32::MAX as u64) as usize);
         }
         Ok(t)
     }
@@ -172,7 +217,15 @@ impl Tuning {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_congestion, Tuning};
+    use super::{parse_congestion, parse_push, Tuning};
+
+    #[test]
+    fn push_is_zero_or_one() {
+        assert!(!parse_push(0).unwrap());
+        assert!(parse_push(1).unwrap());
+        let e = parse_push(2).unwrap_err().to_string();
+        assert!(e.contains("HYPERCUBE_TCP_PUSH=2") && e.contains("use 1"), "{e}");
+    }
 
     /// Links ask for a congestion control only when the ranks do not outnumber the cores
     /// (with more ranks, the system's measured faster for collectives).
