@@ -58,13 +58,26 @@ pub(crate) fn unregister(start: usize, len: usize) {
     }
 }
 
-/// Does `b` point into lent memory (in `r`, the ranges) — whose lender is returning, if
-/// `only_returning`?
-fn points_into(r: &[(usize, usize, bool)], b: &Bytes, only_returning: bool) -> bool {
+/// The lent range (of `r`) that `b` points into, as whether its lender is returning;
+/// `None` when `b` is empty or points elsewhere. Lent ranges do not overlap.
+fn lent_range(r: &[(usize, usize, bool)], b: &Bytes) -> Option<bool> {
     let s = b.as_ptr() as usize;
-    !b.is_empty()
-        && r.iter()
-            .any(|&(lo, hi, back)| (back || !only_returning) && s >= lo && s < hi)
+    if b.is_empty() {
+        return None;
+    }
+    r.iter()
+        .find(|&&(lo, hi, _)| s >= lo && s < hi)
+        .map(|&(_, _, returning)| returning)
+}
+
+/// Does `b` point into lent memory (in `r`, the ranges)?
+fn points_into_lent(r: &[(usize, usize, bool)], b: &Bytes) -> bool {
+    lent_range(r, b).is_some()
+}
+
+/// Does `b` point into lent memory whose lender is returning?
+fn points_into_returning(r: &[(usize, usize, bool)], b: &Bytes) -> bool {
+    lent_range(r, b) == Some(true)
 }
 
 /// Does a part of `p` point into lent memory (its frame asks to be acknowledged at once,
@@ -75,7 +88,7 @@ pub(crate) fn any_lent(p: &Parts) -> bool {
         return false;
     }
     let r = ranges();
-    p.iter().any(|b| points_into(&r, b, false))
+    p.iter().any(|b| points_into_lent(&r, b))
 }
 
 /// The bytes of `p` that point into lent memory whose lender is returning.
@@ -85,7 +98,7 @@ pub(crate) fn returning_bytes(p: &Parts) -> usize {
     }
     let r = ranges();
     p.iter()
-        .filter(|b| points_into(&r, b, true))
+        .filter(|b| points_into_returning(&r, b))
         .map(Bytes::len)
         .sum()
 }
@@ -97,7 +110,7 @@ pub(crate) fn unlent(p: Parts) -> Parts {
         return p;
     }
     let r = ranges();
-    let lent = |b: &Bytes| points_into(&r, b, true);
+    let lent = |b: &Bytes| points_into_returning(&r, b);
     if !p.iter().any(lent) {
         return p;
     }
