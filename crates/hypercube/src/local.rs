@@ -13,7 +13,8 @@ use hypercube_topology::NodeId;
 
 use crate::collectives::select::CostModel;
 use crate::node::Node;
-use crate::transport::local::{Bucket, Cube, MessageCost};
+use crate::transport::local::Cube;
+use crate::transport::local_clock::{Bucket, ClockModel};
 
 thread_local! {
     static CLOCK: RefCell<Option<Arc<Mutex<f64>>>> = const { RefCell::new(None) };
@@ -107,15 +108,16 @@ fn run<T: Send>(
         "run_local: dimension {dim} is too large for one process (max 16)"
     );
     let p = 1usize << dim;
-    let cost =
-        model.map(|m| -> MessageCost { Box::new(move |len, links| m.message_over(len, links)) });
-    let all_port = model.filter(|_| links.all_port).map(|m| m.t_s);
-    let bucket = model.filter(|_| links.burst > 0).map(|m| Bucket {
-        burst: links.burst as f64,
-        t_w: m.t_w,
-        store_and_forward: m.forwarding == crate::transport::Forwarding::StoreAndForward,
+    let clock = model.map(|m| ClockModel {
+        cost: Box::new(move |len, links| m.message_over(len, links)),
+        all_port: links.all_port.then_some(m.t_s),
+        bucket: (links.burst > 0).then(|| Bucket {
+            burst: links.burst as f64,
+            t_w: m.t_w,
+            store_and_forward: m.forwarding == crate::transport::Forwarding::StoreAndForward,
+        }),
     });
-    let cube = Cube::new(dim, cost, all_port, bucket);
+    let cube = Cube::new(dim, clock);
     let f = &f;
     let results: Vec<std::thread::Result<(T, f64)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..p as NodeId)

@@ -46,7 +46,7 @@
 //! (a deadlock, or a node that returned early), the waits fail with [`Error::PeerGone`] too.
 //!
 //! This file is the transport: the `Cube` of shared mailboxes and one [`LocalTransport`]
-//! per node. The driver that starts the threads and gives each one a `Node` lives above
+//! per node; the clock's arithmetic (ports, sends, buckets) is `local_clock.rs`. The driver that starts the threads and gives each one a `Node` lives above
 //! `node.rs`, in `crate::local`; the cost model lives beside the algorithm selection that
 //! uses it, in [`crate::collectives::select`]. Both keep their old paths here.
 
@@ -55,12 +55,13 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use hypercube_topology::{hamming, NodeId};
+use hypercube_topology::NodeId;
 
 use crate::base::message::{Message, Select, Status};
 use crate::base::parts::Parts;
 use crate::error::{Error, Result};
 use crate::transport::api::{SendToken, Transport};
+use crate::transport::local_clock::{ClockModel, NodeClock};
 use crate::transport::mailbox::RecvToken;
 use crate::transport::mailbox::{Body, Mailbox};
 
@@ -84,14 +85,8 @@ struct State {
 pub(crate) struct Cube {
     dim: u32,
     slots: Vec<Slot>,
-    /// The virtual clock's charge for a message of `len` bytes over `links` links (timed
-    /// cubes only).
-    cost: Option<MessageCost>,
-    /// All-port clocks: the start-up `t_s` that stays the node's own work (the rest of a
-    /// message's cost occupies a port). `None`: one port.
-    all_port: Option<f64>,
-    /// Shaped links (timed cubes only): every directed link a token bucket.
-    bucket: Option<Bucket>,
+    /// The virtual clock's rules (timed cubes only).
+    clock: Option<ClockModel>,
     /// Set when a node thread panicked: every wait then fails.
     failed: AtomicBool,
     /// The first node that panicked (u64::MAX: none).
@@ -104,56 +99,9 @@ pub(crate) struct Cube {
     progress: AtomicU64,
 }
 
-/// The virtual clock's charge for a message of `len` bytes over `links` links (the hamming
-/// distance from sender to receiver): the send occupies its sender's port that long
-/// (`CostModel::message_over`, given by the driver).
-pub(crate) type MessageCost = Box<dyn Fn(usize, u32) -> f64 + Send + Sync>;
-
-/// A token bucket on every directed link of a timed cube, as `tc tbf` shapes the emulated
-/// cube's links (docs/cubenet.md): it holds up to `burst` bytes of tokens, gains one per
-/// `t_w` of virtual time, and the bytes of a message it has tokens for cross the link free
-/// (at core speed); the rest at `t_w` a byte. Full at time 0. Only a route's first link
-/// has a bucket of its own (the clock has no state for the links beyond it); under
-/// store-and-forward, where every link of the route carries the whole message in turn,
-/// each further link is taken to save what the first saved.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Bucket {
-    /// Bytes of tokens a full bucket holds.
-    pub(crate) burst: f64,
-    /// Time per byte of the link (the refill: one token per `t_w`).
-    pub(crate) t_w: f64,
-    /// Store-and-forward routes: each link of a route pays its own `t_w m`.
-    pub(crate) store_and_forward: bool,
-}
-
-impl Bucket {
-    /// A message of `len` bytes starts over a link whose bucket was `(then, tokens)` at
-    /// time `start`: the time its free bytes save, and the bucket after it (empty when the
-    /// message ends, if the tokens ran out; else what is left, at `start`).
-    fn send(&self, (then, tokens): (f64, f64), start: f64, len: usize) -> (f64, (f64, f64)) {
-        let refill = if self.t_w > 0.0 {
-            (start - then).max(0.0) / self.t_w
-        } else {
-            self.burst
-        };
-        let tokens = (tokens + refill).min(self.burst);
-        let m = len as f64;
-        if m <= tokens {
-            (self.t_w * m, (start, tokens - m))
-        } else {
-            (self.t_w * tokens, (start + self.t_w * (m - tokens), 0.0))
-        }
-    }
-}
-
 impl Cube {
-    /// A cube of `2^dim` nodes, none finished; with a virtual clock if `cost` is given.
-    pub(crate) fn new(
-        dim: u32,
-        cost: Option<MessageCost>,
-        all_port: Option<f64>,
-        bucket: Option<Bucket>,
-    ) -> Arc<Cube> {
+    /// A cube of `2^dim` nodes, none finished; with a virtual clock if `clock` is given.
+    pub(crate) fn new(dim: u32, clock: Option<ClockModel>) -> Arc<Cube> {
         let p = 1usize << dim;
         Arc::new(Cube {
             dim,
@@ -163,9 +111,7 @@ impl Cube {
                     cv: Condvar::new(),
                 })
                 .collect(),
-            cost,
-            all_port,
-            bucket,
+            clock,
             failed: AtomicBool::new(false),
             first_failed: AtomicU64::new(u64::MAX),
             live: AtomicUsize::new(p),
@@ -181,12 +127,7 @@ impl Cube {
         clock: Arc<Mutex<f64>>,
     ) -> LocalTransport {
         LocalTransport {
-            ports: Mutex::new(vec![0.0; self.dim as usize]),
-            buckets: Mutex::new(vec![
-                (0.0, self.bucket.map_or(0.0, |b| b.burst));
-                self.dim as usize
-            ]),
-            sends: Mutex::new(Vec::new()),
+            ports: NodeClock::new(self.dim, self.clock.as_ref()),
             rank,
             cube: self.clone(),
             clock,
@@ -231,12 +172,8 @@ impl Cube {
 
 /// One node's end of the in-process cube.
 pub struct LocalTransport {
-    /// All-port clocks: when each of this node's ports is free again.
-    ports: Mutex<Vec<f64>>,
-    /// All-port clocks: the finish time of each send, by token.
-    sends: Mutex<Vec<f64>>,
-    /// Shaped links: each outgoing link's bucket, as (time, tokens then).
-    buckets: Mutex<Vec<(f64, f64)>>,
+    /// Its ports, sends and links under the virtual clock (`local_clock.rs`).
+    ports: NodeClock,
     rank: NodeId,
     cube: Arc<Cube>,
     clock: Arc<Mutex<f64>>,
@@ -244,30 +181,8 @@ pub struct LocalTransport {
 }
 
 impl LocalTransport {
-    fn timed(&self) -> Option<&MessageCost> {
-        self.cube.cost.as_ref()
-    }
-
-    /// The time a shaped first link saves a message of `len` bytes to `dest` that starts
-    /// over it at `start` (0 on unshaped cubes and to itself); updates its bucket.
-    fn shaped(&self, dest: NodeId, start: f64, len: usize) -> f64 {
-        let Some(bucket) = self.cube.bucket else {
-            return 0.0;
-        };
-        let k = (self.rank ^ dest).trailing_zeros() as usize;
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        match buckets.get_mut(k) {
-            Some(b) => {
-                let (saved, after) = bucket.send(*b, start, len);
-                *b = after;
-                if bucket.store_and_forward {
-                    saved * f64::from(hamming(self.rank, dest))
-                } else {
-                    saved
-                }
-            }
-            None => 0.0,
-        }
+    fn timed(&self) -> Option<&ClockModel> {
+        self.cube.clock.as_ref()
     }
 
     fn gone(&self, what: &str) -> Error {
@@ -396,35 +311,11 @@ impl Transport for LocalTransport {
         let len = data.len() as u64;
         let mut token = 0;
         let body = match self.timed() {
-            Some(cost) => {
-                let whole = cost(data.len(), hamming(self.rank, dest));
-                let stamp = {
-                    let mut c = self.clock.lock().unwrap_or_else(|p| p.into_inner());
-                    match self.cube.all_port {
-                        None => {
-                            *c += whole - self.shaped(dest, *c, data.len());
-                            *c
-                        }
-                        Some(t_s) => {
-                            *c += t_s.min(whole);
-                            let mut ports = self.ports.lock().unwrap_or_else(|p| p.into_inner());
-                            let k = (self.rank ^ dest).trailing_zeros() as usize;
-                            let done = match ports.get_mut(k) {
-                                Some(port) => {
-                                    let start = port.max(*c);
-                                    let saved = self.shaped(dest, start, data.len());
-                                    *port = start + (whole - t_s - saved).max(0.0);
-                                    *port
-                                }
-                                None => *c, // a message to itself: no port
-                            };
-                            let mut sends = self.sends.lock().unwrap_or_else(|p| p.into_inner());
-                            sends.push(done);
-                            token = sends.len() as SendToken;
-                            done
-                        }
-                    }
-                };
+            Some(model) => {
+                let (stamp, t) = self
+                    .ports
+                    .send(model, &self.clock, (self.rank, dest), data.len());
+                token = t;
                 let mut b = BytesMut::with_capacity(data.len() + 8);
                 b.extend_from_slice(&data);
                 b.extend_from_slice(&stamp.to_le_bytes());
@@ -453,19 +344,7 @@ impl Transport for LocalTransport {
     }
 
     fn wait_send(&self, token: SendToken) -> Result<()> {
-        // All-port clocks: a send is over when its port has sent it.
-        if token > 0 {
-            let done = self
-                .sends
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(token as usize - 1)
-                .copied();
-            if let Some(done) = done {
-                let mut c = self.clock.lock().unwrap_or_else(|p| p.into_inner());
-                *c = c.max(done);
-            }
-        }
+        self.ports.wait_send(&self.clock, token);
         Ok(())
     }
 
@@ -548,38 +427,5 @@ impl Transport for LocalTransport {
 impl Drop for LocalTransport {
     fn drop(&mut self) {
         self.finish();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Bucket;
-
-    /// `tc tbf`'s arithmetic: full at first, drained by what a message takes beyond its
-    /// tokens, refilled by idle time up to the burst.
-    #[test]
-    fn bucket_passes_its_tokens_free_and_refills_while_idle() {
-        let b = Bucket {
-            burst: 1000.0,
-            t_w: 1e-6,
-            store_and_forward: false,
-        };
-        let full = (0.0, 1000.0);
-        // 600 bytes out of a full bucket: all free, 400 tokens left at once.
-        let (saved, after) = b.send(full, 0.0, 600);
-        assert_eq!((saved, after), (600e-6, (0.0, 400.0)));
-        // 600 more at once: 400 free, 200 paced; the bucket is empty when they are through.
-        let (saved, after) = b.send(after, 0.0, 600);
-        assert!((saved - 400e-6).abs() < 1e-12);
-        assert!(
-            (after.0 - 200e-6).abs() < 1e-12 && after.1 == 0.0,
-            "{after:?}"
-        );
-        // 300 µs idle after that: 300 tokens back.
-        let (saved, _) = b.send(after, 500e-6, 1000);
-        assert!((saved - 300e-6).abs() < 1e-12, "{saved}");
-        // Idle for long: never more than the burst.
-        let (saved, _) = b.send(after, 1.0, 5000);
-        assert!((saved - 1000e-6).abs() < 1e-12, "{saved}");
     }
 }

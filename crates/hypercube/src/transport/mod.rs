@@ -4,6 +4,7 @@
 pub(crate) mod api;
 pub(crate) mod forwarding;
 pub mod local;
+pub(crate) mod local_clock;
 pub(crate) mod mailbox;
 pub mod tcp;
 

@@ -224,7 +224,10 @@ mod tests {
         assert!(!parse_push(0).unwrap());
         assert!(parse_push(1).unwrap());
         let e = parse_push(2).unwrap_err().to_string();
-        assert!(e.contains("HYPERCUBE_TCP_PUSH=2") && e.contains("use 1"), "{e}");
+        assert!(
+            e.contains("HYPERCUBE_TCP_PUSH=2") && e.contains("use 1"),
+            "{e}"
+        );
     }
 
     /// Links ask for a congestion control only when the ranks do not outnumber the cores
