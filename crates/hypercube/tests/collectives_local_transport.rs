@@ -107,3 +107,39 @@ fn waiting_for_a_finished_node_is_an_error_not_a_hang() {
         out[1]
     );
 }
+
+/// No member leaves a barrier before every member has entered it, by either algorithm, on
+/// the whole cube and on its subcubes: each thread counts itself in before the barrier
+/// (the later ones after a pause) and finds every member counted when it leaves.
+#[test]
+fn no_member_leaves_a_barrier_early() {
+    use hypercube::collectives::Algorithm;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+    for d in 0..=4u32 {
+        for alg in [Algorithm::Hypercube, Algorithm::Tree] {
+            for k in [d, d.saturating_sub(1)] {
+                // One counter per subcube of dimension k, by its first node.
+                let counters: Vec<AtomicUsize> =
+                    (0..1usize << d).map(|_| AtomicUsize::new(0)).collect();
+                let counters = &counters;
+                let out = run_local(d, move |node| {
+                    let me = node.mynode();
+                    let sc = node.subcube(k).with(alg);
+                    let counter = &counters[sc.base() as usize];
+                    // The members enter one after another, the last well after the first.
+                    std::thread::sleep(Duration::from_millis(u64::from(sc.rank()) * 2));
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    sc.barrier().unwrap();
+                    (me, counter.load(Ordering::SeqCst), sc.size() as usize)
+                });
+                for (me, seen, size) in out {
+                    assert_eq!(
+                        seen, size,
+                        "d {d} k {k} {alg:?}: node {me} left after {seen} of {size}"
+                    );
+                }
+            }
+        }
+    }
+}

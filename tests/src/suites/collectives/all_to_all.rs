@@ -125,6 +125,8 @@ pub(super) fn shift(s: &Scope<'_>) -> Result<()> {
 }
 
 pub(super) fn barrier(s: &Scope<'_>) -> Result<()> {
-    s.sc.barrier()?;
+    for alg in [Algorithm::Auto, Algorithm::Hypercube, Algorithm::Tree] {
+        s.with(alg).barrier()?;
+    }
     Ok(())
 }

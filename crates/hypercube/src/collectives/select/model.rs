@@ -107,6 +107,7 @@ pub fn model_time(
         (Operation::Shift, Ecube) => c.routed(m, 1.0, lg.max(1.0)),
         (Operation::Shift, GrayRing) => (ts + tw * m) * (2.0 * lg - 1.0).max(lg),
         (Operation::Barrier, Hypercube) => ts * lg,
+        (Operation::Barrier, Tree) => 2.0 * ts * lg,
         (Operation::Scan, Chain) => {
             if k == 0 {
                 0.0

@@ -50,6 +50,11 @@ pub enum Algorithm {
     /// reduction, all-to-all broadcast and reduction, and all-reduce as the last two (a
     /// commutative ⊕ for the reductions).
     AllPort,
+    /// Barrier up and down the binomial tree: an all-to-one reduction of nothing to node 0,
+    /// then a one-to-all broadcast of nothing (Grama §4.1): `2 (p − 1)` messages in all
+    /// against the exchange's `p log p`, `2 log p` steps against `log p` — fewer wake-ups
+    /// where many ranks share a core.
+    Tree,
 }
 
 impl FromStr for Algorithm {
@@ -71,11 +76,12 @@ impl FromStr for Algorithm {
                 "chain" => Algorithm::Chain,
                 "all-port" | "allport" => Algorithm::AllPort,
                 "planned" => Algorithm::Planned,
+                "tree" => Algorithm::Tree,
                 other => {
                     return Err(Error::Config(format!(
                     "unknown collective algorithm {other:?}; use one of auto, hypercube, ring, \
                      mesh, scatter-allgather, reduce-scatter-gather, reduce-scatter-allgather, \
-                     store-forward, pairwise, ecube, gray-ring, chain, all-port, planned"
+                     store-forward, pairwise, ecube, gray-ring, chain, all-port, planned, tree"
                 )))
                 }
             },
@@ -143,7 +149,7 @@ impl Operation {
             Operation::Allreduce => &[Hypercube, ReduceScatterAllgather, Ring, AllPort],
             Operation::Scan => &[Hypercube, Chain],
             Operation::Scatter | Operation::Gather => &[Hypercube, Ecube, AllPort],
-            Operation::Barrier => &[Hypercube],
+            Operation::Barrier => &[Hypercube, Tree],
             Operation::Alltoall => &[StoreForward, Pairwise, Ecube, Ring, Mesh],
             Operation::Alltoallv => &[Pairwise, Ecube, Planned],
             Operation::Shift => &[Ecube, GrayRing],

@@ -99,7 +99,7 @@ pub fn model_traffic(op: Operation, alg: Algorithm, k: u32, m_bytes: usize) -> O
             forwarded: m * p * (lg - 1.0).max(0.0),
         },
         (Operation::Shift, GrayRing) => direct(m * p * lg),
-        (Operation::Barrier, Hypercube) => direct(0.0),
+        (Operation::Barrier, Hypercube | Tree) => direct(0.0),
         // Rank j − 1 → j for j = 1..p−1 over popcount((j − 1) ^ j) links: 2(p − 1) − log p
         // in all (26 at p = 16).
         (Operation::Scan, Chain) => {
