@@ -53,7 +53,8 @@ struct Args {
     warmup: i64,
     /// Force a collective algorithm (auto, hypercube, ring, mesh, scatter-allgather,
     /// reduce-scatter-gather, reduce-scatter-allgather, store-forward, pairwise, ecube,
-    /// gray-ring, chain)
+    /// gray-ring, chain, all-port, planned, tree); the barrier between timed calls keeps
+    /// the default unless `HYPERCUBE_ALG_BARRIER` is set
     #[arg(short = 'a', long = "alg", value_name = "ALG", default_value = "auto")]
     alg: String,
     /// Collectives: also print each rank's own mean time (a `# per rank:` line after each
