@@ -1,4 +1,4 @@
-//! Several blocks as one message ([`pack`], [`unpack`], [`concat`], [`bounds`]), the check
+//! Several blocks as one message ([`pack`], [`unpack`], [`concat()`], [`bounds`]), the check
 //! that members passed blocks of one length ([`check_equal`], [`unpack_equal`]), and the
 //! words of a length error in the caller's terms ([`Unit`], [`call_and_hint`]): what the
 //! algorithms of `collectives/` share besides the call itself (`ctx.rs`).
@@ -199,9 +199,10 @@ pub(crate) fn unequal_blocks(what: &str) -> Error {
 
 /// [`unpack`] after [`check_equal`]: the blocks of a message from `from`, whose own
 /// block is `own` bytes, or the error that names the member of another length. The
-/// algorithm returns that error at once: the call's failure notice ([`Ctx::guard`]) stops
-/// every member that would wait for this one, and nothing this node received unchecked is
-/// passed on as if it were right.
+/// algorithm returns that error at once: the call's failure notice
+/// ([`Ctx::guard`](crate::collectives::ctx::Ctx::guard)) stops every member that would
+/// wait for this one, and nothing this node received unchecked is passed on as if it were
+/// right.
 pub(crate) fn unpack_equal(
     msg: Bytes,
     ids: &[u32],

@@ -85,16 +85,17 @@ pub(crate) const WIRE_CUT_THROUGH: usize = 8 << 10;
 /// hold unsent (`TCP_NOTSENT_LOWAT`): 16 KiB, under 2 ms at 100 Mbit/s and 0.2 ms at
 /// 1 Gbit/s. Measured on the emulated links, a 4 MiB exchange by rendezvous between two
 /// nodes, ten calls (slower node, three runs each): 100 Mbit/s 392–495 ms with the kernel's
-/// default, 364 ms with 128 KiB, 351–353 ms with 16 KiB; 1 Gbit/s 35–49 ms (five runs),
-/// 35–52 ms with 122 KB, 35.1–35.4 ms with 16 KiB. Collectives that send eagerly did not move (4-cube
-/// at 100 Mbit/s, all-to-all, allgather and broadcast of 256 KiB–1 MiB; 4-cube at 1 Gbit/s,
-/// all-to-all of 64 KiB–1 MiB, where the cores are the limit: within the runs' ±15 %).
+/// default, 364 ms with 128 KiB, 351–356 ms with 16 KiB; 1 Gbit/s 35–49 ms (five runs),
+/// 35–52 ms with 122 KB, 35.1–35.4 ms with 16 KiB. Collectives that send eagerly did not
+/// move (4-cube at 100 Mbit/s, all-to-all, allgather and broadcast of 256 KiB–1 MiB;
+/// 4-cube at 1 Gbit/s, all-to-all of 64 KiB–1 MiB, where the cores are the limit: within
+/// the runs' ±15 %), nor did the comparison with Open MPI (docs/perf/cubenet.md).
 pub(crate) const WIRE_UNSENT: usize = 16 << 10;
 
 impl TcpTransport {
     /// The links are wires, slow next to the cores (the start-up probe says so: see
-    /// `collectives::select::Machine::links_bound`). Two changes, each unless its variable
-    /// is set:
+    /// `collectives::select::Machine::links_bound`). These changes, each unless its
+    /// variable is set ([`Tuning::wire`]):
     ///
     /// - messages up to the eager window (`HYPERCUBE_EAGER_WINDOW`, 4 MiB) go eagerly
     ///   (`HYPERCUBE_EAGER_LIMIT`): a rendezvous costs a request and a clear-to-send, each
@@ -117,7 +118,7 @@ impl TcpTransport {
     ///   clear-to-send that a node writes after its own long message had started waited
     ///   behind all of it that the socket buffer held — an exchange of 4 MiB messages by
     ///   rendezvous between two nodes at 100 Mbit/s took 392–495 ms on the slower node,
-    ///   351–353 ms with 16 KiB (the link bound 351 ms), 364 ms with 128 KiB;
+    ///   351–356 ms with 16 KiB (the link bound 351 ms), 364 ms with 128 KiB;
     /// - after a long write ([`link_out::PUSH_FROM`]) every write of the link is pushed out
     ///   at once for a while (`sockopt::push`; `HYPERCUBE_TCP_PUSH=0` keeps the kernel's
     ///   autocorking): the tail of a frame just over 64 KiB waited a packet's
