@@ -267,6 +267,15 @@ impl Engine {
     /// timeout (`sockopt::set_liveness`), or no route left to the neighbor (its interface
     /// went down) — is [`Error::LinkDead`]; anything else means the peer went away
     /// ([`Error::PeerGone`]: a reset, a close).
+    ///
+    /// The kernel reports such an abort once, to whichever of the link's reader and writer
+    /// comes first; a write after that fails with `EPIPE`, as it would after the peer's
+    /// close. So a broken pipe on a link already found dead, or that has heard no
+    /// acknowledgement for two thirds of the link timeout (a live peer's kernel
+    /// acknowledges at least every second, even when its process is gone), is the dead
+    /// link too. Seen in the fault suite's pulled
+    /// link on the emulated cube: the reader took "network unreachable", the writer then
+    /// got a broken pipe, and the job stopped for a peer that was alive.
     pub(super) fn link_error(
         &self,
         st: &State,
@@ -282,7 +291,14 @@ impl Engine {
             libc::ENETUNREACH,
             libc::ENETDOWN,
         ];
-        if !dead.contains(&errno) {
+        let quiet = self.tuning.link_timeout * 2 / 3;
+        let silent_pipe = errno == libc::EPIPE
+            && (st.dead.get(link).copied().unwrap_or(false)
+                || (!quiet.is_zero()
+                    && st.out.get(link).is_some_and(|o| {
+                        sockopt::since_last_ack(&o.stream).is_some_and(|t| t >= quiet)
+                    })));
+        if !dead.contains(&errno) && !silent_pipe {
             return Error::PeerGone {
                 peer,
                 detail: format!("{doing} the link failed: {e}"),
