@@ -64,21 +64,23 @@ pub(crate) fn set_notsent_lowat(s: &TcpStream, bytes: usize) -> std::io::Result<
     set_int(s, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, v)
 }
 
-/// The socket's `TCP_NOTSENT_LOWAT` (the tests' view of [`set_notsent_lowat`]).
+/// An integer option of our own socket, read back with `getsockopt` (the tests' view of
+/// what the setters here set).
 #[cfg(test)]
-pub(crate) fn notsent_lowat(s: &TcpStream) -> libc::c_int {
+pub(crate) fn int_of(s: &TcpStream, level: libc::c_int, opt: libc::c_int) -> libc::c_int {
     let mut v: libc::c_int = -1;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: getsockopt on our own open socket into a live c_int and its length.
-    unsafe {
+    // SAFETY: getsockopt into a live c_int of the length given.
+    let rc = unsafe {
         libc::getsockopt(
             s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_NOTSENT_LOWAT,
+            level,
+            opt,
             (&mut v as *mut libc::c_int).cast(),
             &mut len,
         )
     };
+    assert_eq!(rc, 0, "getsockopt: {}", std::io::Error::last_os_error());
     v
 }
 
@@ -212,31 +214,15 @@ mod tests {
         (a, b)
     }
 
-    fn int_of(s: &TcpStream, level: libc::c_int, opt: libc::c_int) -> libc::c_int {
-        let mut v: libc::c_int = -1;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: getsockopt into a live c_int of the length given.
-        let rc = unsafe {
-            libc::getsockopt(
-                s.as_raw_fd(),
-                level,
-                opt,
-                (&mut v as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        assert_eq!(rc, 0, "getsockopt: {}", std::io::Error::last_os_error());
-        v
-    }
-
     #[test]
     fn notsent_lowat_reaches_the_socket_and_zero_leaves_the_default() {
         let (a, _b) = pair();
-        let default = notsent_lowat(&a);
+        let lowat = |s: &TcpStream| int_of(s, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT);
+        let default = lowat(&a);
         set_notsent_lowat(&a, 0).unwrap();
-        assert_eq!(notsent_lowat(&a), default);
+        assert_eq!(lowat(&a), default);
         set_notsent_lowat(&a, 16 << 10).unwrap();
-        assert_eq!(notsent_lowat(&a), 16 << 10);
+        assert_eq!(lowat(&a), 16 << 10);
     }
 
     #[test]

@@ -239,7 +239,9 @@ fn wires_limit_the_unsent_bytes_and_long_exchanges_arrive_whole() {
             let st = t.engine.lock();
             st.out
                 .iter()
-                .map(|o| super::sockopt::notsent_lowat(&o.stream))
+                .map(|o| {
+                    super::sockopt::int_of(&o.stream, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT)
+                })
                 .collect()
         };
         let before = limits(t);
