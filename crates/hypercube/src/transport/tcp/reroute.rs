@@ -273,9 +273,9 @@ impl Engine {
     /// close. So a broken pipe on a link already found dead, or that has heard no
     /// acknowledgement for two thirds of the link timeout (a live peer's kernel
     /// acknowledges at least every second, even when its process is gone), is the dead
-    /// link too. Seen in the fault suite's pulled
-    /// link on the emulated cube: the reader took "network unreachable", the writer then
-    /// got a broken pipe, and the job stopped for a peer that was alive.
+    /// link too. Seen in the fault suite's pulled link on the emulated cube: the reader
+    /// took "network unreachable", the writer then got a broken pipe, and the job stopped
+    /// for a peer that was alive.
     pub(super) fn link_error(
         &self,
         st: &State,
@@ -291,13 +291,8 @@ impl Engine {
             libc::ENETUNREACH,
             libc::ENETDOWN,
         ];
-        let quiet = self.tuning.link_timeout * 2 / 3;
         let silent_pipe = errno == libc::EPIPE
-            && (st.dead.get(link).copied().unwrap_or(false)
-                || (!quiet.is_zero()
-                    && st.out.get(link).is_some_and(|o| {
-                        sockopt::since_last_ack(&o.stream).is_some_and(|t| t >= quiet)
-                    })));
+            && (st.dead.get(link).copied().unwrap_or(false) || self.silent(st, link));
         if !dead.contains(&errno) && !silent_pipe {
             return Error::PeerGone {
                 peer,
@@ -340,13 +335,23 @@ impl Engine {
     /// timeout (a live link hears one at least every second, keepalive probes included).
     /// False on a 0-cube and without a link timeout.
     pub(super) fn cut_off(&self, st: &State, dead: usize) -> bool {
-        let quiet = self.tuning.link_timeout * 2 / 3;
         let cube_links = (self.dim as usize).min(st.out.len());
         cube_links > 1
-            && !quiet.is_zero()
-            && (0..cube_links).filter(|&k| k != dead).all(|k| {
-                st.link_done[k]
-                    || sockopt::since_last_ack(&st.out[k].stream).is_some_and(|t| t >= quiet)
-            })
+            && !(self.tuning.link_timeout * 2 / 3).is_zero()
+            && (0..cube_links)
+                .filter(|&k| k != dead)
+                .all(|k| st.link_done[k] || self.silent(st, k))
+    }
+
+    /// Has link `k` received no acknowledgement for two thirds of the link timeout (a live
+    /// link hears one at least every second, keepalive probes included)? False without a
+    /// link timeout.
+    fn silent(&self, st: &State, k: usize) -> bool {
+        let quiet = self.tuning.link_timeout * 2 / 3;
+        !quiet.is_zero()
+            && st
+                .out
+                .get(k)
+                .is_some_and(|o| sockopt::since_last_ack(&o.stream).is_some_and(|t| t >= quiet))
     }
 }
