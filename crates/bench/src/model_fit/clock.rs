@@ -6,9 +6,7 @@ use anyhow::bail;
 use bytes::Bytes;
 use hypercube::collectives::select::CostModel;
 use hypercube::collectives::{Algorithm, Op, ShiftOrder};
-use hypercube::local::{
-    now, run_local_timed, run_local_timed_all_port, run_local_timed_links, Links,
-};
+use hypercube::local::{now, run_local_timed_links, Links};
 use hypercube::Node;
 
 /// One call of `bench` with the inputs `osu` gives it at SIZE `s` (bytes form, f32 sums).
@@ -68,17 +66,25 @@ pub fn virtual_clock(
     all_port: bool,
 ) -> anyhow::Result<(f64, f64)> {
     let call = |node: Node| one_call(&node, bench, alg, s).map_err(|e| format!("{e:#}"));
-    let out = if all_port {
-        run_local_timed_all_port(dim, model, call)
-    } else {
-        run_local_timed(dim, model, call)
-    };
-    let mut times = Vec::with_capacity(out.len());
-    for (r, t) in out {
-        if let Err(e) = r {
-            bail!("virtual clock, {bench} {alg:?} at {s} B: {e}");
+    let links = Links { all_port, burst: 0 };
+    let out = run_local_timed_links(dim, model, links, call);
+    mean_and_slowest(
+        out.into_iter().map(|(r, t)| r.map(|()| t)),
+        format_args!("virtual clock, {bench} {alg:?} at {s} B"),
+    )
+}
+
+/// `(mean, slowest)` of the nodes' times, or the first node's error, as `what`'s.
+fn mean_and_slowest(
+    per_node: impl Iterator<Item = Result<f64, String>>,
+    what: std::fmt::Arguments<'_>,
+) -> anyhow::Result<(f64, f64)> {
+    let mut times = Vec::new();
+    for r in per_node {
+        match r {
+            Ok(t) => times.push(t),
+            Err(e) => bail!("{what}: {e}"),
         }
-        times.push(t);
     }
     let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
     Ok((mean, times.iter().copied().fold(0.0, f64::max)))
@@ -119,13 +125,8 @@ pub fn shaped_clock(
         }
         Ok::<f64, String>(total / SHAPED_CALLS as f64)
     });
-    let mut times = Vec::with_capacity(out.len());
-    for (r, _) in out {
-        match r {
-            Ok(t) => times.push(t),
-            Err(e) => bail!("shaped virtual clock, {bench} {alg:?} at {s} B: {e}"),
-        }
-    }
-    let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
-    Ok((mean, times.iter().copied().fold(0.0, f64::max)))
+    mean_and_slowest(
+        out.into_iter().map(|(r, _)| r),
+        format_args!("shaped virtual clock, {bench} {alg:?} at {s} B"),
+    )
 }

@@ -130,24 +130,14 @@ pub fn op_rows(raw: &[Raw], fits: &Fits, notes: &mut Vec<String>) -> Vec<OpRow> 
         let alg = case.algorithm();
         let m = r.size as f64;
         let model = fit.cost_model();
-        let mut clock =
-            |all_port| match virtual_clock(r.bench, alg, r.dim, r.size as usize, model, all_port) {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    notes.push(format!("{e:#}"));
-                    None
-                }
-            };
-        let vc = clock(false);
-        let ap = clock(true);
+        // A clock's time, or its error noted.
+        let mut noted =
+            |t: anyhow::Result<(f64, f64)>| t.map_err(|e| notes.push(format!("{e:#}"))).ok();
+        let s = r.size as usize;
+        let vc = noted(virtual_clock(r.bench, alg, r.dim, s, model, false));
+        let ap = noted(virtual_clock(r.bench, alg, r.dim, s, model, true));
         let burst = fit.burst.max(0.0) as usize;
-        let shaped = match shaped_clock(r.bench, alg, r.dim, r.size as usize, model, burst) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                notes.push(format!("{e:#}"));
-                None
-            }
-        };
+        let shaped = noted(shaped_clock(r.bench, alg, r.dim, s, model, burst));
         rows.push(OpRow {
             case,
             dim: r.dim,
