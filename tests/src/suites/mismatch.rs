@@ -220,8 +220,8 @@ pub fn run_sizes(node: &Node, sizes: &[usize]) -> Result<Vec<&'static str>> {
 
         // A member's own argument error (one block too many, or a length that does not
         // split into p blocks; the all-to-all's forms and the in-place allgather, which
-        // checks its length the same way): it fails at once, and the others, already in the call, fail
-        // by its notice naming it instead of waiting for it.
+        // checks its length the same way): it fails at once, and the others, already in
+        // the call, fail by its notice naming it instead of waiting for it.
         for (form, alg) in [
             ("alltoall", Algorithm::Auto),
             ("alltoall_slice", Algorithm::Pairwise),

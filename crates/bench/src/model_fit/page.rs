@@ -292,10 +292,11 @@ pub fn render(raw: &[Raw], all_fits: &[Fits], rows: &[OpRow], info: &RunInfo) ->
     let _ = writeln!(
         w,
         "Measured slowest rank over the virtual clock's slowest node (single-port, \
-         `run_local_timed`, and all-port, `run_local_timed_all_port`), over Grama + tbf, and over the shaped virtual clock \
-         (all-port, every link a token bucket of the fitted burst, over `osu`'s loop of calls: \
-         `run_local_timed_links`), across the operations of the table below; *eager where measured*: the eager run in \
-         place of its default-protocol twin where there is one.\n"
+         `run_local_timed`, and all-port, `run_local_timed_all_port`), over Grama + tbf, \
+         and over the shaped virtual clock (all-port, every link a token bucket of the \
+         fitted burst, over `osu`'s loop of calls: `run_local_timed_links`), across the \
+         operations of the table below; *eager where measured*: the eager run in place of \
+         its default-protocol twin where there is one.\n"
     );
     render_summary(w, rows);
     let _ = writeln!(w, "## Per operation\n");

@@ -46,8 +46,9 @@
 //! (a deadlock, or a node that returned early), the waits fail with [`Error::PeerGone`] too.
 //!
 //! This file is the transport: the `Cube` of shared mailboxes and one [`LocalTransport`]
-//! per node; the clock's arithmetic (ports, sends, buckets) is `local_clock.rs`. The driver that starts the threads and gives each one a `Node` lives above
-//! `node.rs`, in `crate::local`; the cost model lives beside the algorithm selection that
+//! per node; the clock's arithmetic (ports, sends, buckets) is `local_clock.rs`. The
+//! driver that starts the threads and gives each one a `Node` lives above `node.rs`, in
+//! `crate::local`; the cost model lives beside the algorithm selection that
 //! uses it, in [`crate::collectives::select`]. Both keep their old paths here.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -127,7 +128,7 @@ impl Cube {
         clock: Arc<Mutex<f64>>,
     ) -> LocalTransport {
         LocalTransport {
-            ports: NodeClock::new(self.dim, self.clock.as_ref()),
+            node_clock: NodeClock::new(self.dim, self.clock.as_ref()),
             rank,
             cube: self.clone(),
             clock,
@@ -173,7 +174,7 @@ impl Cube {
 /// One node's end of the in-process cube.
 pub struct LocalTransport {
     /// Its ports, sends and links under the virtual clock (`local_clock.rs`).
-    ports: NodeClock,
+    node_clock: NodeClock,
     rank: NodeId,
     cube: Arc<Cube>,
     clock: Arc<Mutex<f64>>,
@@ -312,9 +313,9 @@ impl Transport for LocalTransport {
         let mut token = 0;
         let body = match self.timed() {
             Some(model) => {
-                let (stamp, t) = self
-                    .ports
-                    .send(model, &self.clock, (self.rank, dest), data.len());
+                let (stamp, t) =
+                    self.node_clock
+                        .send(model, &self.clock, (self.rank, dest), data.len());
                 token = t;
                 let mut b = BytesMut::with_capacity(data.len() + 8);
                 b.extend_from_slice(&data);
@@ -344,7 +345,7 @@ impl Transport for LocalTransport {
     }
 
     fn wait_send(&self, token: SendToken) -> Result<()> {
-        self.ports.wait_send(&self.clock, token);
+        self.node_clock.wait_send(&self.clock, token);
         Ok(())
     }
 
