@@ -130,10 +130,10 @@ impl TcpTransport {
     pub(crate) fn links_are_wires(&self) {
         use std::sync::atomic::Ordering::Relaxed;
         let wire = &self.engine.tuning.wire;
-        if wire.chunk.is_none() {
+        if !wire.chunk_set {
             self.engine.wire_chunk.store(WIRE_CHUNK, Relaxed);
         }
-        if wire.eager_limit.is_none() {
+        if !wire.eager_limit_set {
             let window = usize::try_from(self.engine.tuning.eager_window).unwrap_or(usize::MAX);
             let limit = self
                 .engine
@@ -142,7 +142,7 @@ impl TcpTransport {
                 .max(window - EAGER_HEADROOM.min(window));
             self.engine.wire_eager.store(limit, Relaxed);
         }
-        if wire.cut_through_min.is_none() {
+        if !wire.cut_through_min_set {
             for input in &self.engine.inputs {
                 relock(input.lock()).set_cut_through_min(WIRE_CUT_THROUGH);
             }

@@ -52,18 +52,18 @@ pub struct Tuning {
 }
 
 /// The knobs whose defaults change where the start-up probe finds the links to be wires
-/// (`TcpTransport::links_are_wires`), each as the user set it: `None` takes the wire
+/// (`TcpTransport::links_are_wires`), as the user set them: a knob not set takes the wire
 /// default there (and the loopback default elsewhere). A chunk, eager limit or
-/// cut-through minimum set holds everywhere; the push and the unsent limit are used on
-/// wires only.
+/// cut-through minimum set holds everywhere (its value is [`Tuning`]'s); the push and the
+/// unsent limit are used on wires only.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WireKnobs {
-    /// `HYPERCUBE_CHUNK` (also in [`Tuning::chunk`]).
-    pub chunk: Option<usize>,
-    /// `HYPERCUBE_EAGER_LIMIT` (also in [`Tuning::eager_limit`]).
-    pub eager_limit: Option<usize>,
-    /// `HYPERCUBE_CUT_THROUGH_MIN` (also in [`Tuning::cut_through_min`]).
-    pub cut_through_min: Option<usize>,
+    /// `HYPERCUBE_CHUNK` was set (its value: [`Tuning::chunk`]).
+    pub chunk_set: bool,
+    /// `HYPERCUBE_EAGER_LIMIT` was set (its value: [`Tuning::eager_limit`]).
+    pub eager_limit_set: bool,
+    /// `HYPERCUBE_CUT_THROUGH_MIN` was set (its value: [`Tuning::cut_through_min`]).
+    pub cut_through_min_set: bool,
     /// `HYPERCUBE_TCP_PUSH` (0 or 1): push long writes' tails past autocorking.
     pub push: Option<bool>,
     /// `HYPERCUBE_TCP_NOTSENT_LOWAT` (bytes; 0: the kernel's default).
@@ -169,7 +169,7 @@ impl Tuning {
         };
         if let Some(v) = get("HYPERCUBE_EAGER_LIMIT")? {
             t.eager_limit = v.min(crate::wire::frame::MAX_FRAME_LEN as u64) as usize;
-            t.wire.eager_limit = Some(t.eager_limit);
+            t.wire.eager_limit_set = true;
         }
         if let Some(v) = get("HYPERCUBE_EAGER_WINDOW")? {
             t.eager_window = v;
@@ -179,7 +179,7 @@ impl Tuning {
         }
         if let Some(v) = get("HYPERCUBE_CHUNK")? {
             t.chunk = v.clamp(4096, crate::wire::frame::MAX_FRAME_LEN as u64) as usize;
-            t.wire.chunk = Some(t.chunk);
+            t.wire.chunk_set = true;
         }
         if let Some(v) = get("HYPERCUBE_SPIN_US")? {
             t.spin = Duration::from_micros(v);
@@ -199,7 +199,7 @@ impl Tuning {
         t.forwarding = crate::transport::forwarding::Forwarding::from_env()?;
         if let Some(v) = get("HYPERCUBE_CUT_THROUGH_MIN")? {
             t.cut_through_min = v.min(crate::wire::frame::MAX_FRAME_LEN as u64) as usize;
-            t.wire.cut_through_min = Some(t.cut_through_min);
+            t.wire.cut_through_min_set = true;
         }
         if let Some(v) = get("HYPERCUBE_LINK_TIMEOUT_MS")? {
             // TCP_USER_TIMEOUT takes an int of milliseconds.
