@@ -1,10 +1,17 @@
 //! What the tests of the emulated network (`tests/tests/cubenet*.rs`) share: whether a
 //! network can be built here, one such job at a time, and what the host's network looks
-//! like (a job must leave it as it found it); a cable put back, and what it carried.
+//! like (a job must leave it as it found it); a cable put back, and what it carried; the
+//! link rate they build.
 
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The link rate the emulated-network tests build (`hcrun --link-rate`).
+pub const RATE: &str = "100mbit";
+
+/// [`RATE`] in bytes per second.
+pub const RATE_BYTES_PER_SEC: f64 = 100e6 / 8.0;
 
 /// The jobs of a test file share two cores and their timing matters: one at a time.
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {

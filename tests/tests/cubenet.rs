@@ -12,15 +12,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use hypercube_tests::emulation::{
-    emulated, emulation_possible, host_network, netns_of, processes_in, serial,
+    emulated, emulation_possible, host_network, netns_of, processes_in, serial, RATE,
+    RATE_BYTES_PER_SEC,
 };
 use hypercube_tests::{
     alive, collective_checks, hcrun, rank_pid_line, run_command, run_hcrun, KillList, LiveJob,
     IPSC_CHECKS,
 };
-
-const RATE: &str = "100mbit";
-const RATE_BYTES_PER_SEC: f64 = 100e6 / 8.0;
 
 #[test]
 fn both_suites_pass_on_the_emulated_3_cube() {

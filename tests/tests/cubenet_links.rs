@@ -7,11 +7,9 @@
 use std::time::{Duration, Instant};
 
 use hypercube_tests::emulation::{
-    emulated, host_network, ip_in, put_back, routes_over, start_on_cube_at, tx_bytes,
+    emulated, host_network, ip_in, put_back, routes_over, start_on_cube_at, tx_bytes, RATE,
 };
 use hypercube_tests::{run_hcrun, KillList, LiveJob};
-
-const RATE: &str = "100mbit";
 
 /// The node program of the tests that cut a node off: `linkload` keeps every link busy both
 /// ways, round after round, for minutes unless stopped.

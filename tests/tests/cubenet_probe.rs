@@ -5,11 +5,8 @@
 
 use std::time::Duration;
 
-use hypercube_tests::emulation::emulated;
+use hypercube_tests::emulation::{emulated, RATE, RATE_BYTES_PER_SEC};
 use hypercube_tests::run_hcrun;
-
-const RATE: &str = "100mbit";
-const RATE_BYTES_PER_SEC: f64 = 100e6 / 8.0;
 
 /// The start-up probe (`boot/probe.rs`) measures what `--link-rate` and `--link-burst`
 /// built: the rate within 25 %, and the token bucket's burst from the priming transfer
