@@ -10,6 +10,10 @@
 //! call is about to return the `Lender` asks the transport to copy what it still keeps of
 //! it (`release`, `base::lent`): usually nothing, the acknowledgement having come first.
 //!
+//! A slice shorter than [`LEND_MIN`] is copied instead: a lent frame asks its receiver for
+//! an acknowledgement at once (wire protocol 4), a frame and a wake-up on each side that
+//! cost more than copying a few kilobytes.
+//!
 //! The wait happens when the `Lender` is dropped, at the end of [`lend`] or while
 //! unwinding, and it cannot be skipped: the `Lender` lives on [`lend`]'s stack and is only
 //! borrowed by the closure, so no borrowed byte outlives the borrow. (If a copy were never
@@ -19,6 +23,14 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Condvar, Mutex};
 
 use bytes::Bytes;
+
+/// Slices shorter than this are copied, not lent. A lent frame is acknowledged at once, so
+/// each lent message costs a frame back and the wake-ups of both sides; below this length
+/// copying is cheaper (8 KiB: well under a microsecond). Measured with the recursive
+/// halving's lent first step (`reduce_scatter/hypercube.rs`), 8 B and 1 KiB on 4 and 8
+/// ranks on 2 cores: 10–19 % faster copied, every one of 9 alternated pairs
+/// (`docs/perf/analysis.md`, "Small lent slices").
+pub(crate) const LEND_MIN: usize = 8 << 10;
 
 /// How many message handles still point at lent memory, and the slices lent (registered
 /// with `base::lent` until they are all let go of).
@@ -69,10 +81,11 @@ impl Drop for Loan {
 }
 
 impl<'a> Lender<'a> {
-    /// `data` as message bytes, without a copy.
+    /// `data` as message bytes: without a copy, or copied if it is shorter than
+    /// [`LEND_MIN`].
     pub(crate) fn lend(&self, data: &'a [u8]) -> Bytes {
-        if data.is_empty() {
-            return Bytes::new();
+        if data.len() < LEND_MIN {
+            return Bytes::copy_from_slice(data);
         }
         *self.count.live.lock().unwrap_or_else(|p| p.into_inner()) += 1;
         crate::base::lent::register(data);
@@ -145,10 +158,10 @@ mod tests {
     /// thread, 50 ms later.
     #[test]
     fn lend_waits_for_the_last_copy() {
-        let data = vec![7u8; 1000];
+        let data = vec![7u8; super::LEND_MIN + 20];
         let t0 = Instant::now();
         let seen = lend(&|| {}, |l| {
-            let b = l.lend(&data[10..20]);
+            let b = l.lend(&data[10..10 + super::LEND_MIN]);
             let copy = b.slice(2..5);
             drop(b);
             std::thread::spawn(move || {
@@ -160,5 +173,20 @@ mod tests {
         assert_eq!(seen.join().unwrap(), vec![7u8; 3]);
         // Nothing lent: no wait.
         assert_eq!(lend(&|| {}, |l| l.lend(&[]).len()), 0);
+    }
+
+    /// A slice shorter than `LEND_MIN` is copied (another address, and `lend` does not
+    /// wait for the copy); one of `LEND_MIN` bytes is lent as it is.
+    #[test]
+    fn short_slices_are_copied() {
+        let data = vec![3u8; super::LEND_MIN];
+        let short = lend(&|| {}, |l| l.lend(&data[..super::LEND_MIN - 1]));
+        assert_ne!(short.as_ptr(), data.as_ptr());
+        assert_eq!(short.len(), super::LEND_MIN - 1);
+        drop(short);
+        lend(&|| {}, |l| {
+            let b = l.lend(&data);
+            assert_eq!(b.as_ptr(), data.as_ptr());
+        });
     }
 }
