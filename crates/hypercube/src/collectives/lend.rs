@@ -12,7 +12,7 @@
 //!
 //! A slice shorter than [`LEND_MIN`] is copied instead: a lent frame asks its receiver for
 //! an acknowledgement at once (wire protocol 4), a frame and a wake-up on each side that
-//! cost more than copying a few kilobytes.
+//! cost more than copying up to some tens of kilobytes.
 //!
 //! The wait happens when the `Lender` is dropped, at the end of [`lend`] or while
 //! unwinding, and it cannot be skipped: the `Lender` lives on [`lend`]'s stack and is only
@@ -25,12 +25,14 @@ use std::sync::{Arc, Condvar, Mutex};
 use bytes::Bytes;
 
 /// Slices shorter than this are copied, not lent. A lent frame is acknowledged at once, so
-/// each lent message costs a frame back and the wake-ups of both sides; below this length
-/// copying is cheaper (8 KiB: well under a microsecond). Measured with the recursive
-/// halving's lent first step (`reduce_scatter/hypercube.rs`), 8 B and 1 KiB on 4 and 8
-/// ranks on 2 cores: 10–19 % faster copied, every one of 9 alternated pairs
+/// each lent message costs a frame back, the wake-ups it makes on both sides and the
+/// lender's wait; below this length copying is cheaper. Measured with the recursive
+/// halving's lent first step (`reduce_scatter/hypercube.rs`) on loopback, lent against
+/// copied: 8 B – 1 KiB 10–19 % faster copied; slices of 16 KiB 19 against 24 µs per call
+/// copied, 32 KiB 338 against 401 µs (np = 4), 64 KiB even at np = 2 and lent faster at
+/// np = 4 (794 against 1005 µs), 512 KiB lent faster (218 against 265 µs)
 /// (`docs/perf/analysis.md`, "Small lent slices").
-pub(crate) const LEND_MIN: usize = 8 << 10;
+pub(crate) const LEND_MIN: usize = 64 << 10;
 
 /// How many message handles still point at lent memory, and the slices lent (registered
 /// with `base::lent` until they are all let go of).
