@@ -1,7 +1,7 @@
 //! The typed forms with messages large enough to be received in place (`node/landing.rs`:
 //! over TCP, read from the socket straight into the caller's memory): point to point into
-//! a buffer, allgather (every algorithm), all-to-all (pairwise and e-cube receive in place,
-//! store-and-forward does not) and broadcast, each against a sequential expectation. Part
+//! a buffer, allgather (every algorithm), all-to-all (pairwise, e-cube and
+//! store-and-forward, whose steps land in two places each) and broadcast, each against a sequential expectation. Part
 //! of the typed suite (`typed.rs`, check "in place"), so it runs over TCP and on threads.
 
 use anyhow::{ensure, Result};
@@ -69,7 +69,9 @@ pub fn run(node: &Node) -> Result<()> {
         c.allgather_in_place(&mut buf)?;
         ensure!(buf == want, "allgather_in_place 1 MiB {alg:?}");
     }
-    // All-to-all of 256 KiB blocks, received in place by pairwise and e-cube exchange.
+    // All-to-all of 256 KiB blocks, received in place by pairwise and e-cube exchange, and
+    // by store-and-forward (the blocks for this member in the result, the ones it passes
+    // on in a buffer of the step's own).
     for alg in [
         Algorithm::Pairwise,
         Algorithm::Ecube,

@@ -4,7 +4,10 @@
 //! that a typed collective does not copy its result out of message buffers afterwards
 //! (issue 25; MPI's buffer semantics).
 //!
-//! A landing is a raw pointer and a length. The receive request that made it borrows the
+//! A landing is a raw pointer and a length — or two: the message's first `head` bytes go
+//! to one place and the rest to another ([`Landing::split`]; the store-and-forward
+//! all-to-all lands the blocks that end at this node in the result and the ones it passes
+//! on in a buffer of its own, from one message). The receive request that made it borrows the
 //! memory mutably for as long as it lives (`node::landing::RecvLanding`), and its `Drop` takes the
 //! landing back from the transport before the borrow ends (`Transport::abandon_recv`):
 //! what of the message arrived is copied into a buffer of the transport's own, and no
@@ -19,9 +22,12 @@ use bytes::Bytes;
 pub(crate) struct Landing {
     ptr: *mut u8,
     len: usize,
+    /// The message's bytes `head ..` go to `tail` (`head == len`: one piece).
+    head: usize,
+    tail: *mut u8,
 }
 
-// SAFETY: a `Landing` is an address and a length; the memory behind it is written only by
+// SAFETY: a `Landing` is addresses and lengths; the memory behind it is written only by
 // the thread that holds the transport's lock on the message (the state lock, or the input
 // lock of the link reading it), while the request that lent it keeps it borrowed.
 unsafe impl Send for Landing {}
@@ -48,58 +54,103 @@ impl Landing {
     /// landing: the receive that names it completed and its message was taken, or
     /// `Transport::abandon_recv` returned for it.
     pub unsafe fn from_raw(ptr: *mut u8, len: usize) -> Landing {
-        Landing { ptr, len }
+        Landing {
+            ptr,
+            len,
+            head: len,
+            tail: ptr,
+        }
     }
 
-    /// Its length in bytes.
+    /// The landing of a message of `head.1 + tail.1` bytes whose first `head.1` go to
+    /// `head.0` and the rest to `tail.0`.
+    ///
+    /// # Safety
+    /// As for [`Landing::from_raw`], for each of the two pieces; they must not overlap.
+    pub unsafe fn split(head: (*mut u8, usize), tail: (*mut u8, usize)) -> Landing {
+        Landing {
+            ptr: head.0,
+            len: head.1 + tail.1,
+            head: head.1,
+            tail: tail.0,
+        }
+    }
+
+    /// Its length in bytes (both pieces).
     pub fn len(&self) -> usize {
         self.len
     }
 
-    /// The address `off` bytes in (`off <= len`), where the transport writes.
-    pub fn at(&self, off: usize) -> *mut u8 {
+    /// Where the message's byte `off` goes (`off <= len`), and how many bytes from there
+    /// on are contiguous (to the end of its piece): where the transport writes.
+    pub fn at(&self, off: usize) -> (*mut u8, usize) {
         assert!(off <= self.len, "landing offset out of range");
-        // SAFETY: within the landing's memory (or one past its end), by the assert.
-        unsafe { self.ptr.add(off) }
+        // SAFETY: within the landing's memory (or one past a piece's end), by the assert.
+        unsafe {
+            if off < self.head || self.head == self.len {
+                (self.ptr.add(off), self.head - off)
+            } else {
+                (self.tail.add(off - self.head), self.len - off)
+            }
+        }
     }
 
-    /// Copy `src` into the landing at `off`. Panics if it does not fit (the mailbox checks
-    /// lengths against the announced message first).
-    pub fn write(&self, off: usize, src: &[u8]) {
+    /// Copy `src` into the landing at `off`, across the pieces' seam if it reaches it.
+    /// Panics if it does not fit (the mailbox checks lengths against the announced message
+    /// first).
+    pub fn write(&self, mut off: usize, mut src: &[u8]) {
         assert!(
             off.checked_add(src.len()).is_some_and(|e| e <= self.len),
             "landing write out of range"
         );
-        // SAFETY: the range is inside the landing (asserted), which the transport may write
-        // (see `new`), and `src` is a different allocation (a message buffer).
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(off), src.len()) }
+        while !src.is_empty() {
+            let (to, room) = self.at(off);
+            let n = room.min(src.len());
+            // SAFETY: `to .. to + n` is inside one piece of the landing (`at`), which the
+            // transport may write (see `from_raw`), and `src` is a different allocation (a
+            // message buffer).
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), to, n) };
+            (off, src) = (off + n, &src[n..]);
+        }
     }
 
-    /// A copy of the first `n` bytes (the part of a message that arrived when its receive
-    /// took the landing back).
+    /// A copy of the message's first `n` bytes (the part of a message that arrived when
+    /// its receive took the landing back).
     pub fn copy_of(&self, n: usize) -> Vec<u8> {
-        assert!(n <= self.len, "landing read out of range");
-        // SAFETY: inside the landing, which is valid until the transport lets go of it.
-        unsafe { std::slice::from_raw_parts(self.ptr, n) }.to_vec()
+        self.copy_range(0, n)
     }
 
-    /// The whole landing as message bytes, without a copy: what the transport hands the
-    /// receive of a landed message. Only the receive request looks at it ([`holds`]).
+    /// A copy of the message's bytes `off .. off + n`, across the seam if they reach it.
+    pub fn copy_range(&self, off: usize, n: usize) -> Vec<u8> {
+        assert!(
+            off.checked_add(n).is_some_and(|e| e <= self.len),
+            "landing read out of range"
+        );
+        let mut v = Vec::with_capacity(n);
+        let mut at = off;
+        while at < off + n {
+            let (from, room) = self.at(at);
+            let k = room.min(off + n - at);
+            // SAFETY: `from .. from + k` is inside one piece of the landing (`at`), valid
+            // until the transport lets go of it.
+            v.extend_from_slice(unsafe { std::slice::from_raw_parts(from, k) });
+            at += k;
+        }
+        v
+    }
+
+    /// The landed message as message bytes, without a copy: what the transport hands the
+    /// receive of a landed message. Only the receive request looks at it ([`holds`]). It
+    /// spans the first piece only (a split landing is not one slice of memory).
     ///
     /// [`holds`]: Landing::holds
     pub fn view(&self) -> Bytes {
         Bytes::from_owner(View(*self))
     }
 
-    /// Does `b` lie in the landing's memory (a landed message's bytes)?
+    /// Is `b` the landing's [`view`](Landing::view) (a landed message's bytes)?
     pub fn holds(&self, b: &Bytes) -> bool {
-        b.len() == self.len && std::ptr::eq(b.as_ptr(), self.ptr)
-    }
-
-    /// Does the landing's memory contain address `p`?
-    pub fn contains(&self, p: *const u8) -> bool {
-        let (s, a) = (self.ptr as usize, p as usize);
-        a >= s && a < s + self.len
+        b.len() == self.head && std::ptr::eq(b.as_ptr(), self.ptr)
     }
 }
 
@@ -110,7 +161,7 @@ impl AsRef<[u8]> for View {
     fn as_ref(&self) -> &[u8] {
         // SAFETY: the landing is valid while its receive request lives, and the request
         // drops the view before it returns (module documentation).
-        unsafe { std::slice::from_raw_parts(self.0.ptr, self.0.len) }
+        unsafe { std::slice::from_raw_parts(self.0.ptr, self.0.head) }
     }
 }
 
@@ -128,9 +179,29 @@ mod tests {
         let v = l.view();
         assert!(l.holds(&v));
         assert!(!l.holds(&v.slice(1..)));
-        assert!(l.contains(l.at(7)) && !l.contains(l.at(8)));
+        assert_eq!(l.at(8).1, 0, "no room at the end");
         drop(v);
         assert_eq!(buf, vec![0, 0, 1, 2, 3, 0, 0, 0]);
+    }
+
+    /// A split landing: bytes before the seam go to one buffer, the rest to the other, a
+    /// write across the seam too; `at` says the room to the end of a piece.
+    #[test]
+    fn a_split_landing_writes_both_pieces() {
+        let (mut a, mut b) = (vec![0u8; 3], vec![0u8; 4]);
+        // SAFETY: `a` and `b` outlive the landing and are not touched meanwhile.
+        let l = unsafe { Landing::split((a.as_mut_ptr(), 3), (b.as_mut_ptr(), 4)) };
+        assert_eq!(l.len(), 7);
+        assert_eq!(l.at(1), (a[1..].as_mut_ptr(), 2));
+        assert_eq!(l.at(3), (b.as_mut_ptr(), 4));
+        l.write(1, &[1, 2, 3, 4]);
+        l.write(5, &[5, 6]);
+        assert_eq!(l.copy_of(7), vec![0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(l.copy_range(2, 3), vec![2, 3, 4]);
+        let v = l.view();
+        assert!(l.holds(&v) && v.len() == 3);
+        drop(v);
+        assert_eq!((a, b), (vec![0, 1, 2], vec![3, 4, 5, 6]));
     }
 
     #[test]

@@ -86,16 +86,15 @@ impl CallLanding<'_> {
     /// Wait for the message: `Ok(None)` when it is in the named memory, `Ok(Some(bytes))`
     /// for a message of another length (nothing written), an error for a failure notice.
     pub fn wait(self) -> Result<Option<Bytes>> {
-        let (dest, len) = self.r.memory();
+        let to = self.r.memory();
         match self.r.wait()? {
             Landed::Here { tag } if tag == self.c.failure => {
-                // A failure notice of just that length: it is in the memory.
-                // SAFETY: `dest .. dest + len` was just written (`Ctx::irecv_landing`).
-                let text = unsafe { std::slice::from_raw_parts(dest, len) };
+                // A failure notice of just that length: it is in the memory (just written,
+                // `Ctx::irecv_landing`).
                 let notice = Message {
                     source: self.c.phys(self.from),
                     tag,
-                    data: Bytes::copy_from_slice(text),
+                    data: Bytes::from(to.copy_of(to.len())),
                 };
                 self.c.checked(notice).map(|_| None)
             }
@@ -294,7 +293,26 @@ impl<'a> Ctx<'a> {
         (dest, len): (*mut u8, usize),
     ) -> Result<CallLanding<'_>> {
         // SAFETY: forwarded to this function's caller.
-        let r = unsafe { self.node.irecv_landing(self.select(Some(rel)), dest, len)? };
+        unsafe { self.irecv_split(rel, (dest, len), (dest.wrapping_add(len), 0)) }
+    }
+
+    /// [`Ctx::irecv_landing`] of a message whose first `head.1` bytes go to `head.0` and
+    /// the rest (`tail.1` bytes) to `tail.0`.
+    ///
+    /// # Safety
+    /// Both pieces must be writable, must not overlap, and must not be otherwise used until
+    /// the receive has been waited for or dropped.
+    pub unsafe fn irecv_split(
+        &self,
+        rel: u32,
+        head: (*mut u8, usize),
+        tail: (*mut u8, usize),
+    ) -> Result<CallLanding<'_>> {
+        // SAFETY: forwarded to this function's caller.
+        let r = unsafe {
+            self.node
+                .irecv_landing(self.select(Some(rel)), head, tail)?
+        };
         Ok(CallLanding {
             r,
             c: self,

@@ -3,9 +3,8 @@
 //! returns its result in the caller's memory (or in a vector it allocates once) does not
 //! copy it out of message buffers afterwards.
 
-use bytes::Bytes;
-
 use super::{Node, RecvRequest};
+use crate::base::landing::Landing;
 use crate::base::message::Select;
 use crate::error::Result;
 use crate::transport::RecvToken;
@@ -24,8 +23,7 @@ pub(crate) const P2P_FROM: usize = 32 << 10;
 /// one.
 pub(crate) struct RecvLanding {
     r: RecvRequest,
-    dest: *mut u8,
-    len: usize,
+    to: Landing,
 }
 
 /// What a [`RecvLanding`] received.
@@ -37,35 +35,37 @@ pub(crate) enum Landed {
 }
 
 impl Node {
-    /// Post a receive whose message of `len` bytes is to be written to `dest`
+    /// Post a receive whose message of `head.1 + tail.1` bytes is to be written to `head.0`
+    /// (its first `head.1` bytes) and `tail.0` (the rest; `tail.1` = 0 for one piece)
     /// (`Transport::post_recv_landing`).
     ///
     /// # Safety
-    /// `dest .. dest + len` must be writable, and neither read nor written by anyone else,
-    /// until the returned receive has completed or been dropped.
+    /// Both pieces must be writable, must not overlap, and must be neither read nor written
+    /// by anyone else until the returned receive has completed or been dropped.
     pub(crate) unsafe fn irecv_landing(
         &self,
         sel: Select,
-        dest: *mut u8,
-        len: usize,
+        head: (*mut u8, usize),
+        tail: (*mut u8, usize),
     ) -> Result<RecvLanding> {
         // SAFETY: forwarded: the caller keeps the memory for the transport until the
         // request completes or is dropped, which abandons the receive (the transport then
         // lets go of it) before the drop returns.
-        let token = unsafe { self.inner.t.post_recv_landing(sel, dest, len)? };
-        Ok(self.landing_request(token, dest, len))
+        let token = unsafe { self.inner.t.post_recv_landing(sel, head, tail)? };
+        // SAFETY: as above; the landing is only used to look at the memory the caller
+        // keeps for this request.
+        Ok(self.landing_request(token, unsafe { Landing::split(head, tail) }))
     }
 
-    /// The request of receive `token`, whose message goes to `dest .. dest + len`.
-    fn landing_request(&self, token: RecvToken, dest: *mut u8, len: usize) -> RecvLanding {
+    /// The request of receive `token`, whose message goes to `to`.
+    fn landing_request(&self, token: RecvToken, to: Landing) -> RecvLanding {
         RecvLanding {
             r: RecvRequest {
                 t: self.inner.t.clone(),
                 token,
                 done: false,
             },
-            dest,
-            len,
+            to,
         }
     }
 
@@ -82,33 +82,35 @@ impl Node {
     ) -> Result<RecvLanding> {
         // SAFETY: forwarded, as in `irecv_landing`.
         let token = unsafe { self.inner.t.claim_landing(st, dest, len)? };
-        Ok(self.landing_request(token, dest, len))
+        // SAFETY: as in `irecv_landing`.
+        Ok(self.landing_request(token, unsafe { Landing::from_raw(dest, len) }))
     }
 }
 
 impl RecvLanding {
-    /// The memory the receive names: its address and length.
-    pub fn memory(&self) -> (*mut u8, usize) {
-        (self.dest, self.len)
+    /// The memory the receive names.
+    pub fn memory(&self) -> Landing {
+        self.to
     }
 
     /// Wait for the message: in the named memory, copied there if the transport handed it
     /// over as a buffer of its own (a small message, or a transport that cannot land), or
     /// as it came if its length differs.
     pub fn wait(self) -> Result<Landed> {
-        let RecvLanding { r, dest, len } = self;
+        let RecvLanding { r, to } = self;
         // An error drops `r` unfinished: the receive is abandoned and the memory let go.
         let m = r.wait()?;
-        if m.data.len() != len {
+        let tag = m.tag;
+        if to.holds(&m.data) {
+            // Landed: the transport's view of the memory, dropped here.
+            return Ok(Landed::Here { tag });
+        }
+        if m.data.len() != to.len() {
             return Ok(Landed::Other(m));
         }
-        let tag = m.tag;
-        if !std::ptr::eq(m.data.as_ptr(), dest) {
-            // SAFETY: `dest .. dest + len` is the caller's writable memory (the contract of
-            // `irecv_landing`), and the message is a buffer of the transport's own.
-            unsafe { std::ptr::copy_nonoverlapping(m.data.as_ptr(), dest, len) };
-        }
-        drop::<Bytes>(m.data);
+        // The message came as a buffer of the transport's own: into the named memory
+        // (the contract of `irecv_landing`: the caller's, writable, untouched meanwhile).
+        to.write(0, &m.data);
         Ok(Landed::Here { tag })
     }
 }

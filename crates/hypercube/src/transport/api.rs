@@ -56,25 +56,28 @@ pub trait Transport: Send + Sync + 'static {
     fn wait_send(&self, token: SendToken) -> Result<()>;
     /// Post a receive; it binds the oldest matching message, now or when one arrives.
     fn post_recv(&self, sel: Select) -> Result<RecvToken>;
-    /// Post a receive whose message is to be written into the `len` bytes at `dest` as it
-    /// arrives (the receive's *landing*), where the transport can: the message is then
-    /// delivered as a `Bytes` over exactly that memory, which the caller recognizes by its
-    /// address and drops. A transport that cannot does what [`Transport::post_recv`] does
-    /// (the default), and the caller copies. The TCP transport lands the payload of a
-    /// large (rendezvous) message of exactly `len` bytes straight from the socket.
+    /// Post a receive whose message is to be written, as it arrives, into the `head.1`
+    /// bytes at `head.0` and then the `tail.1` bytes at `tail.0` (the receive's *landing*;
+    /// `tail.1` is 0 for one piece of memory), where the transport can: the message is then
+    /// delivered as a `Bytes` over exactly the first piece, which the caller recognizes by
+    /// its address and length and drops. A transport that cannot does what
+    /// [`Transport::post_recv`] does (the default), and the caller copies. The TCP
+    /// transport lands the payload of a large (rendezvous) message of exactly
+    /// `head.1 + tail.1` bytes straight from the socket.
     ///
     /// # Safety
     /// The memory must stay valid, and be neither read nor written by anyone but the
     /// transport, until the receive's message has been taken ([`Transport::wait_recv`],
     /// [`Transport::test_recv`]) or [`Transport::abandon_recv`] has returned for it — which
-    /// copies what of the message arrived into memory of the transport's own.
+    /// copies what of the message arrived into memory of the transport's own. The two
+    /// pieces must not overlap.
     unsafe fn post_recv_landing(
         &self,
         sel: Select,
-        dest: *mut u8,
-        len: usize,
+        head: (*mut u8, usize),
+        tail: (*mut u8, usize),
     ) -> Result<RecvToken> {
-        let _ = (dest, len);
+        let _ = (head, tail);
         self.post_recv(sel)
     }
     /// Take the message of a posted receive if it is complete.

@@ -34,11 +34,11 @@ impl Subcube<'_> {
 
     /// [`Subcube::alltoall`] between the caller's memories (the typed forms' core): `data`
     /// holds `size()` blocks of `m` bytes, block t for relative rank t; `out` (as long)
-    /// receives the block from each rank. Pairwise exchange and the e-cube exchange
+    /// receives the block from each rank. Pairwise, e-cube and store-and-forward exchange
     /// receive in place and send the caller's blocks as they are (`node/landing.rs`,
-    /// `lend.rs`) for blocks of at least [`LAND_FROM`](super::LAND_FROM) bytes, the
-    /// store-and-forward exchange its last step's half of the result; otherwise the byte
-    /// form's result is copied into `out`.
+    /// `lend.rs`) for blocks of at least [`LAND_FROM`](super::LAND_FROM) bytes
+    /// (store-and-forward lands the blocks it passes on in buffers of its own); otherwise
+    /// the byte form's result is copied into `out`.
     ///
     /// # Safety
     /// `out .. out + data.len()` must be writable and not otherwise used until this

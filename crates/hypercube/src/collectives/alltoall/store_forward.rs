@@ -14,18 +14,30 @@ pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
     let p = c.p();
     // Blocks of equal length everywhere (the caller checked this node's own).
     let own = blocks.first().map_or(0, Bytes::len);
-    // Packets (source, destination, data), kept sorted by (source, destination). Before
-    // step i a node L holds the packets whose destination agrees with L below bit i and
-    // whose source agrees with L from bit i up.
+    let mut out = vec![Bytes::new(); p as usize];
+    out[c.me as usize] = blocks[c.me as usize].clone();
+    // Packets (source, destination, data) still to pass on. Before step i a node L holds
+    // the packets whose destination agrees with L below bit i and whose source agrees with
+    // L from bit i up; those for L itself are in `out`.
     let mut held: Vec<Packet> = (0..p)
+        .filter(|&t| t != c.me)
         .map(|t| (c.me, t, blocks[t as usize].clone()))
         .collect();
     for i in 0..c.k {
-        held = step(c, i, held, own)?;
-    }
-    let mut out = vec![Bytes::new(); p as usize];
-    for (s, _, b) in held {
-        out[s as usize] = b;
+        let partner = c.me ^ (1u32 << i);
+        let (send, keep) = split(c, i, held);
+        let keys = incoming(c, i);
+        let got = c.sendrecv(partner, pack(&send, Layout::Equal), partner)?;
+        let ids = vec![0u32; keys.len()];
+        let got = unpack_equal(got, &ids, Layout::Equal, "alltoall", (partner, own))?;
+        held = keep;
+        for ((s, t), b) in keys.into_iter().zip(got) {
+            if t == c.me {
+                out[s as usize] = b;
+            } else {
+                held.push((s, t, b));
+            }
+        }
     }
     Ok(out)
 }
@@ -33,34 +45,24 @@ pub(crate) fn alltoall(c: &Ctx<'_>, blocks: &[Bytes]) -> Result<Vec<Bytes>> {
 /// A packet: its source, its destination (relative ranks) and its data.
 type Packet = (u32, u32, Bytes);
 
-/// Step `i` splits what this node holds: the data of the packets that cross bit i (in
-/// order), and the packets that stay.
+/// Step `i` splits what this node holds: the data of the packets that cross bit i, in the
+/// order of the message ([`incoming`] at the partner), and the packets that stay.
 fn split(c: &Ctx<'_>, i: u32, held: Vec<Packet>) -> (Vec<Bytes>, Vec<Packet>) {
     let bit = 1u32 << i;
-    let (send, keep): (Vec<_>, Vec<_>) = held
+    let (mut send, keep): (Vec<_>, Vec<_>) = held
         .into_iter()
         .partition(|(_, t, _)| t & bit != c.me & bit);
+    let partner = c.me ^ bit;
+    send.sort_unstable_by_key(|&(s, t, _)| (t != partner, s, t));
     (send.into_iter().map(|(_, _, b)| b).collect(), keep)
-}
-
-/// Step `i`: send the partner across bit i the packets for its side, receive its packets
-/// for this side (each `own` bytes), and return what this node then holds, sorted by
-/// (source, destination).
-fn step(c: &Ctx<'_>, i: u32, held: Vec<Packet>, own: usize) -> Result<Vec<Packet>> {
-    let partner = c.me ^ (1u32 << i);
-    let (send, mut held) = split(c, i, held);
-    let keys = incoming(c, i);
-    let got = c.sendrecv(partner, pack(&send, Layout::Equal), partner)?;
-    let ids = vec![0u32; keys.len()];
-    let got = unpack_equal(got, &ids, Layout::Equal, "alltoall", (partner, own))?;
-    held.extend(keys.into_iter().zip(got).map(|((s, t), b)| (s, t, b)));
-    held.sort_unstable_by_key(|(s, t, _)| (*s, *t));
-    Ok(held)
 }
 
 /// The (source, destination) of the packets that step `i` brings this node, in the order
 /// of the message: from the partner's side of bit i, for destinations that agree with this
-/// node below bit i and in bit i.
+/// node below bit i and in bit i. First those for this node — from the `2^i` sources
+/// `first ..` in order, where `first` is the partner with its low `i` bits cleared, so
+/// that they are one range of the result — then the ones it passes on, by (source,
+/// destination).
 fn incoming(c: &Ctx<'_>, i: u32) -> Vec<(u32, u32)> {
     let (p, bit) = (c.p(), 1u32 << i);
     let (low, partner) = (bit - 1, c.me ^ bit);
@@ -74,16 +76,17 @@ fn incoming(c: &Ctx<'_>, i: u32) -> Vec<(u32, u32)> {
             }
         }
     }
-    keys.sort_unstable();
+    keys.sort_unstable_by_key(|&(s, t)| (t != c.me, s, t));
     keys
 }
 
 /// [`alltoall`] between the caller's memories: block t of `data` (`m` bytes each) goes to
-/// relative rank t, the first step's lent as they are (`lend.rs`); the last step's message
-/// — the p/2 blocks for this node from the half of the ranks across the top dimension, in
-/// rank order — lands in `out` where they belong (`node/landing.rs`), and only the blocks
-/// kept or received before (this node's own among them) are copied into `out`. Returns a
-/// message of another length (nothing written) with its sender, for the caller to name.
+/// relative rank t, the first step's lent as they are (`lend.rs`). Each step's message
+/// lands where its blocks go (`node/landing.rs`): the `2^i` blocks for this node — the
+/// message's first part ([`incoming`]) — in `out` where they belong, the ones it passes on
+/// in a buffer of the step's own, from which a later step sends them. Only this node's own
+/// block is copied. Returns a message of another length (nothing written) with its
+/// sender, for the caller to name.
 ///
 /// # Safety
 /// `out .. out + p · m` must be writable and not otherwise used until this returns.
@@ -95,36 +98,55 @@ pub(crate) unsafe fn alltoall_landing(
 ) -> Result<Option<(u32, Bytes)>> {
     let p = c.p();
     crate::collectives::lend::lend(&|| c.release_lent(), |l| {
-        let Some(last) = c.k.checked_sub(1) else {
+        let mut held: Vec<Packet> = (0..p)
+            .filter(|&t| t != c.me)
+            .map(|t| (c.me, t, l.lend(&data[t as usize * m..(t as usize + 1) * m])))
+            .collect();
+        for i in 0..c.k {
+            let bit = 1u32 << i;
+            let partner = c.me ^ bit;
+            let first = (partner & !(bit - 1)) as usize;
+            let (send, keep) = split(c, i, held);
+            // The blocks this node passes on: (p/2 − 2^i) of them, after its own.
+            let rest_len = (p / 2 - bit) as usize * m;
+            let mut rest: Vec<u8> = Vec::with_capacity(rest_len);
+            let head = (
+                // SAFETY: blocks `first .. first + 2^i` of `out` (the caller's contract).
+                unsafe { out.add(first * m) },
+                bit as usize * m,
+            );
+            // SAFETY: `head` is written by this receive only (sources across bit i, which
+            // no other step brings), `rest`'s capacity by it only; it is waited for (or
+            // dropped, on an error) before either is used.
+            let r = unsafe { c.irecv_split(partner, head, (rest.as_mut_ptr(), rest_len))? };
+            let s = c.isend(partner, pack(&send, Layout::Equal))?;
+            drop(send);
+            if i == 0 {
+                // SAFETY: block `me` of `out`, which no receive writes.
+                unsafe { super::copy_block(data, out, c.me as usize, m) };
+            }
+            let got = r.wait();
+            s.wait()?;
+            if let Some(b) = got? {
+                return Ok(Some((partner, b)));
+            }
+            // SAFETY: the receive wrote all `rest_len` bytes (the message had exactly the
+            // named length, `CallLanding::wait`), within the capacity.
+            unsafe { rest.set_len(rest_len) };
+            let rest = Bytes::from(rest);
+            held = keep;
+            let passed = incoming(c, i).into_iter().skip(bit as usize);
+            held.extend(
+                passed
+                    .enumerate()
+                    .map(|(j, (s, t))| (s, t, rest.slice(j * m..(j + 1) * m))),
+            );
+        }
+        if c.k == 0 {
             // A subcube of one member: its own block.
             // SAFETY: block 0 of `out` (the caller's contract).
             unsafe { super::copy_block(data, out, 0, m) };
-            return Ok(None);
-        };
-        let mut held: Vec<Packet> = (0..p)
-            .map(|t| (c.me, t, l.lend(&data[t as usize * m..(t as usize + 1) * m])))
-            .collect();
-        for i in 0..last {
-            held = step(c, i, held, m)?;
         }
-        // The last step: every block that comes is for this node, from the ranks
-        // `first ..` (those across the top bit, in order).
-        let bit = 1u32 << last;
-        let partner = c.me ^ bit;
-        let first = (partner & !(bit - 1)) as usize;
-        let (send, held) = split(c, last, held);
-        // SAFETY: blocks `first .. first + bit` of `out`, written by this receive only; it
-        // is waited for (or dropped, on an error) before this returns.
-        let r = unsafe { c.irecv_landing(partner, (out.add(first * m), bit as usize * m))? };
-        let s = c.isend(partner, pack(&send, Layout::Equal))?;
-        drop(send);
-        for (src, _, b) in &held {
-            // SAFETY: block `src` of `out`: a source this side of the top bit, outside the
-            // range the receive writes.
-            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), out.add(*src as usize * m), m) };
-        }
-        let got = r.wait();
-        s.wait()?;
-        Ok(got?.map(|b| (partner, b)))
+        Ok(None)
     })
 }

@@ -44,11 +44,10 @@ impl Mailbox {
     }
 
     /// Where the next payload bytes of message `msg_id` from `source` go, if its receive
-    /// named a landing: the address and the room left there.
-    pub fn landing_at(&self, source: NodeId, msg_id: u64) -> Option<(*mut u8, usize)> {
+    /// named a landing: the landing and how many of its bytes are filled.
+    pub fn landing_at(&self, source: NodeId, msg_id: u64) -> Option<(Landing, usize)> {
         let token = self.rendezvous.get(&(source, msg_id))?;
-        let (l, filled) = self.landings.get(token)?;
-        Some((l.at(*filled), l.len() - filled))
+        self.landings.get(token).copied()
     }
 
     /// The receive `token` takes its landing back: what of its message arrived is copied

@@ -187,10 +187,13 @@ fn a_landing_receives_a_rendezvous_message_of_its_length() {
     let (t, _) = m.post_landing(Select::new(TypeSel::Is(7)), l);
     assert!(m.has_landing(t));
     assert!(m.arrive(3, 7, 6, pending(9)).is_some());
-    assert_eq!(m.landing_at(3, 9), Some((l.at(0), 6)));
+    assert_eq!(m.landing_at(3, 9), Some((l, 0)));
     assert_eq!(m.data(3, 9, Bytes::from_static(b"ab")), Ok(false));
-    let (at, room) = m.landing_at(3, 9).expect("still landing");
-    assert_eq!((at, room), (l.at(2), 4));
+    assert_eq!(
+        m.landing_at(3, 9),
+        Some((l, 2)),
+        "still landing, 2 bytes in"
+    );
     l.write(2, b"cd");
     assert_eq!(m.landed(3, 9, 2), Ok(false));
     assert_eq!(
@@ -203,6 +206,22 @@ fn a_landing_receives_a_rendezvous_message_of_its_length() {
     assert!(!m.has_landing(t));
     drop(got);
     assert_eq!(memory, b"abcdef");
+
+    // A landing in two pieces: a chunk across the seam is split, and the message is a
+    // view of the first piece.
+    let (mut a, mut b) = (vec![0u8; 2], vec![0u8; 4]);
+    // SAFETY: `a` and `b` outlive the receive and are read only after it is taken.
+    let l = unsafe { Landing::split((a.as_mut_ptr(), 2), (b.as_mut_ptr(), 4)) };
+    let (t, _) = m.post_landing(Select::new(TypeSel::Is(7)), l);
+    m.arrive(3, 7, 6, pending(11));
+    assert_eq!(m.data(3, 11, Bytes::from_static(b"ghi")), Ok(false));
+    assert_eq!(m.landing_at(3, 11), Some((l, 3)));
+    l.write(3, b"jkl");
+    assert_eq!(m.landed(3, 11, 3), Ok(true));
+    let got = m.take(t).expect("complete").message.data;
+    assert!(l.holds(&got) && got.len() == 2);
+    drop(got);
+    assert_eq!((&a[..], &b[..]), (&b"gh"[..], &b"ijkl"[..]));
 
     // Another length, and an eager message: no landing.
     let mut memory = vec![0u8; 6];

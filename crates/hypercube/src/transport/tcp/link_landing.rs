@@ -10,13 +10,16 @@ use std::io;
 use bytes::{Buf, Bytes};
 
 use super::{Item, LinkIn, ReadError};
+use crate::base::landing::Landing;
 use crate::wire::frame::{Header, HEADER_LEN};
 
 /// A `Data` frame for this node being read straight into the memory its receive named.
 pub(super) struct Direct {
     h: Header,
-    /// Where its payload goes: the landing, or `own` once the receive took it back.
-    to: *mut u8,
+    /// Where its payload goes: the landing from byte `at` on (across its pieces' seam, if
+    /// it has two), or `own` once the receive took it back.
+    to: Landing,
+    at: usize,
     own: Option<Vec<u8>>,
     /// Payload bytes read so far.
     got: usize,
@@ -24,25 +27,40 @@ pub(super) struct Direct {
     trailer: Option<u8>,
 }
 
-// SAFETY: `to` points into a landing that stays valid until its receive takes it back,
-// which retargets this frame first under the link's input lock (`LinkIn::take_back`), or
-// into `own`; `LinkIn` is used under that lock only.
-unsafe impl Send for Direct {}
-
 impl Direct {
     pub(super) fn done(&self) -> bool {
         self.got == self.h.frame_len as usize && (!self.h.trailer || self.trailer.is_some())
     }
 
+    /// Where the next payload byte goes, and how many from there on are contiguous (at
+    /// most the rest of the frame).
+    fn next(&mut self) -> (*mut u8, usize) {
+        let left = self.h.frame_len as usize - self.got;
+        match &mut self.own {
+            // SAFETY: `got <= frame_len`, the buffer's length.
+            Some(v) => (unsafe { v.as_mut_ptr().add(self.got) }, left),
+            None => {
+                let (to, room) = self.to.at(self.at + self.got);
+                (to, room.min(left))
+            }
+        }
+    }
+
     /// Take `src` (bytes of the frame's body, in order) as far as the body goes; returns
     /// how many were taken.
     fn take(&mut self, src: &[u8]) -> usize {
-        let n = src.len().min(self.h.frame_len as usize - self.got);
-        // SAFETY: `to .. to + frame_len` is writable (see `Send` above), and `got + n` does
-        // not exceed `frame_len`; `src` is another allocation (the read buffer).
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.to.add(self.got), n) };
-        self.got += n;
-        if self.h.trailer && self.trailer.is_none() && src.len() > n {
+        let mut n = 0;
+        while n < src.len() && self.got < self.h.frame_len as usize {
+            let (to, room) = self.next();
+            let k = room.min(src.len() - n);
+            // SAFETY: `to .. to + k` is writable (the landing's memory, which its receive
+            // keeps until it takes it back — which retargets this frame first, under the
+            // link's input lock, `LinkIn::take_back` — or `own`); `src` is another
+            // allocation (the read buffer).
+            unsafe { std::ptr::copy_nonoverlapping(src[n..].as_ptr(), to, k) };
+            (n, self.got) = (n + k, self.got + k);
+        }
+        if self.h.trailer && self.trailer.is_none() && n < src.len() {
             self.trailer = Some(src[n]);
             return n + 1;
         }
@@ -61,10 +79,10 @@ impl Direct {
     }
 }
 
-/// The memory a receive named for a `Data` frame's message (`base/landing.rs`): the
-/// address its next payload bytes go to and the room there. Asked of the engine for a
-/// long frame for this node, in its turn.
-pub(crate) type LandingAt<'a> = &'a mut dyn FnMut(&Header) -> Option<(*mut u8, usize)>;
+/// The memory a receive named for a `Data` frame's message (`base/landing.rs`) and how
+/// much of it is filled: the frame's payload goes there from that byte on. Asked of the
+/// engine for a long frame for this node, in its turn.
+pub(crate) type LandingAt<'a> = &'a mut dyn FnMut(&Header) -> Option<(Landing, usize)>;
 
 /// A frame for this node whose payload has at least this many bytes still to come is read
 /// into its landing, if its receive named one; a shorter rest is read with the frame.
@@ -73,18 +91,15 @@ const LAND_MIN: usize = 32 << 10;
 impl LinkIn {
     /// The receive of `l` takes its landing back: a frame being read into it goes on into
     /// a buffer of its own, holding what came so far (and is then an ordinary frame).
-    pub fn take_back(&mut self, l: &crate::base::landing::Landing) {
+    pub fn take_back(&mut self, l: &Landing) {
         let Some(d) = self.landing.as_mut() else {
             return;
         };
-        if d.own.is_some() || !l.contains(d.to) {
+        if d.own.is_some() || d.to != *l {
             return;
         }
-        let mut own = vec![0u8; d.h.frame_len as usize];
-        // SAFETY: `to .. to + got` was written by this reader and is still valid (the
-        // receive takes its landing back only after this call).
-        own[..d.got].copy_from_slice(unsafe { std::slice::from_raw_parts(d.to, d.got) });
-        d.to = own.as_mut_ptr();
+        let mut own = l.copy_range(d.at, d.got);
+        own.resize(d.h.frame_len as usize, 0);
         d.own = Some(own);
     }
 
@@ -97,8 +112,7 @@ impl LinkIn {
         let left = d.h.frame_len as usize - d.got;
         let mut tb = 0u8;
         let (ptr, cap) = if left > 0 {
-            // SAFETY: within the frame's target (see `Direct`).
-            (unsafe { d.to.add(d.got) }, left)
+            d.next()
         } else {
             (&mut tb as *mut u8, 1)
         };
@@ -151,16 +165,17 @@ impl LinkIn {
         if !(self.pass_on && h.kind == Kind::Data && h.dest == self.me && len >= have + LAND_MIN) {
             return false;
         }
-        let Some((to, room)) = land(h) else {
+        let Some((to, at)) = land(h) else {
             return false;
         };
-        if room < len {
+        if to.len().saturating_sub(at) < len {
             return false;
         }
         self.buf.advance(HEADER_LEN);
         let mut d = Direct {
             h: *h,
             to,
+            at,
             own: None,
             got: 0,
             trailer: None,
@@ -180,6 +195,7 @@ mod tests {
 
     use super::super::fuzz::{encode, link};
     use super::super::{Item, ReadOutcome};
+    use crate::base::landing::Landing;
     use crate::wire::frame::{Header, HEADER_LEN};
 
     /// A `Data` frame for node `dest` of message 9 from node 1: `len` payload bytes of a
@@ -229,13 +245,19 @@ mod tests {
                 }
             }
         });
-        let mut memory = vec![0u8; 300 << 10];
+        // Two pieces, the seam inside the first long frame.
+        let (mut memory, mut second) = (vec![0u8; 150 << 10], vec![0u8; 150 << 10]);
+        // SAFETY: both outlive the landing and are read only after the reads below.
+        let landing = unsafe {
+            Landing::split(
+                (memory.as_mut_ptr(), memory.len()),
+                (second.as_mut_ptr(), second.len()),
+            )
+        };
         let mut filled = 0usize;
         let (mut asked, mut got) = (0, Vec::new());
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
-            let base = memory.as_mut_ptr();
-            let room = memory.len() - filled;
             let r = link.read_into(4, false, &mut |h| {
                 asked += 1;
                 assert_eq!(
@@ -243,8 +265,7 @@ mod tests {
                     (1, 0, 9),
                     "asked for a frame of another"
                 );
-                // SAFETY: `filled <= memory.len()`.
-                Some((unsafe { base.add(filled) }, room))
+                Some((landing, filled))
             });
             let items = match r {
                 Ok(ReadOutcome::Frames(f)) => f,
@@ -287,6 +308,7 @@ mod tests {
                 "frame 9 1000".into(),
             ]
         );
+        memory.extend_from_slice(&second);
         assert_eq!(&memory[..200 << 10], &a.1[..200 << 10]);
         assert_eq!(&memory[200 << 10..], &b.1[..]);
     }
@@ -302,12 +324,12 @@ mod tests {
         let (mut link, mut w) = link();
         let mut memory = vec![0u8; 100 << 10];
         // SAFETY: `memory` outlives the landing and is not touched until taken back.
-        let landing = unsafe { crate::base::landing::Landing::new(&mut memory) };
+        let landing = unsafe { Landing::new(&mut memory) };
         let half = HEADER_LEN + (40 << 10);
         w.write_all(&bytes[..half]).expect("write");
         let mut items = Vec::new();
         for _ in 0..100 {
-            match link.read_into(2, false, &mut |_| Some((landing.at(0), landing.len()))) {
+            match link.read_into(2, false, &mut |_| Some((landing, 0))) {
                 Ok(ReadOutcome::Frames(f)) => items.extend(f),
                 _ => panic!("an error on a valid frame"),
             }

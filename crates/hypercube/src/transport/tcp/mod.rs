@@ -257,15 +257,15 @@ impl Transport for TcpTransport {
     unsafe fn post_recv_landing(
         &self,
         sel: Select,
-        dest: *mut u8,
-        len: usize,
+        head: (*mut u8, usize),
+        tail: (*mut u8, usize),
     ) -> Result<RecvToken> {
         if let Some(s) = sel.source {
             self.check_dest(s)?;
         }
         // SAFETY: the caller keeps the memory valid and untouched until the receive is
-        // taken or abandoned (this trait method's contract), as `Landing::new` requires.
-        let landing = unsafe { Landing::from_raw(dest, len) };
+        // taken or abandoned (this trait method's contract), as `Landing::split` requires.
+        let landing = unsafe { Landing::split(head, tail) };
         Ok(self.engine.post_landing(sel, landing))
     }
 
