@@ -22,6 +22,12 @@ pub(crate) type Program =
 /// went wrong when a program fails or the job has not finalized within 30 s (a node stuck
 /// in finalize is left behind: its thread ends with the test process).
 pub(crate) fn tcp_job(dim: u32, program: Program) {
+    tcp_job_tuned(dim, Tuning::default(), program);
+}
+
+/// [`tcp_job`] with every node's transport started with `tuning` (as if read from the
+/// environment).
+pub(crate) fn tcp_job_tuned(dim: u32, tuning: Tuning, program: Program) {
     let n = 1u32 << dim;
     let mut links: Vec<Vec<(NodeId, std::net::TcpStream)>> = (0..n).map(|_| Vec::new()).collect();
     for k in 0..dim {
@@ -37,7 +43,7 @@ pub(crate) fn tcp_job(dim: u32, program: Program) {
     let addrs = vec![Some("127.0.0.1:0".parse().unwrap()); n as usize];
     let (tx, rx) = mpsc::channel();
     for (me, links) in (0..n).zip(links) {
-        let t = TcpTransport::start(me, dim, links, addrs.clone(), false, Tuning::default());
+        let t = TcpTransport::start(me, dim, links, addrs.clone(), false, tuning.clone());
         let t = Arc::new(t.unwrap());
         let tx = tx.clone();
         std::thread::spawn(move || {
@@ -275,4 +281,31 @@ fn wires_limit_the_unsent_bytes_and_long_exchanges_arrive_whole() {
         Ok(())
     }
     tcp_job(1, program);
+}
+
+/// The unsent limit a user sets (`HYPERCUBE_TCP_NOTSENT_LOWAT`, read into
+/// `Tuning::wire`) is what every link socket gets on wires, in place of `WIRE_UNSENT`.
+#[test]
+fn a_user_set_unsent_limit_reaches_every_wire() {
+    const LIMIT: usize = 8 << 10;
+    fn program(
+        me: NodeId,
+        _node: &Node,
+        t: &TcpTransport,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        t.links_are_wires();
+        let st = t.engine.lock();
+        let limits: Vec<libc::c_int> = st
+            .out
+            .iter()
+            .map(|o| super::sockopt::int_of(&o.stream, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT))
+            .collect();
+        if limits.iter().any(|&v| v != LIMIT as libc::c_int) {
+            return Err(format!("node {me}: unsent limits {limits:?}, set {LIMIT}").into());
+        }
+        Ok(())
+    }
+    let mut tuning = Tuning::default();
+    tuning.wire.notsent_lowat = Some(LIMIT);
+    tcp_job_tuned(2, tuning, program);
 }
