@@ -120,6 +120,24 @@ fn processes(node: &Node, done: &mut Vec<&'static str>) -> Result<()> {
 
     let text: String = cube.bcast_value(p - 1, (me == p - 1).then(|| "z".repeat(100_000)))?;
     ensure!(text.len() == 100_000);
+    // Lengths the leaves do not know: short (in the first broadcast), long (after it), and
+    // empty, from every algorithm of the handle.
+    for alg in [
+        Algorithm::Auto,
+        Algorithm::Hypercube,
+        Algorithm::ScatterAllgather,
+    ] {
+        for n in [0usize, 3, 20_000, 300_000] {
+            let want: Vec<u32> = (0..n as u32).map(|i| i ^ 0x5a5a).collect();
+            let data = if me == 0 { want.clone() } else { Vec::new() };
+            let got = cube.with(alg).bcast_vec(0, data)?;
+            ensure!(got == want, "bcast_vec {n} elements, {alg:?}");
+            let v: Vec<u32> = cube
+                .with(alg)
+                .bcast_value(0, (me == 0).then(|| want.clone()))?;
+            ensure!(v == want, "bcast_value {n} elements, {alg:?}");
+        }
+    }
     done.push("bcast_value");
 
     let names = cube.allgather_value(&format!("rank {me}"))?;

@@ -23,6 +23,7 @@ use hypercube_topology::NodeId;
 
 use super::allgather::Own;
 use super::blocks::Unit;
+use super::broadcast::Head;
 use super::element::{decode, decode_blocks, encode, encode_vec, take_back};
 use super::pod::{as_bytes, Pod};
 use super::typed_buf::TypedBuf;
@@ -134,30 +135,37 @@ impl Subcube<'_> {
     /// back, the others pass an empty one (`Vec::new()`) and get a copy — no member but the
     /// root knows the length. The root sends the vector's memory without copying it (and
     /// gets it back without a copy when the transport no longer holds its bytes when the
-    /// call ends). Costs one 8-byte broadcast of the length before the data (as
-    /// [`Subcube::bcast_value`]); when every member knows the length,
+    /// call ends). A short vector (where the automatic choice is Alg. 4.2) travels with a
+    /// head byte in one broadcast; a longer one costs one 9-byte broadcast of its length
+    /// before the data (as [`Subcube::bcast_value`]); when every member knows the length,
     /// [`Subcube::bcast_slice`] or [`Subcube::bcast_into`] do without it.
     pub fn bcast_vec<T: Pod>(&self, root: NodeId, data: Vec<T>) -> Result<Vec<T>> {
         Unit::of::<T>("bcast_vec", None).during(|| {
-            let at_root = self.node.mynode() == root;
-            let head = if at_root { data.len() as u64 } else { 0 };
-            let len = self.bcast_head(root, head, || unreachable_none("bcast_vec"))? as usize;
-            let bytes_len = len.checked_mul(T::WIRE_SIZE).ok_or_else(|| {
-                Error::InvalidArgument(format!("bcast_vec: {len} elements do not fit in memory"))
-            })?;
-            if !at_root && lands::<T>() {
+            if self.node.mynode() == root {
+                let (bytes, shared) = encode_vec(data);
+                if let Head::Len(n) = self.bcast_head_or_data(root, Some(&bytes), String::new)? {
+                    drop(self.bcast(root, bytes.clone(), n)?);
+                }
+                return take_back(shared, bytes);
+            }
+            let bytes_len = match self.bcast_head_or_data(root, None, String::new)? {
+                Head::Data(b) => return decode(&b, None, "bcast_vec"),
+                Head::Len(n) => n,
+            };
+            let len = bytes_len / T::WIRE_SIZE.max(1);
+            if len * T::WIRE_SIZE != bytes_len {
+                // Another element size at the root: take part, then report it.
+                let got = self.bcast(root, Bytes::new(), bytes_len)?;
+                return decode(&got, None, "bcast_vec");
+            }
+            if lands::<T>() {
                 // SAFETY: `bcast_to` writes all of the result's memory on `Ok`.
                 return filled_vec(len, |out| unsafe {
                     self.bcast_to(root, &[], out, bytes_len)
                 });
             }
-            if !at_root {
-                let got = self.bcast(root, Bytes::new(), bytes_len)?;
-                return decode(&got, Some(len), "bcast_vec");
-            }
-            let (bytes, shared) = encode_vec(data);
-            drop(self.bcast(root, bytes.clone(), bytes_len)?);
-            take_back(shared, bytes)
+            let got = self.bcast(root, Bytes::new(), bytes_len)?;
+            decode(&got, Some(len), "bcast_vec")
         })
     }
 
@@ -405,11 +413,6 @@ fn check_total<T: Pod>(blocks: &[Bytes], expected: usize, what: &str) -> Result<
 /// Decode every block on its own (a whole number of elements each).
 fn decode_each<T: Pod>(blocks: &[Bytes], what: &str) -> Result<Vec<Vec<T>>> {
     blocks.iter().map(|b| decode(b, None, what)).collect()
-}
-
-/// The message of an error that cannot happen: a length is never [`u64::MAX`] elements.
-fn unreachable_none(what: &str) -> String {
-    format!("{what}: the root's vector is u64::MAX elements long")
 }
 
 #[cfg(test)]

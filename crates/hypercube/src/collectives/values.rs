@@ -9,6 +9,7 @@ use bytes::Bytes;
 use hypercube_topology::NodeId;
 use serde::{de::DeserializeOwned, Serialize};
 
+use super::broadcast::Head;
 use super::{Algorithm, Subcube};
 use crate::error::{Error, Result};
 use crate::wire::codec;
@@ -18,9 +19,10 @@ const NONE: u64 = u64::MAX;
 
 impl Subcube<'_> {
     /// Broadcast a value of any size from `root`, which passes `Some(value)`; the others
-    /// pass `None` (ignored if not). No length argument: the root broadcasts the encoded
-    /// length (8 bytes, automatic algorithm) first, then the bytes with [`Subcube::bcast`]
-    /// (the handle's algorithm). A root passing `None` is an error on every member (nobody hangs).
+    /// pass `None` (ignored if not). No length argument: a short encoding (where the
+    /// automatic choice is Alg. 4.2) travels with a head byte in one broadcast; a longer
+    /// one after a broadcast of its length, then with [`Subcube::bcast`] (the handle's
+    /// algorithm). A root passing `None` is an error on every member (nobody hangs).
     pub fn bcast_value<V: Serialize + DeserializeOwned>(
         &self,
         root: NodeId,
@@ -28,18 +30,16 @@ impl Subcube<'_> {
     ) -> Result<V> {
         let at_root = self.node.mynode() == root;
         let bytes = match (&value, at_root) {
-            (Some(v), true) => Bytes::from(codec::encode_typed(v)?),
-            _ => Bytes::new(),
+            (Some(v), true) => Some(Bytes::from(codec::encode_typed(v)?)),
+            _ => None,
         };
-        let len = match (&value, at_root) {
-            (Some(_), true) => bytes.len() as u64,
-            (None, true) => NONE,
-            _ => 0,
-        };
-        let len = self.bcast_head(root, len, || {
+        let nothing = || {
             format!("bcast_value: the root (node {root}) passed None; the root passes Some(value)")
-        })?;
-        let got = self.bcast(root, bytes, len as usize)?;
+        };
+        let got = match self.bcast_head_or_data(root, bytes.as_ref(), nothing)? {
+            Head::Data(b) => b,
+            Head::Len(n) => self.bcast(root, bytes.unwrap_or_default(), n)?,
+        };
         if at_root {
             if let Some(v) = value {
                 return Ok(v);

@@ -10,6 +10,17 @@ use crate::error::{Error, Result};
 
 /// Broadcast `data` (meaningful at `root`, a relative rank) of `len` bytes.
 pub(crate) fn bcast(c: &Ctx<'_>, root: u32, data: Bytes, len: usize) -> Result<Bytes> {
+    tree(c, root, data, Some(len))
+}
+
+/// [`bcast`] of a message whose length only the root knows (`broadcast/unsized.rs`): the
+/// members take what comes.
+pub(crate) fn bcast_any_len(c: &Ctx<'_>, root: u32, data: Bytes) -> Result<Bytes> {
+    tree(c, root, data, None)
+}
+
+/// Alg. 4.2; a received message of another length than `len` (if given) is an error.
+fn tree(c: &Ctx<'_>, root: u32, data: Bytes, len: Option<usize>) -> Result<Bytes> {
     let v = c.me ^ root;
     let mut x = if c.me == root { Some(data) } else { None };
     for i in (0..c.k).rev() {
@@ -24,7 +35,7 @@ pub(crate) fn bcast(c: &Ctx<'_>, root: u32, data: Bytes, len: usize) -> Result<B
             }
         } else {
             let got = c.recv(partner)?;
-            if got.len() != len {
+            if let Some(len) = len.filter(|&l| l != got.len()) {
                 return Err(wrong_length(got.len(), len));
             }
             x = Some(got);

@@ -3,6 +3,9 @@
 pub(crate) mod allport;
 pub(crate) mod hypercube;
 mod scatter_allgather;
+mod unsized_len;
+
+pub(crate) use unsized_len::Head;
 
 use bytes::Bytes;
 use hypercube_topology::NodeId;
