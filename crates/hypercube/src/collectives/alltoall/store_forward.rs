@@ -107,7 +107,7 @@ pub(crate) unsafe fn alltoall_landing(
             let partner = c.me ^ bit;
             let first = (partner & !(bit - 1)) as usize;
             let (send, keep) = split(c, i, held);
-            // The blocks this node passes on: (p/2 − 2^i) of them, after its own.
+            // The message's blocks after those for this node: the (p/2 − 2^i) it passes on.
             let rest_len = (p / 2 - bit) as usize * m;
             let mut rest: Vec<u8> = Vec::with_capacity(rest_len);
             let head = (
