@@ -71,13 +71,15 @@ pub fn run(node: &Node) -> Result<()> {
     }
     // All-to-all of 256 KiB blocks, received in place by pairwise and e-cube exchange, and
     // by store-and-forward (the blocks for this member in the result, the ones it passes
-    // on in a buffer of the step's own).
-    for alg in [
-        Algorithm::Pairwise,
-        Algorithm::Ecube,
-        Algorithm::StoreForward,
+    // on in a buffer of the step's own) — also with 64 KiB blocks, whose step messages of
+    // p/2 blocks it lands from 4 members on.
+    for (alg, n) in [
+        (Algorithm::Pairwise, 1usize << 16),
+        (Algorithm::Ecube, 1 << 16),
+        (Algorithm::StoreForward, 1 << 16),
+        (Algorithm::StoreForward, 1 << 14),
     ] {
-        let n = 1usize << 16;
+        let kib = (n * 4) >> 10;
         let data: Vec<u32> = (0..p)
             .flat_map(|t| (0..n as u32).map(move |i| (me << 24) ^ (t << 16) ^ i))
             .collect();
@@ -87,15 +89,15 @@ pub fn run(node: &Node) -> Result<()> {
         let c = cube.with(alg);
         ensure!(
             c.alltoall_slice(&data)? == want,
-            "alltoall_slice 256 KiB {alg:?}"
+            "alltoall_slice {kib} KiB {alg:?}"
         );
         ensure!(
             c.alltoall_vec(data.clone())? == want,
-            "alltoall_vec 256 KiB {alg:?}"
+            "alltoall_vec {kib} KiB {alg:?}"
         );
         let mut out = vec![0u32; want.len()];
         c.alltoall_into(&data, &mut out)?;
-        ensure!(out == want, "alltoall_into 256 KiB {alg:?}");
+        ensure!(out == want, "alltoall_into {kib} KiB {alg:?}");
     }
     // Broadcast of 1 MiB from the last rank, received in place by the hypercube algorithm.
     for alg in [Algorithm::Hypercube, Algorithm::ScatterAllgather] {

@@ -37,8 +37,9 @@ impl Subcube<'_> {
     /// receives the block from each rank. Pairwise, e-cube and store-and-forward exchange
     /// receive in place and send the caller's blocks as they are (`node/landing.rs`,
     /// `lend.rs`) for blocks of at least [`LAND_FROM`](super::LAND_FROM) bytes
-    /// (store-and-forward lands the blocks it passes on in buffers of its own); otherwise
-    /// the byte form's result is copied into `out`.
+    /// (store-and-forward for step messages — p/2 blocks — that long, and it lands the
+    /// blocks it passes on in buffers of its own); otherwise the byte form's result is
+    /// copied into `out`.
     ///
     /// # Safety
     /// `out .. out + data.len()` must be writable and not otherwise used until this
@@ -62,7 +63,8 @@ impl Subcube<'_> {
                 ecube::alltoall_landing(&c, data, m, out)
             },
             // SAFETY: forwarded.
-            Algorithm::StoreForward if m >= super::LAND_FROM => unsafe {
+            // Its step messages are p/2 blocks: landed when they are long, whatever m.
+            Algorithm::StoreForward if m * (p / 2).max(1) >= super::LAND_FROM => unsafe {
                 store_forward::alltoall_landing(&c, data, m, out)
             },
             _ => {
