@@ -241,23 +241,14 @@ fn wires_limit_the_unsent_bytes_and_long_exchanges_arrive_whole() {
         node: &Node,
         t: &TcpTransport,
     ) -> Result<(), Box<dyn std::error::Error>> {
-        let limits = |t: &TcpTransport| -> Vec<libc::c_int> {
-            let st = t.engine.lock();
-            st.out
-                .iter()
-                .map(|o| {
-                    super::sockopt::int_of(&o.stream, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT)
-                })
-                .collect()
-        };
-        let before = limits(t);
+        let before = unsent_limits(t);
         if before.contains(&(super::WIRE_UNSENT as libc::c_int)) {
             return Err(
                 format!("node {me}: limited before the links were wires: {before:?}").into(),
             );
         }
         t.links_are_wires();
-        let after = limits(t);
+        let after = unsent_limits(t);
         if after
             .iter()
             .any(|&v| v != super::WIRE_UNSENT as libc::c_int)
@@ -294,12 +285,7 @@ fn a_user_set_unsent_limit_reaches_every_wire() {
         t: &TcpTransport,
     ) -> Result<(), Box<dyn std::error::Error>> {
         t.links_are_wires();
-        let st = t.engine.lock();
-        let limits: Vec<libc::c_int> = st
-            .out
-            .iter()
-            .map(|o| super::sockopt::int_of(&o.stream, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT))
-            .collect();
+        let limits = unsent_limits(t);
         if limits.iter().any(|&v| v != LIMIT as libc::c_int) {
             return Err(format!("node {me}: unsent limits {limits:?}, set {LIMIT}").into());
         }
@@ -308,4 +294,13 @@ fn a_user_set_unsent_limit_reaches_every_wire() {
     let mut tuning = Tuning::default();
     tuning.wire.notsent_lowat = Some(LIMIT);
     tcp_job_tuned(2, tuning, program);
+}
+
+/// `TCP_NOTSENT_LOWAT` of every link socket of `t`, by link.
+fn unsent_limits(t: &TcpTransport) -> Vec<libc::c_int> {
+    let st = t.engine.lock();
+    st.out
+        .iter()
+        .map(|o| super::sockopt::int_of(&o.stream, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT))
+        .collect()
 }
