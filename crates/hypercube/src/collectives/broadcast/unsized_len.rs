@@ -69,16 +69,9 @@ impl Subcube<'_> {
             None if at_root => Bytes::from_static(&[NOTHING]),
             None => Bytes::new(),
         };
-        let c = crate::collectives::ctx::Ctx::new(self.node, self.dim)?;
-        let c = if c.call.is_some() {
-            c.traced(
-                Operation::Bcast.env_name(),
-                &Algorithm::Hypercube,
-                head.len(),
-            )
-        } else {
-            c
-        };
+        let (_, c) = self
+            .with(Algorithm::Hypercube)
+            .start(Operation::Bcast, head.len(), true)?;
         let got = c.guard(hypercube::bcast_any_len(&c, r, head))?;
         match got.first() {
             Some(&DATA) => Ok(Head::Data(got.slice(1..))),
