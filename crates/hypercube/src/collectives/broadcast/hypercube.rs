@@ -13,7 +13,7 @@ pub(crate) fn bcast(c: &Ctx<'_>, root: u32, data: Bytes, len: usize) -> Result<B
     tree(c, root, data, Some(len))
 }
 
-/// [`bcast`] of a message whose length only the root knows (`broadcast/unsized.rs`): the
+/// [`bcast`] of a message whose length only the root knows (`broadcast/unsized_len.rs`): the
 /// members take what comes.
 pub(crate) fn bcast_any_len(c: &Ctx<'_>, root: u32, data: Bytes) -> Result<Bytes> {
     tree(c, root, data, None)
