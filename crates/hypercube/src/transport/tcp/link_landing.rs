@@ -49,18 +49,15 @@ impl Direct {
     /// Take `src` (bytes of the frame's body, in order) as far as the body goes; returns
     /// how many were taken.
     fn take(&mut self, src: &[u8]) -> usize {
-        let mut n = 0;
-        while n < src.len() && self.got < self.h.frame_len as usize {
-            let (to, room) = self.next();
-            let k = room.min(src.len() - n);
-            // SAFETY: `to .. to + k` is writable (the landing's memory, which its receive
-            // keeps until it takes it back — which retargets this frame first, under the
-            // link's input lock, `LinkIn::take_back` — or `own`); `src` is another
-            // allocation (the read buffer).
-            unsafe { std::ptr::copy_nonoverlapping(src[n..].as_ptr(), to, k) };
-            (n, self.got) = (n + k, self.got + k);
+        let n = src.len().min(self.h.frame_len as usize - self.got);
+        match &mut self.own {
+            Some(v) => v[self.got..self.got + n].copy_from_slice(&src[..n]),
+            // The landing's memory, which its receive keeps until it takes it back — which
+            // retargets this frame first, under the link's input lock (`LinkIn::take_back`).
+            None => self.to.write(self.at + self.got, &src[..n]),
         }
-        if self.h.trailer && self.trailer.is_none() && n < src.len() {
+        self.got += n;
+        if self.h.trailer && self.trailer.is_none() && src.len() > n {
             self.trailer = Some(src[n]);
             return n + 1;
         }
