@@ -179,6 +179,48 @@ fn large_messages_land_in_the_callers_memory() {
     tcp_job(1, program);
 }
 
+/// The typed store-and-forward all-to-all lands every step (`alltoall/store_forward.rs`):
+/// on 4 nodes with 64 KiB blocks, step 0's message of 128 KiB — one frame on loopback —
+/// lands in two places (the block for this node in the result, the one it passes on in a
+/// buffer), step 1's in the result; every node counts two landed frames, and the result
+/// is whole. (A reader that stopped at the seam landed one.)
+#[test]
+fn store_and_forward_steps_land_in_two_places() {
+    const M: usize = 16 << 10; // u32s per block: 64 KiB
+    fn program(
+        me: NodeId,
+        node: &Node,
+        t: &TcpTransport,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let p = node.numnodes();
+        let data: Vec<u32> = (0..p)
+            .flat_map(|to| (0..M as u32).map(move |i| (me << 28) ^ (to << 24) ^ i))
+            .collect();
+        let mut out = vec![0u32; data.len()];
+        let cube = node
+            .cube()
+            .with(crate::collectives::Algorithm::StoreForward);
+        cube.alltoall_into(&data, &mut out)?;
+        let want: Vec<u32> = (0..p)
+            .flat_map(|from| (0..M as u32).map(move |i| (from << 28) ^ (me << 24) ^ i))
+            .collect();
+        if out != want {
+            return Err(format!("node {me}: the all-to-all differs").into());
+        }
+        let landed: u64 = t
+            .engine
+            .inputs
+            .iter()
+            .map(|i| relock(i.lock()).landed)
+            .sum();
+        if landed < 2 {
+            return Err(format!("node {me}: {landed} frames landed, 2 expected").into());
+        }
+        Ok(())
+    }
+    tcp_job(2, program);
+}
+
 /// On wires (`TcpTransport::links_are_wires`) every flush that wrote 32 KiB or more pushes
 /// the socket (`sockopt::push`, against the kernel's autocorking of a write's short tail),
 /// and what is pushed arrives whole; on loopback nothing is pushed. Messages of 64 KiB and
