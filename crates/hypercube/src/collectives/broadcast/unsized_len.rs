@@ -4,8 +4,8 @@
 //! length, carries a head byte and then either the data itself — where the automatic choice
 //! for that length would be Alg. 4.2 anyway and the data is short (under 32 KiB), so this
 //! one call is the whole broadcast — or the length, after which the data follows by the
-//! algorithm chosen for it. (Before, the length always went first, in
-//! a broadcast of its own: 8 B `bcast_vec` cost 1.4–1.5× the byte form.)
+//! algorithm chosen for it. (Before, the length always went first, in a broadcast of its
+//! own: 8 B `bcast_vec` cost 1.3–1.5× the byte form; `docs/perf/typed.md`.)
 //!
 //! ```text
 //! head byte 0: [0 | data ...]          the broadcast itself
@@ -32,9 +32,10 @@ pub(crate) enum Head {
 
 /// Data this long or longer goes after its length. The head byte makes the message one
 /// byte longer than the byte form's, which must not push it past the eager limit (64 KiB
-/// on loopback: a 64 KiB `bcast_vec` sent with its head byte went by rendezvous, 1.5–2.2×
-/// the byte form, against 1.0–1.6× for the length first); and longer data is received in
-/// place, which needs its length before it comes.
+/// on loopback: a 64 KiB `bcast_vec` sent with its head byte went by rendezvous, median
+/// 1.95× and 1.69× the byte form at d = 2 and 3, against 1.44× and 1.03× for the length
+/// first; `docs/perf/typed.md`); and longer data is received in place, which needs its
+/// length before it comes.
 const INLINE_BELOW: usize = 32 << 10;
 
 const DATA: u8 = 0;
