@@ -1,8 +1,9 @@
 //! The typed forms with messages large enough to be received in place (`node/landing.rs`:
 //! over TCP, read from the socket straight into the caller's memory): point to point into
 //! a buffer, allgather (every algorithm), all-to-all (pairwise, e-cube and
-//! store-and-forward, whose steps land in two places each) and broadcast, each against a sequential expectation. Part
-//! of the typed suite (`typed.rs`, check "in place"), so it runs over TCP and on threads.
+//! store-and-forward, whose steps land in two places each) and broadcast, each against a
+//! sequential expectation. Part of the typed suite (`typed.rs`, check "in place"), so it
+//! runs over TCP and on threads.
 
 use anyhow::{ensure, Result};
 use hypercube::collectives::Algorithm;
