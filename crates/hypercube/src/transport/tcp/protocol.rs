@@ -19,10 +19,15 @@ use crate::trace;
 use crate::transport::api::SendToken;
 use crate::transport::mailbox::RecvToken;
 use crate::transport::mailbox::{Body, NeedCts};
-use crate::wire::frame::{Header, Kind};
+use crate::wire::frame::{Header, Kind, MAX_FRAME_LEN};
 
 /// Per-message overhead charged against eager credit (so empty messages are bounded too).
 const EAGER_OVERHEAD: u64 = 64;
+/// A message up to this many bytes past the eager limit still goes eagerly. Typed calls put
+/// a few bytes in front of the caller's data (`bcast_vec`'s head byte, a value's width);
+/// data of exactly the limit's length must not wait for a rendezvous because of them (a
+/// 64 KiB `bcast_vec` did: 1.5–2.2× the byte form, `docs/perf/typed.md`).
+pub(super) const EAGER_SLACK: u64 = 64;
 /// The token of a send that completed inside `isend` (eager or to this node itself).
 const SENT: SendToken = SendToken::MAX;
 
@@ -75,7 +80,8 @@ impl Engine {
                 0 => self.tuning.eager_limit,
                 e => e,
             };
-            if len <= eager_limit as u64 && st.credits[slot] >= cost {
+            let eager_max = (eager_limit as u64 + EAGER_SLACK).min(MAX_FRAME_LEN as u64);
+            if len <= eager_max && st.credits[slot] >= cost {
                 st.credits[slot] -= cost;
                 // Every message gets a number, eager ones too: it names it in a trace.
                 let id = st.next_msg_id;

@@ -346,3 +346,46 @@ fn unsent_limits(t: &TcpTransport) -> Vec<libc::c_int> {
         .map(|o| super::sockopt::int_of(&o.stream, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT))
         .collect()
 }
+
+/// A message a few bytes past the eager limit still goes eagerly (`EAGER_SLACK`, for the
+/// head bytes typed calls put in front of data of the limit's length): its send is done
+/// when `isend` returns, before the receiver has posted anything; one longer than the
+/// slack waits for a rendezvous. Both arrive whole.
+#[test]
+fn a_few_bytes_past_the_eager_limit_still_go_eagerly() {
+    const LIMIT: usize = 64 << 10;
+    fn program(
+        me: NodeId,
+        node: &Node,
+        _: &TcpTransport,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let slack = super::protocol::EAGER_SLACK as usize;
+        let sizes = [
+            (LIMIT + 1, true),
+            (LIMIT + slack, true),
+            (LIMIT + slack + 1, false),
+        ];
+        if me == 0 {
+            for (i, &(n, eager)) in sizes.iter().enumerate() {
+                let s = node.isend(1, crate::MsgType(i as u32), vec![i as u8; n])?;
+                let done = s.test()?;
+                if done != eager {
+                    return Err(format!("{n} bytes: done in isend = {done}").into());
+                }
+                // Node 1 receives the message only after this one.
+                node.send(1, crate::MsgType(100 + i as u32), vec![])?;
+                s.wait()?;
+            }
+        } else {
+            for (i, &(n, _)) in sizes.iter().enumerate() {
+                node.recv(Select::from_node(0, crate::TypeSel::Is(100 + i as u32)))?;
+                let m = node.recv(Select::from_node(0, crate::TypeSel::Is(i as u32)))?;
+                if m.data.len() != n || m.data.iter().any(|&b| b != i as u8) {
+                    return Err(format!("the message of {n} bytes differs").into());
+                }
+            }
+        }
+        Ok(())
+    }
+    tcp_job(1, program);
+}
