@@ -120,14 +120,15 @@ fn processes(node: &Node, done: &mut Vec<&'static str>) -> Result<()> {
 
     let text: String = cube.bcast_value(p - 1, (me == p - 1).then(|| "z".repeat(100_000)))?;
     ensure!(text.len() == 100_000);
-    // Lengths the leaves do not know: short (in the first broadcast), long (after it), and
-    // empty, from every algorithm of the handle.
+    // Lengths the leaves do not know: short (in the first broadcast, 16 384 elements: 64 KiB,
+    // the longest that goes there), long (after it), and empty, from every algorithm of the
+    // handle.
     for alg in [
         Algorithm::Auto,
         Algorithm::Hypercube,
         Algorithm::ScatterAllgather,
     ] {
-        for n in [0usize, 3, 20_000, 300_000] {
+        for n in [0usize, 3, 16_384, 16_385, 20_000, 300_000] {
             let want: Vec<u32> = (0..n as u32).map(|i| i ^ 0x5a5a).collect();
             let data = if me == 0 { want.clone() } else { Vec::new() };
             let got = cube.with(alg).bcast_vec(0, data)?;

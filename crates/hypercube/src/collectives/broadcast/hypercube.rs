@@ -4,23 +4,25 @@
 
 use bytes::Bytes;
 
+use crate::base::parts::Parts;
 use crate::collectives::ctx::Ctx;
 use crate::collectives::lend::lend;
 use crate::error::{Error, Result};
 
 /// Broadcast `data` (meaningful at `root`, a relative rank) of `len` bytes.
 pub(crate) fn bcast(c: &Ctx<'_>, root: u32, data: Bytes, len: usize) -> Result<Bytes> {
-    tree(c, root, data, Some(len))
+    tree(c, root, Parts::One(data), Some(len)).map(Parts::into_bytes)
 }
 
 /// [`bcast`] of a message whose length only the root knows (`broadcast/unsized_len.rs`): the
-/// members take what comes.
-pub(crate) fn bcast_any_len(c: &Ctx<'_>, root: u32, data: Bytes) -> Result<Bytes> {
+/// members take what comes. The root's message may be in parts (a head and the caller's
+/// data, sent without joining them); every other member gets one buffer.
+pub(crate) fn bcast_any_len(c: &Ctx<'_>, root: u32, data: Parts) -> Result<Parts> {
     tree(c, root, data, None)
 }
 
 /// Alg. 4.2; a received message of another length than `len` (if given) is an error.
-fn tree(c: &Ctx<'_>, root: u32, data: Bytes, len: Option<usize>) -> Result<Bytes> {
+fn tree(c: &Ctx<'_>, root: u32, data: Parts, len: Option<usize>) -> Result<Parts> {
     let v = c.me ^ root;
     let mut x = if c.me == root { Some(data) } else { None };
     for i in (0..c.k).rev() {
@@ -38,7 +40,7 @@ fn tree(c: &Ctx<'_>, root: u32, data: Bytes, len: Option<usize>) -> Result<Bytes
             if let Some(len) = len.filter(|&l| l != got.len()) {
                 return Err(wrong_length(got.len(), len));
             }
-            x = Some(got);
+            x = Some(Parts::One(got));
         }
     }
     x.ok_or_else(nothing_came)

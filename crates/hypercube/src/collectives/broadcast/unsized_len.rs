@@ -2,7 +2,7 @@
 //! must choose the same algorithm, and the choice depends on the length, so the members
 //! have to learn it first. A first call, Alg. 4.2 (Grama §4.1, eq. 4.1) whatever the
 //! length, carries a head byte and then either the data itself — where the automatic choice
-//! for that length would be Alg. 4.2 anyway and the data is short (under 32 KiB), so this
+//! for that length would be Alg. 4.2 anyway and the data is short (up to 64 KiB), so this
 //! one call is the whole broadcast — or the length, after which the data follows by the
 //! algorithm chosen for it. (Before, the length always went first, in a broadcast of its
 //! own: 8 B `bcast_vec` cost 1.3–1.5× the byte form; `docs/perf/typed.md`.)
@@ -17,6 +17,7 @@ use bytes::Bytes;
 use hypercube_topology::NodeId;
 
 use super::hypercube;
+use crate::base::parts::Parts;
 use crate::collectives::ctx::rel_root;
 use crate::collectives::select::{choose, Algorithm, Operation};
 use crate::collectives::Subcube;
@@ -30,13 +31,12 @@ pub(crate) enum Head {
     Len(usize),
 }
 
-/// Data this long or longer goes after its length. The head byte makes the message one
-/// byte longer than the byte form's, which must not push it past the eager limit (64 KiB
-/// on loopback: a 64 KiB `bcast_vec` sent with its head byte went by rendezvous, median
-/// 1.95× and 1.69× the byte form at d = 2 and 3, against 1.44× and 1.03× for the length
-/// first; `docs/perf/typed.md`); and longer data is received in place, which needs its
-/// length before it comes.
-const INLINE_BELOW: usize = 32 << 10;
+/// Data longer than this goes after its length: it is received in place, which needs its
+/// length before it comes, and a copy to put the head byte in front costs more than the
+/// short length broadcast. 64 KiB, the default eager limit: the transport lets the head
+/// byte past that limit (before it did not, and a 64 KiB `bcast_vec` went by rendezvous,
+/// 1.5–2.2× the byte form; `docs/perf/typed.md`).
+const INLINE_UP_TO: usize = 64 << 10;
 
 const DATA: u8 = 0;
 const LEN: u8 = 1;
@@ -55,25 +55,34 @@ impl Subcube<'_> {
     ) -> Result<Head> {
         let r = rel_root(self.node, self.dim, root)?;
         let at_root = self.node.mynode() == root;
-        let head = match data.filter(|_| at_root) {
-            Some(d) if self.inline(d.len())? => {
-                let mut m = Vec::with_capacity(1 + d.len());
-                m.push(DATA);
-                m.extend_from_slice(d);
-                Bytes::from(m)
-            }
+        let mine = data.filter(|_| at_root);
+        let inline = match mine {
+            Some(d) => self.inline(d.len())?,
+            None => false,
+        };
+        let head = match mine {
+            // The head byte and the caller's data go as two parts, not joined by a copy.
+            Some(d) if inline => Parts::Many(vec![Bytes::from_static(&[DATA]), d.clone()]),
             Some(d) => {
                 let mut m = vec![LEN];
                 m.extend_from_slice(&(d.len() as u64).to_le_bytes());
-                Bytes::from(m)
+                Parts::One(Bytes::from(m))
             }
-            None if at_root => Bytes::from_static(&[NOTHING]),
-            None => Bytes::new(),
+            None if at_root => Parts::One(Bytes::from_static(&[NOTHING])),
+            None => Parts::default(),
         };
         let (_, c) = self
             .with(Algorithm::Hypercube)
             .start(Operation::Bcast, head.len(), true)?;
         let got = c.guard(hypercube::bcast_any_len(&c, r, head))?;
+        if let Some(d) = mine {
+            // The root knows what it sent (and does not join its parts to read it back).
+            return Ok(match inline {
+                true => Head::Data(d.clone()),
+                false => Head::Len(d.len()),
+            });
+        }
+        let got = got.into_bytes();
         match got.first() {
             Some(&DATA) => Ok(Head::Data(got.slice(1..))),
             Some(&LEN) if got.len() == 9 => {
@@ -96,10 +105,10 @@ impl Subcube<'_> {
     }
 
     /// Does a broadcast of `len` bytes go in the first call (the automatic choice for it
-    /// is Alg. 4.2, and it is shorter than [`INLINE_BELOW`])?
+    /// is Alg. 4.2, and it is at most [`INLINE_UP_TO`] bytes long)?
     fn inline(&self, len: usize) -> Result<bool> {
         let alg = choose(Operation::Bcast, self.alg, self.dim, len, true)?;
-        Ok(alg == Algorithm::Hypercube && len < INLINE_BELOW)
+        Ok(alg == Algorithm::Hypercube && len <= INLINE_UP_TO)
     }
 }
 
@@ -120,6 +129,7 @@ mod tests {
             let mut failed = Vec::new();
             for (len, sub, inline) in [
                 (8usize, cube, true),
+                ((64 << 10) + 1, cube, false),
                 (1 << 20, cube, false),
                 (
                     8,
