@@ -319,7 +319,11 @@ impl Mailbox {
     pub(super) fn complete(&mut self, token: RecvToken, source: NodeId, msg_id: u64) {
         self.rendezvous.remove(&(source, msg_id));
         if self.sinks.remove(&token) {
-            self.bound.remove(&token);
+            // An eager message bound as it began to arrive (`Mailbox::land_eager`) used
+            // its sender's credit: owed back.
+            if let Some(env) = self.bound.remove(&token).filter(|e| e.eager) {
+                self.dropped.push((env.source, env.len));
+            }
             return;
         }
         if self.orphans.remove(&token) {

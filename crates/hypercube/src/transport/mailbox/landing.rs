@@ -1,5 +1,6 @@
 //! Receives that name the memory their message goes to (`base/landing.rs`): the mailbox's
-//! side — binding such a receive to a rendezvous message of the landing's length, telling
+//! side — binding such a receive to a rendezvous message of the landing's length (or to a
+//! long eager message as it begins to arrive, [`Mailbox::land_eager`]), telling
 //! a link where the next payload bytes go, counting what the link wrote there, and giving
 //! the memory back when the receive is dropped. (Copying chunks into a landing is part of
 //! [`Mailbox::data`].)
@@ -7,7 +8,7 @@
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
-use super::{Body, Mailbox, NeedCts, RecvToken};
+use super::{Body, Envelope, Mailbox, NeedCts, RecvToken};
 use crate::base::landing::Landing;
 use crate::base::message::Select;
 
@@ -48,6 +49,58 @@ impl Mailbox {
     pub fn landing_at(&self, source: NodeId, msg_id: u64) -> Option<(Landing, usize)> {
         let token = self.rendezvous.get(&(source, msg_id))?;
         self.landings.get(token).copied()
+    }
+
+    /// An eager message from `source` (its sender's `msg_id`, `len` bytes, type `tag`) has
+    /// begun to arrive and its payload is still to come: if the receive it will bind — the
+    /// oldest posted one that matches, as on arrival — names a landing of its length, bind
+    /// it now as a message whose payload follows (as a rendezvous message's, but without a
+    /// clear-to-send, and counted as eager for its sender's credit) and return where the
+    /// payload goes. `None`: it is received as usual once whole. A copy of a message
+    /// already bound so (resent after a link died) lands where the first was to.
+    pub fn land_eager(
+        &mut self,
+        source: NodeId,
+        tag: u32,
+        len: u64,
+        msg_id: u64,
+    ) -> Option<(Landing, usize)> {
+        if let Some(at) = self.landing_at(source, msg_id) {
+            return Some(at);
+        }
+        if len == 0 || (!self.discarded.is_empty() && self.discarded.contains(&tag)) {
+            return None;
+        }
+        let pos = self
+            .posted
+            .iter()
+            .position(|(_, s)| s.matches(source, tag))?;
+        let token = self.posted[pos].0;
+        let (l, _) = *self.landings.get(&token)?;
+        if l.len() as u64 != len {
+            return None;
+        }
+        self.posted.remove(pos);
+        let id = self.next_id;
+        self.next_id += 1;
+        let env = Envelope {
+            id,
+            source,
+            tag,
+            len,
+            body: Body::Pending { msg_id, buf: None },
+            eager: true,
+            wire_id: msg_id,
+        };
+        // No clear-to-send: the payload is on its way.
+        let _ = self.bind(token, env);
+        Some((l, 0))
+    }
+
+    /// Is message `msg_id` from `source` bound to a receive whose payload is still to come
+    /// (a rendezvous message asked for, or an eager one bound by [`Mailbox::land_eager`])?
+    pub fn expects(&self, source: NodeId, msg_id: u64) -> bool {
+        self.rendezvous.contains_key(&(source, msg_id))
     }
 
     /// The receive `token` takes its landing back: what of its message arrived is copied

@@ -284,3 +284,31 @@ fn a_claimed_message_lands_and_a_failed_claim_leaves_nothing() {
     assert!(l.holds(&m.take(t).unwrap().message.data));
     assert_eq!(memory, b"xyz");
 }
+
+/// A long eager message binds, as its payload begins to arrive, the receive it would bind
+/// once whole — the oldest matching one — if that names a landing of its length
+/// (`land_eager`); it is then complete when its bytes have landed, counts as eager (its
+/// sender's credit), and a second look finds the same place. Otherwise nothing is bound.
+#[test]
+fn a_long_eager_message_lands_in_the_oldest_matching_receive() {
+    let mut m = Mailbox::default();
+    let mut memory = vec![0u8; 4];
+    // SAFETY: as in the tests above.
+    let l = unsafe { Landing::new(&mut memory) };
+    let (plain, _) = m.post(Select::from_node(3, TypeSel::Is(7)));
+    let (landing, _) = m.post_landing(Select::new(TypeSel::Is(7)), l);
+    // The oldest matching receive has no landing: received as usual.
+    assert!(m.land_eager(3, 7, 4, 20).is_none());
+    assert!(m.cancel(plain));
+    // Another length, another tag: not bound.
+    assert!(m.land_eager(3, 7, 5, 21).is_none());
+    assert!(m.land_eager(3, 8, 4, 22).is_none());
+    let (to, at) = m.land_eager(3, 7, 4, 23).expect("bound");
+    assert!(to == l && at == 0 && m.expects(3, 23));
+    assert!(m.land_eager(3, 7, 4, 23).is_some_and(|(to, _)| to == l));
+    l.write(0, b"abcd");
+    assert_eq!(m.landed(3, 23, 4), Ok(true));
+    let taken = m.take(landing).expect("complete");
+    assert!(taken.eager && l.holds(&taken.message.data) && !m.expects(3, 23));
+    assert_eq!(memory, b"abcd");
+}

@@ -30,11 +30,15 @@ impl Engine {
     pub(super) fn service_input(&self, inp: &mut LinkIn, link: usize) {
         inp.pass_on = !self.detour.load(Ordering::Relaxed);
         let res = inp.read_into(self.num_nodes, self.has_host, &mut |h| {
-            let st = self.lock();
+            let mut st = self.lock();
             if !st.streams.in_turn(self.slot(h.src), h) {
                 return None;
             }
-            st.mailbox.landing_at(h.src, h.msg_id)
+            match h.kind {
+                // A long eager message lands if its receive is posted with a landing.
+                Kind::Eager => st.mailbox.land_eager(h.src, h.tag, h.total_len, h.msg_id),
+                _ => st.mailbox.landing_at(h.src, h.msg_id),
+            }
         });
         if matches!(&res, Ok(ReadOutcome::Frames(f)) if f.is_empty()) {
             return;
@@ -169,8 +173,8 @@ impl Engine {
         }
     }
 
-    /// A `Data` frame for this node whose payload its link read into the memory the
-    /// receive named (`link.rs`, "Landing"): in its turn (the link asked first), unless a
+    /// A `Data` frame (or a long `Eager` one) for this node whose payload its link read into
+    /// the memory the receive named (`link.rs`, "Landing"): in its turn (the link asked first), unless a
     /// resent copy of it came first on another link.
     fn landed(&self, st: &mut State, link: usize, h: Header, trailer: u8) {
         match trailer {
@@ -196,6 +200,10 @@ impl Engine {
                 if let Err(detail) = st.mailbox.landed(h.src, h.msg_id, h.frame_len as usize) {
                     let peer = st.out[link].peer;
                     return self.fail(st, Error::Protocol { peer, detail });
+                }
+                if h.kind == Kind::Eager {
+                    self.settle_dropped(st);
+                    self.arrived(st, h.src);
                 }
                 while let Some((h, payload, link)) = st.streams.next_early(slot, h.kind) {
                     self.act(st, link, h, payload);
@@ -249,6 +257,17 @@ impl Engine {
     /// Act on a frame for this node whose turn has come.
     fn act(&self, st: &mut State, link: usize, h: Header, payload: Bytes) {
         match h.kind {
+            // Bound as it began to arrive (`Mailbox::land_eager`), then read into a buffer
+            // of the link's own (its receive took the landing back): payload of a bound
+            // message.
+            Kind::Eager if st.mailbox.expects(h.src, h.msg_id) => {
+                if let Err(detail) = st.mailbox.data(h.src, h.msg_id, payload) {
+                    let peer = st.out[link].peer;
+                    return self.fail(st, Error::Protocol { peer, detail });
+                }
+                self.settle_dropped(st);
+                self.arrived(st, h.src);
+            }
             Kind::Eager => {
                 st.mailbox
                     .arrive_id(h.src, h.tag, h.total_len, Body::Ready(payload), h.msg_id);

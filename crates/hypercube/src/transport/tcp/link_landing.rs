@@ -159,7 +159,8 @@ impl LinkIn {
         use crate::wire::frame::Kind;
         let len = h.frame_len as usize;
         let have = self.buf.len() - HEADER_LEN;
-        if !(self.pass_on && h.kind == Kind::Data && h.dest == self.me && len >= have + LAND_MIN) {
+        let kind = matches!(h.kind, Kind::Data | Kind::Eager);
+        if !(self.pass_on && kind && h.dest == self.me && len >= have + LAND_MIN) {
             return false;
         }
         let Some((to, at)) = land(h) else {

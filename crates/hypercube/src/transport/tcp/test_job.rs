@@ -389,3 +389,72 @@ fn a_few_bytes_past_the_eager_limit_still_go_eagerly() {
     }
     tcp_job(1, program);
 }
+
+/// A long eager message whose receive was posted with a landing is read from the socket
+/// straight into it (`Mailbox::land_eager`), as on wires, where the eager limit is the
+/// window: node 1 posts a landing receive of 1 MB, then asks node 0 for the message, which
+/// comes eagerly (the limit raised to 4 MiB); the receiving link counts landed frames, the
+/// message is whole, and the eager credit comes back (node 0 sends more eager messages than
+/// its window holds: they would go by rendezvous otherwise).
+#[test]
+fn a_long_eager_message_lands_in_a_posted_receive() {
+    const N: usize = 1_000_000;
+    fn program(
+        me: NodeId,
+        node: &Node,
+        t: &TcpTransport,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let window = t.engine.tuning.eager_window as usize;
+        let rounds = window / N + 2;
+        for round in 0..rounds {
+            let seed = round as u8;
+            if me == 0 {
+                node.recv(Select::from_node(1, crate::TypeSel::Is(2)))?;
+                let data: Vec<u8> = (0..N).map(|i| (i as u8).wrapping_mul(7) ^ seed).collect();
+                let s = node.isend(1, crate::MsgType(1), data)?;
+                if !s.test()? {
+                    return Err(format!("round {round}: the message did not go eagerly").into());
+                }
+                s.wait()?;
+                continue;
+            }
+            let mut buf = vec![0u8; N];
+            let sel = Select::from_node(0, crate::TypeSel::Is(1));
+            // SAFETY: `buf` outlives the receive, which is waited for here.
+            let r = unsafe {
+                node.irecv_landing(sel, (buf.as_mut_ptr(), N), (std::ptr::null_mut(), 0))?
+            };
+            node.send(0, crate::MsgType(2), vec![])?;
+            match r.wait()? {
+                crate::node::landing::Landed::Here { .. } => {}
+                crate::node::landing::Landed::Other(m) => {
+                    return Err(format!("a message of {} bytes", m.data.len()).into())
+                }
+            }
+            if buf
+                .iter()
+                .enumerate()
+                .any(|(i, &b)| b != (i as u8).wrapping_mul(7) ^ seed)
+            {
+                return Err(format!("round {round}: the message differs").into());
+            }
+        }
+        if me == 1 {
+            let landed: u64 = t
+                .engine
+                .inputs
+                .iter()
+                .map(|i| relock(i.lock()).landed)
+                .sum();
+            if landed == 0 {
+                return Err("no frame landed".into());
+            }
+        }
+        Ok(())
+    }
+    let tuning = Tuning {
+        eager_limit: 4 << 20,
+        ..Tuning::default()
+    };
+    tcp_job_tuned(1, tuning, program);
+}
