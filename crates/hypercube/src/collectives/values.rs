@@ -161,7 +161,8 @@ impl Subcube<'_> {
     }
 }
 
-fn read_u64(b: &[u8]) -> u64 {
+/// The little-endian `u64` at the start of `b` (zero-padded if shorter).
+pub(crate) fn read_u64(b: &[u8]) -> u64 {
     let mut w = [0u8; 8];
     let n = b.len().min(8);
     w[..n].copy_from_slice(&b[..n]);

@@ -20,6 +20,7 @@ use super::hypercube;
 use crate::base::parts::Parts;
 use crate::collectives::ctx::rel_root;
 use crate::collectives::select::{choose, Algorithm, Operation};
+use crate::collectives::values::read_u64;
 use crate::collectives::Subcube;
 use crate::error::{Error, Result};
 
@@ -86,9 +87,7 @@ impl Subcube<'_> {
         match got.first() {
             Some(&DATA) => Ok(Head::Data(got.slice(1..))),
             Some(&LEN) if got.len() == 9 => {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(&got[1..]);
-                let n = u64::from_le_bytes(w);
+                let n = read_u64(&got[1..]);
                 usize::try_from(n).map(Head::Len).map_err(|_| {
                     Error::InvalidArgument(format!(
                         "bcast: node {root} broadcasts {n} bytes, more than this machine can hold"
