@@ -367,6 +367,9 @@ impl Engine {
                 let peer = st.out[link].peer;
                 if !st.closing {
                     let err = self.link_error(st, link, peer, "writing to", &e);
+                    // As a read error: on a link that came back and is not confirmed yet,
+                    // a reset means the new connection did not take (`relink.rs`).
+                    let err = self.unconfirmed(st, link, err);
                     if !self.link_down(st, link, &err) {
                         st.out[link].queue.clear();
                         self.fail(st, err);
