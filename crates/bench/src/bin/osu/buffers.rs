@@ -60,6 +60,14 @@ impl Buffers {
         }
     }
 
+    /// Does each call of `bench` in this form consume an owned input, made anew before the
+    /// next ([`Buffers::refill`])? The same on every rank (a broadcast's leaves make an
+    /// empty one).
+    pub(crate) fn consumes_input(&self, bench: Bench) -> bool {
+        matches!(bench, Bench::Bcast | Bench::Allgather | Bench::Alltoall)
+            && matches!(self.form, Form::Vec | Form::Serde | Form::Buf)
+    }
+
     /// Before a timed call of bcast, allgather or alltoall in the `vec` or `serde` form: the
     /// owned input that form consumes (a copy of `floats`, made outside the timed interval
     /// as the byte form's buffer is). Only for those forms: the copy is untimed, but with
@@ -68,10 +76,7 @@ impl Buffers {
     /// samples), and Open MPI's side makes no such copy.
     /// A broadcast's leaves pass an empty vector: only its root (rank 0) makes the copy.
     pub(crate) fn refill(&mut self, bench: Bench, p: usize, me: u32) {
-        if !matches!(bench, Bench::Bcast | Bench::Allgather | Bench::Alltoall)
-            || !matches!(self.form, Form::Vec | Form::Serde | Form::Buf)
-            || (bench == Bench::Bcast && me != 0)
-        {
+        if !self.consumes_input(bench) || (bench == Bench::Bcast && me != 0) {
             return;
         }
         if self.form == Form::Serde && bench == Bench::Alltoall {
