@@ -382,6 +382,10 @@ impl Transport for LocalTransport {
         let mut st = self.cube.lock(self.rank);
         st.mailbox.abandon(token);
         st.mailbox.take_dropped();
+        drop(st);
+        // Its message may have gone to another posted receive, waited for on another
+        // thread.
+        self.cube.slots[self.rank as usize].cv.notify_all();
     }
 
     fn discard(&self, tags: &[u32]) {

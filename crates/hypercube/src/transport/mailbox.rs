@@ -319,11 +319,7 @@ impl Mailbox {
     pub(super) fn complete(&mut self, token: RecvToken, source: NodeId, msg_id: u64) {
         self.rendezvous.remove(&(source, msg_id));
         if self.sinks.remove(&token) {
-            // An eager message bound as it began to arrive (`Mailbox::land_eager`) used
-            // its sender's credit: owed back.
-            if let Some(env) = self.bound.remove(&token).filter(|e| e.eager) {
-                self.dropped.push((env.source, env.len));
-            }
+            self.bound.remove(&token);
             return;
         }
         if self.orphans.remove(&token) {
@@ -368,11 +364,22 @@ impl Mailbox {
         }
     }
 
-    /// Put a message back in the queue in arrival order (or drop it, if its tag is
-    /// discarded).
+    /// Put a complete message whose receive was abandoned back: to the oldest posted
+    /// receive that matches it (one posted after it was bound, which no queued message
+    /// matches: it would have bound that at its post), else into the queue in arrival
+    /// order — or drop it, if its tag is discarded.
     fn requeue(&mut self, env: Envelope) {
         if !self.discarded.is_empty() && self.discarded.contains(&env.tag) {
             let _ = self.drop_envelope(env);
+            return;
+        }
+        if let Some(pos) = self
+            .posted
+            .iter()
+            .position(|(_, s)| s.matches(env.source, env.tag))
+        {
+            let (token, _) = self.posted.remove(pos).expect("position is in range");
+            let _ = self.bind(token, env);
             return;
         }
         let pos = self

@@ -65,8 +65,10 @@ impl Mailbox {
         len: u64,
         msg_id: u64,
     ) -> Option<(Landing, usize)> {
-        if let Some(at) = self.landing_at(source, msg_id) {
-            return Some(at);
+        if let Some(token) = self.rendezvous.get(&(source, msg_id)) {
+            // Bound already: where the first copy was to land, or nowhere if its receive
+            // took the landing back (then this copy is read into a buffer and copied).
+            return self.landings.get(token).copied();
         }
         if len == 0 || (!self.discarded.is_empty() && self.discarded.contains(&tag)) {
             return None;
@@ -100,7 +102,8 @@ impl Mailbox {
     /// Is message `msg_id` from `source` bound to a receive whose payload is still to come
     /// (a rendezvous message asked for, or an eager one bound by [`Mailbox::land_eager`])?
     pub fn expects(&self, source: NodeId, msg_id: u64) -> bool {
-        self.rendezvous.contains_key(&(source, msg_id))
+        // (The emptiness test first: no hashing per eager message while none is pending.)
+        !self.rendezvous.is_empty() && self.rendezvous.contains_key(&(source, msg_id))
     }
 
     /// The receive `token` takes its landing back: what of its message arrived is copied

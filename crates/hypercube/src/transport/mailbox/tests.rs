@@ -312,3 +312,34 @@ fn a_long_eager_message_lands_in_the_oldest_matching_receive() {
     assert!(taken.eager && l.holds(&taken.message.data) && !m.expects(3, 23));
     assert_eq!(memory, b"abcd");
 }
+
+/// A message whose receive was abandoned goes to a receive posted meanwhile: at once if it
+/// is complete, or when its last byte comes (a large one, or a long eager one bound as it
+/// began to arrive). Before, it went back to the queue, where that receive — posted, not
+/// looking at the queue again — never saw it.
+#[test]
+fn an_abandoned_receives_message_goes_to_a_receive_posted_meanwhile() {
+    let mut m = Mailbox::default();
+    // Complete.
+    let (t1, _) = m.post(Select::new(TypeSel::Is(5)));
+    let (t2, _) = m.post(Select::new(TypeSel::Is(5)));
+    m.arrive(1, 5, 1, ready(b"x"));
+    m.abandon(t1);
+    assert_eq!(&m.take(t2).expect("rebound").message.data[..], b"x");
+    // Still arriving: a long eager message that began to land.
+    let mut memory = vec![0u8; 4];
+    // SAFETY: as in the tests above.
+    let l = unsafe { Landing::new(&mut memory) };
+    let (t3, _) = m.post_landing(Select::new(TypeSel::Is(7)), l);
+    assert!(m.land_eager(3, 7, 4, 30).is_some());
+    m.abandon(t3);
+    let (t4, _) = m.post(Select::new(TypeSel::Is(7)));
+    // Its resent copy (a link died) does not bind the new receive a second time.
+    assert!(m.land_eager(3, 7, 4, 30).is_none());
+    assert!(m.take(t4).is_none());
+    assert_eq!(m.data(3, 30, Bytes::from_static(b"abcd")), Ok(true));
+    let taken = m.take(t4).expect("rebound when complete");
+    assert!(taken.eager && &taken.message.data[..] == b"abcd");
+    assert!(m.unreceived().is_empty());
+    assert_eq!(memory, [0; 4], "nothing written after the abandon");
+}

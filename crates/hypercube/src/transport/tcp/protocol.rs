@@ -198,7 +198,10 @@ impl Engine {
             let mut st = self.lock();
             if !st.mailbox.has_landing(token) {
                 st.mailbox.abandon(token);
-                return self.settle_dropped(&mut st);
+                self.settle_dropped(&mut st);
+                // Its message may have gone to another posted receive, whose waiter may
+                // be parked on another thread.
+                return self.notify();
             }
         }
         let mut inputs: Vec<_> = self.inputs.iter().map(|m| relock(m.lock())).collect();
@@ -208,6 +211,7 @@ impl Engine {
         }
         st.mailbox.abandon(token);
         self.settle_dropped(&mut st);
+        self.notify();
     }
 
     /// Let go of lent memory whose lender is returning (`base::lent`): wait a little for
