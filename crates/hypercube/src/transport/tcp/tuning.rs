@@ -118,16 +118,37 @@ fn parse_congestion(v: &str) -> Result<Vec<String>> {
         .collect()
 }
 
-/// `HYPERCUBE_TCP_PUSH`: 1 or 0.
-fn parse_push(v: u64) -> Result<bool> {
+/// A switch variable, `name` = 1 (`on`: what it does) or 0 (`off`); any other value is an
+/// error that says both.
+fn parse_switch(name: &str, v: u64, on: &str, off: &str) -> Result<bool> {
     match v {
         0 => Ok(false),
         1 => Ok(true),
         _ => Err(Error::Config(format!(
-            "HYPERCUBE_TCP_PUSH={v}: use 1 (push long writes' tails on wires, the default) \
-             or 0 (leave the kernel's autocorking alone)"
+            "{name}={v}: use 1 ({on}) or 0 ({off})"
         ))),
     }
+}
+
+/// `HYPERCUBE_TCP_PUSH`: 1 or 0.
+fn parse_push(v: u64) -> Result<bool> {
+    parse_switch(
+        "HYPERCUBE_TCP_PUSH",
+        v,
+        "push long writes' tails on wires, the default",
+        "leave the kernel's autocorking alone",
+    )
+}
+
+/// `HYPERCUBE_SPIN_YIELD`: 1 or 0.
+fn parse_spin_yield(v: u64) -> Result<bool> {
+    parse_switch(
+        "HYPERCUBE_SPIN_YIELD",
+        v,
+        "a polling waiter yields its core between polls, the default with more ranks than \
+         cores",
+        "it polls without yielding",
+    )
 }
 
 impl Tuning {
@@ -188,7 +209,7 @@ impl Tuning {
             t.socket_buffer = v as usize;
         }
         if let Some(v) = get("HYPERCUBE_SPIN_YIELD")? {
-            t.spin_yield = v != 0;
+            t.spin_yield = parse_spin_yield(v)?;
         }
         if let Some(v) = get("HYPERCUBE_PROGRESS_TICK_US")? {
             t.progress_tick = Duration::from_micros(v.max(100));
@@ -217,15 +238,24 @@ impl Tuning {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_congestion, parse_push, Tuning};
+    use super::{parse_congestion, parse_push, parse_spin_yield, Tuning};
 
+    /// The switches are 0 or 1; another value is an error that names the variable and says
+    /// what each value does (`HYPERCUBE_SPIN_YIELD=2` used to mean 1, silently).
     #[test]
-    fn push_is_zero_or_one() {
-        assert!(!parse_push(0).unwrap());
-        assert!(parse_push(1).unwrap());
+    fn switches_are_zero_or_one() {
+        for parse in [parse_push, parse_spin_yield] {
+            assert!(!parse(0).unwrap());
+            assert!(parse(1).unwrap());
+        }
         let e = parse_push(2).unwrap_err().to_string();
         assert!(
             e.contains("HYPERCUBE_TCP_PUSH=2") && e.contains("use 1"),
+            "{e}"
+        );
+        let e = parse_spin_yield(2).unwrap_err().to_string();
+        assert!(
+            e.contains("HYPERCUBE_SPIN_YIELD=2") && e.contains("or 0 (it polls"),
             "{e}"
         );
     }
