@@ -164,12 +164,7 @@ fn large_messages_land_in_the_callers_memory() {
         if all != want {
             return Err("the allgather differs".into());
         }
-        let landed: u64 = t
-            .engine
-            .inputs
-            .iter()
-            .map(|i| relock(i.lock()).landed)
-            .sum();
+        let landed = landed_frames(t);
         let want = if me == 1 { 2 } else { 1 };
         if landed < want {
             return Err(format!("node {me}: {landed} frames landed, {want} expected").into());
@@ -207,18 +202,22 @@ fn store_and_forward_steps_land_in_two_places() {
         if out != want {
             return Err(format!("node {me}: the all-to-all differs").into());
         }
-        let landed: u64 = t
-            .engine
-            .inputs
-            .iter()
-            .map(|i| relock(i.lock()).landed)
-            .sum();
+        let landed = landed_frames(t);
         if landed < 2 {
             return Err(format!("node {me}: {landed} frames landed, 2 expected").into());
         }
         Ok(())
     }
     tcp_job(2, program);
+}
+
+/// The frames this node's links have read straight into a receive's memory.
+fn landed_frames(t: &TcpTransport) -> u64 {
+    t.engine
+        .inputs
+        .iter()
+        .map(|i| relock(i.lock()).landed)
+        .sum()
 }
 
 /// On wires (`TcpTransport::links_are_wires`) every flush that wrote 32 KiB or more pushes
@@ -440,12 +439,7 @@ fn a_long_eager_message_lands_in_a_posted_receive() {
             }
         }
         if me == 1 {
-            let landed: u64 = t
-                .engine
-                .inputs
-                .iter()
-                .map(|i| relock(i.lock()).landed)
-                .sum();
+            let landed = landed_frames(t);
             if landed == 0 {
                 return Err("no frame landed".into());
             }
