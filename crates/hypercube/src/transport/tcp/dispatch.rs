@@ -173,9 +173,9 @@ impl Engine {
         }
     }
 
-    /// A `Data` frame (or a long `Eager` one) for this node whose payload its link read into
-    /// the memory the receive named (`link.rs`, "Landing"): in its turn (the link asked first), unless a
-    /// resent copy of it came first on another link.
+    /// A `Data` frame (or a long `Eager` one) for this node whose payload its link read
+    /// into the memory the receive named (`link.rs`, "Landing"): in its turn (the link
+    /// asked first), unless a resent copy of it came first on another link.
     fn landed(&self, st: &mut State, link: usize, h: Header, trailer: u8) {
         match trailer {
             1 => {}
