@@ -38,7 +38,9 @@ pub(crate) const LEND_MIN: usize = 64 << 10;
 /// with `base::lent` until they are all let go of).
 #[derive(Default)]
 struct Count {
-    live: Mutex<usize>,
+    /// The handles alive, and whether the `Lender` waits for the last to go (only then
+    /// does the last one wake it: a wake-up is a system call).
+    live: Mutex<(usize, bool)>,
     gone: Condvar,
     lent: Mutex<Vec<(usize, usize)>>,
 }
@@ -75,8 +77,8 @@ impl AsRef<[u8]> for Loan {
 impl Drop for Loan {
     fn drop(&mut self) {
         let mut live = self.count.live.lock().unwrap_or_else(|p| p.into_inner());
-        *live -= 1;
-        if *live == 0 {
+        live.0 -= 1;
+        if live.0 == 0 && live.1 {
             self.count.gone.notify_all();
         }
     }
@@ -89,7 +91,7 @@ impl<'a> Lender<'a> {
         if data.len() < LEND_MIN {
             return Bytes::copy_from_slice(data);
         }
-        *self.count.live.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.count.live.lock().unwrap_or_else(|p| p.into_inner()).0 += 1;
         crate::base::lent::register(data);
         self.count
             .lent
@@ -119,7 +121,8 @@ impl Drop for Lender<'_> {
         }
         (self.release)();
         let mut live = self.count.live.lock().unwrap_or_else(|p| p.into_inner());
-        while *live > 0 {
+        while live.0 > 0 {
+            live.1 = true;
             live = self
                 .count
                 .gone
