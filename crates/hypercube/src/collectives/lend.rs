@@ -19,10 +19,46 @@
 //! borrowed by the closure, so no borrowed byte outlives the borrow. (If a copy were never
 //! dropped the call would wait forever — a hang, never a use after free.)
 
+use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::sync::{Arc, Condvar, Mutex};
 
 use bytes::Bytes;
+
+thread_local! {
+    /// Message bytes that own their memory, given by the caller for the call under way on
+    /// this thread ([`given`]).
+    static GIVEN: RefCell<Option<Bytes>> = const { RefCell::new(None) };
+}
+
+/// Run `f` with `owner` — message bytes that own their memory: an owned vector the caller
+/// gave the call (`alltoall_vec`) — known to every [`Lender`] on this thread. A slice of
+/// that memory is then sent as a view of `owner` (which keeps the memory alive by itself),
+/// not lent: no acknowledgement asked at once, and no wait for one when the call ends. (The
+/// lent last step of an all-to-all waited for it on about 80 % of the 1 MiB calls on 4
+/// ranks, 110–220 µs per call on average.)
+pub(crate) fn given<R>(owner: &Bytes, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Bytes>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let before = self.0.take();
+            GIVEN.with(|g| *g.borrow_mut() = before);
+        }
+    }
+    let _restore = Restore(GIVEN.with(|g| g.replace(Some(owner.clone()))));
+    f()
+}
+
+/// `data` as a view of the given owner ([`given`]), if it lies in that owner's memory.
+fn view_of_given(data: &[u8]) -> Option<Bytes> {
+    GIVEN.with(|g| {
+        let g = g.borrow();
+        let owner = g.as_ref()?;
+        let start = owner.as_ptr() as usize;
+        let at = data.as_ptr() as usize;
+        (at >= start && at + data.len() <= start + owner.len()).then(|| owner.slice_ref(data))
+    })
+}
 
 /// Slices shorter than this are copied, not lent. A lent frame is acknowledged at once, so
 /// each lent message costs a frame back, the wake-ups it makes on both sides and the
@@ -85,9 +121,12 @@ impl Drop for Loan {
 }
 
 impl<'a> Lender<'a> {
-    /// `data` as message bytes: without a copy, or copied if it is shorter than
-    /// [`LEND_MIN`].
+    /// `data` as message bytes: a view of the given owner if it lies in one ([`given`]),
+    /// else without a copy (lent), or copied if it is shorter than [`LEND_MIN`].
     pub(crate) fn lend(&self, data: &'a [u8]) -> Bytes {
+        if let Some(view) = view_of_given(data) {
+            return view;
+        }
         if data.len() < LEND_MIN {
             return Bytes::copy_from_slice(data);
         }
@@ -178,6 +217,41 @@ mod tests {
         assert_eq!(seen.join().unwrap(), vec![7u8; 3]);
         // Nothing lent: no wait.
         assert_eq!(lend(&|| {}, |l| l.lend(&[]).len()), 0);
+    }
+
+    /// Slices of memory the caller gave (`given`) are views of its owner, whatever their
+    /// length: not lent (the lender does not wait for them) and not copied; outside
+    /// `given`, or outside the owner's memory, they are lent as before.
+    #[test]
+    fn slices_of_given_memory_are_views_of_it() {
+        let live = |l: &super::Lender<'_>| l.count.live.lock().unwrap().0;
+        let owner = bytes::Bytes::from(vec![5u8; super::LEND_MIN * 2]);
+        super::given(&owner, || {
+            lend(&|| {}, |l| {
+                let big = l.lend(&owner[..]);
+                let small = l.lend(&owner[3..10]);
+                assert_eq!(big.as_ptr(), owner.as_ptr());
+                assert_eq!(small.as_ptr(), owner[3..].as_ptr(), "a view, not a copy");
+                assert_eq!(live(l), 0, "nothing lent");
+            })
+        });
+        let other = vec![1u8; super::LEND_MIN];
+        super::given(&owner, || {
+            lend(&|| {}, |l| {
+                drop(l.lend(&other));
+                assert!(
+                    l.count.lent.lock().unwrap().len() == 1,
+                    "other memory is lent"
+                );
+            });
+        });
+        // Outside `given` the owner's memory is lent again.
+        lend(&|| {}, |l| {
+            let b = l.lend(&owner[..]);
+            assert_eq!(live(l), 1);
+            drop(b);
+        });
+        assert!(super::GIVEN.with(|g| g.borrow().is_none()));
     }
 
     /// A slice shorter than `LEND_MIN` is copied (another address, and `lend` does not

@@ -25,6 +25,7 @@ use super::allgather::Own;
 use super::blocks::Unit;
 use super::broadcast::Head;
 use super::element::{decode, decode_blocks, encode, encode_vec, take_back};
+use super::lend::given;
 use super::pod::{as_bytes, Pod};
 use super::typed_buf::TypedBuf;
 use super::{ShiftOrder, Subcube};
@@ -249,15 +250,20 @@ impl Subcube<'_> {
         })
     }
 
-    /// [`Subcube::alltoall_slice`] of an owned vector, sent without copying it.
+    /// [`Subcube::alltoall_slice`] of an owned vector, sent without copying it (and, since
+    /// the call owns it, without waiting for the neighbours to acknowledge it:
+    /// `lend::given`).
     pub fn alltoall_vec<T: Pod>(&self, data: Vec<T>) -> Result<Vec<T>> {
         Unit::of::<T>("alltoall_vec", Some("alltoallv_slice")).during(|| {
             self.split_check(data.len(), "alltoall_vec")?;
-            if let Some(r) = self.alltoall_landed(&data) {
-                return r;
-            }
             let n = data.len();
-            let (bytes, _shared) = encode_vec(data);
+            let (bytes, shared) = encode_vec(data);
+            if let Some(mine) = &shared {
+                let landed = given(&bytes, || self.alltoall_landed(&mine[..]));
+                if let Some(r) = landed {
+                    return r;
+                }
+            }
             self.alltoall_bytes::<T>(bytes, n, "alltoall_vec")
         })
     }
