@@ -142,12 +142,27 @@ impl Mailbox {
         if !self.discarded.is_empty() && self.discarded.contains(&tag) {
             return self.drop_envelope(env);
         }
-        if let Some(pos) = self.posted.iter().position(|(_, s)| s.matches(source, tag)) {
-            let (token, _) = self.posted.remove(pos).expect("position is in range");
-            return self.bind(token, env);
+        match self.bind_posted(env) {
+            Ok(need) => need,
+            Err(env) => {
+                self.unexpected.push_back(env);
+                None
+            }
         }
-        self.unexpected.push_back(env);
-        None
+    }
+
+    /// Bind `env` to the oldest posted receive that matches it, as an arrival does;
+    /// `Err(env)` if none does.
+    fn bind_posted(&mut self, env: Envelope) -> Result<Option<NeedCts>, Envelope> {
+        let Some(pos) = self
+            .posted
+            .iter()
+            .position(|(_, s)| s.matches(env.source, env.tag))
+        else {
+            return Err(env);
+        };
+        let (token, _) = self.posted.remove(pos).expect("position is in range");
+        Ok(self.bind(token, env))
     }
 
     fn bind(&mut self, token: RecvToken, mut env: Envelope) -> Option<NeedCts> {
@@ -373,15 +388,10 @@ impl Mailbox {
             let _ = self.drop_envelope(env);
             return;
         }
-        if let Some(pos) = self
-            .posted
-            .iter()
-            .position(|(_, s)| s.matches(env.source, env.tag))
-        {
-            let (token, _) = self.posted.remove(pos).expect("position is in range");
-            let _ = self.bind(token, env);
-            return;
-        }
+        let env = match self.bind_posted(env) {
+            Ok(_) => return,
+            Err(env) => env,
+        };
         let pos = self
             .unexpected
             .iter()

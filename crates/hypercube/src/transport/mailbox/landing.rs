@@ -73,16 +73,11 @@ impl Mailbox {
         if len == 0 || (!self.discarded.is_empty() && self.discarded.contains(&tag)) {
             return None;
         }
-        let pos = self
-            .posted
-            .iter()
-            .position(|(_, s)| s.matches(source, tag))?;
-        let token = self.posted[pos].0;
-        let (l, _) = *self.landings.get(&token)?;
+        let (token, _) = self.posted.iter().find(|(_, s)| s.matches(source, tag))?;
+        let (l, _) = *self.landings.get(token)?;
         if l.len() as u64 != len {
             return None;
         }
-        self.posted.remove(pos);
         let id = self.next_id;
         self.next_id += 1;
         let env = Envelope {
@@ -94,8 +89,9 @@ impl Mailbox {
             eager: true,
             wire_id: msg_id,
         };
-        // No clear-to-send: the payload is on its way.
-        let _ = self.bind(token, env);
+        // Bound to that receive (the oldest match); no clear-to-send: the payload is on
+        // its way.
+        let _ = self.bind_posted(env);
         Some((l, 0))
     }
 
