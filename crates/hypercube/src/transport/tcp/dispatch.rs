@@ -202,8 +202,7 @@ impl Engine {
                     return self.fail(st, Error::Protocol { peer, detail });
                 }
                 if h.kind == Kind::Eager {
-                    self.settle_dropped(st);
-                    self.arrived(st, h.src);
+                    self.eager_arrived(st, h.src);
                 }
                 while let Some((h, payload, link)) = st.streams.next_early(slot, h.kind) {
                     self.act(st, link, h, payload);
@@ -265,14 +264,12 @@ impl Engine {
                     let peer = st.out[link].peer;
                     return self.fail(st, Error::Protocol { peer, detail });
                 }
-                self.settle_dropped(st);
-                self.arrived(st, h.src);
+                self.eager_arrived(st, h.src);
             }
             Kind::Eager => {
                 st.mailbox
                     .arrive_id(h.src, h.tag, h.total_len, Body::Ready(payload), h.msg_id);
-                self.settle_dropped(st);
-                self.arrived(st, h.src);
+                self.eager_arrived(st, h.src);
             }
             Kind::Rts => {
                 self.arrived(st, h.src);
@@ -307,6 +304,14 @@ impl Engine {
             }
             Kind::Close | Kind::Ack | Kind::Link | Kind::Left => {}
         }
+    }
+
+    /// An eager message from `src` is whole here (received, landed, or dropped with its
+    /// discarded tag): credit back what the mailbox dropped, and count it
+    /// ([`Engine::arrived`]).
+    fn eager_arrived(&self, st: &mut State, src: NodeId) {
+        self.settle_dropped(st);
+        self.arrived(st, src);
     }
 
     /// A message (eager or announced) from `src` arrived: count it, and if `src`'s `Fin`
