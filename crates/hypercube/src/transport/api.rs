@@ -62,8 +62,9 @@ pub trait Transport: Send + Sync + 'static {
     /// delivered as a `Bytes` over exactly the first piece, which the caller recognizes by
     /// its address and length and drops. A transport that cannot does what
     /// [`Transport::post_recv`] does (the default), and the caller copies. The TCP
-    /// transport lands the payload of a large (rendezvous) message of exactly
-    /// `head.1 + tail.1` bytes straight from the socket.
+    /// transport lands the payload of a message of exactly `head.1 + tail.1` bytes straight
+    /// from the socket: a rendezvous message, or a long eager one whose header is read
+    /// after this receive was posted.
     ///
     /// # Safety
     /// The memory must stay valid, and be neither read nor written by anyone but the

@@ -288,7 +288,8 @@ fn collective(
         // same on every rank — and before the one that precedes the next call. (Before the
         // first barrier, a rank that had finished its call early made its input while
         // the others were still in theirs: the 1 MiB `buf` all-to-all on 4 ranks took
-        // 1.11–1.18× the byte form's time, and the whole job 10–20 % more CPU.)
+        // 1.08–1.23× the byte form's time, and the whole job 10–20 % more CPU;
+        // `docs/perf/typed.md`, "The forms that consume their input".)
         let fresh_input = buf.consumes_input(bench);
         let prepare = |buf: &mut Buffers, scratch: &mut Vec<f32>| {
             if bench == Bench::Gop {

@@ -8,9 +8,10 @@
 //! Copies: the first step sends the outgoing half straight from the caller's vector,
 //! lent to the transport ([`lend`]: the call returns only when every copy of those bytes
 //! is dropped — over TCP, when the kernel has them; a copy only where memory is not the
-//! wire encoding, or for blocks shorter than `lend::LEND_MIN`), and writes `mine ⊕ received` for each kept block into a vector of its
-//! own (no copy of the whole input first). Later steps send the
-//! blocks they pass on as those vectors themselves, without encoding them again
+//! wire encoding, or for blocks shorter than `lend::LEND_MIN`), and writes
+//! `mine ⊕ received` for each kept block into a vector of its own (no copy of the whole
+//! input first). Later steps send the blocks they pass on as those vectors themselves,
+//! without encoding them again
 //! ([`encode_vec`]: the vector's memory is the message), and combine into the kept ones.
 
 use crate::collectives::blocks::bounds;
