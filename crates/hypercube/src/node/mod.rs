@@ -496,4 +496,4 @@ impl std::fmt::Debug for Node {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

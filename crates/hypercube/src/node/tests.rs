@@ -38,3 +38,43 @@ fn discarded_call_tags_are_delivered_again_when_drawn_anew() {
         assert_eq!(&m.data[..], b"new call");
     });
 }
+
+/// A receive dropped after its message came gives the message to a matching receive
+/// posted meanwhile, which a thread waits on (it went back to the queue before, and that
+/// thread waited until the deadlock report). Over TCP (`transport/tcp/test_job.rs`) and
+/// here on threads.
+pub(crate) fn a_dropped_receives_message_wakes_another_waiter(
+    node: &crate::node::Node,
+) -> Result<(), String> {
+    use crate::base::message::{Select, TypeSel};
+    use std::time::Duration;
+    let me = node.mynode();
+    let sel = Select::new(TypeSel::Is(7));
+    let first = node.irecv(sel).map_err(|e| e.to_string())?;
+    let mut second = node.irecv(sel).map_err(|e| e.to_string())?;
+    std::thread::scope(|s| {
+        let waiter = s.spawn(move || second.wait_timeout(Duration::from_secs(5)));
+        // Let the waiter park.
+        std::thread::sleep(Duration::from_millis(100));
+        node.send(me, crate::MsgType(7), b"x".to_vec())
+            .map_err(|e| e.to_string())?;
+        // The message is bound to `first`; let the waiter, woken by its arrival, park again.
+        std::thread::sleep(Duration::from_millis(100));
+        drop(first);
+        match waiter.join() {
+            Ok(Ok(m)) if &m.data[..] == b"x" => Ok(()),
+            Ok(Ok(m)) => Err(format!("the waiter got {:?}", m.data)),
+            Ok(Err(e)) => Err(format!("the waiter: {e}")),
+            Err(_) => Err("the waiter panicked".into()),
+        }
+    })
+}
+
+#[test]
+fn a_dropped_receives_message_wakes_another_waiter_on_threads() {
+    for r in run_local(0, |node| {
+        a_dropped_receives_message_wakes_another_waiter(&node)
+    }) {
+        r.unwrap();
+    }
+}

@@ -452,3 +452,12 @@ fn a_long_eager_message_lands_in_a_posted_receive() {
     };
     tcp_job_tuned(1, tuning, program);
 }
+
+/// [`crate::node::tests::a_dropped_receives_message_wakes_another_waiter`] over TCP.
+#[test]
+fn a_dropped_receives_message_wakes_another_waiter() {
+    fn program(_: NodeId, node: &Node, _: &TcpTransport) -> Result<(), Box<dyn std::error::Error>> {
+        Ok(crate::node::tests::a_dropped_receives_message_wakes_another_waiter(node)?)
+    }
+    tcp_job(0, program);
+}
