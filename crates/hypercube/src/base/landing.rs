@@ -29,7 +29,8 @@ pub(crate) struct Landing {
 
 // SAFETY: a `Landing` is addresses and lengths; the memory behind it is written only by
 // the thread that holds the transport's lock on the message (the state lock, or the input
-// lock of the link reading it), while the request that lent it keeps it borrowed.
+// lock of the link reading it and its claim of the frame: `transport/tcp/claim.rs`), while
+// the request that lent it keeps it borrowed.
 unsafe impl Send for Landing {}
 // SAFETY: as above.
 unsafe impl Sync for Landing {}

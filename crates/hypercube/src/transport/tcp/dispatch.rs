@@ -31,14 +31,18 @@ impl Engine {
         inp.pass_on = !self.detour.load(Ordering::Relaxed);
         let res = inp.read_into(self.num_nodes, self.has_host, &mut |h| {
             let mut st = self.lock();
-            if !st.streams.in_turn(self.slot(h.src), h) {
+            let slot = self.slot(h.src);
+            if !st.streams.in_turn(slot, h) {
                 return None;
             }
-            match h.kind {
+            // Not while another link's reader lands a copy of it (`claim.rs`).
+            let claim = st.claims.take(slot, h.seq, link)?;
+            let (to, at) = match h.kind {
                 // A long eager message lands if its receive is posted with a landing.
                 Kind::Eager => st.mailbox.land_eager(h.src, h.tag, h.total_len, h.msg_id),
                 _ => st.mailbox.landing_at(h.src, h.msg_id),
-            }
+            }?;
+            Some((to, at, claim))
         });
         if matches!(&res, Ok(ReadOutcome::Frames(f)) if f.is_empty()) {
             return;
@@ -161,6 +165,8 @@ impl Engine {
         let slot = self.slot(h.src);
         match st.streams.arrive(slot, &h, &payload, link) {
             Turn::Now => {
+                // A copy of it another link is landing goes no further (`claim.rs`).
+                st.claims.acted(slot, h.seq, link);
                 self.act(st, link, h, payload);
                 while let Some((h, payload, link)) = st.streams.next_early(slot, h.kind) {
                     self.act(st, link, h, payload);
@@ -177,11 +183,13 @@ impl Engine {
     /// into the memory the receive named (`link.rs`, "Landing"): in its turn (the link
     /// asked first), unless a resent copy of it came first on another link.
     fn landed(&self, st: &mut State, link: usize, h: Header, trailer: u8) {
+        let slot = self.slot(h.src);
         match trailer {
             1 => {}
             0 => {
                 // Cut short on its way (void): its sender resends it, to land again.
                 tracing::debug!(src = h.src, seq = h.seq, "dropping a void frame");
+                st.claims.void(slot, h.seq, link);
                 return;
             }
             _ => {
@@ -194,9 +202,9 @@ impl Engine {
             trailer: false,
             ..h
         };
-        let slot = self.slot(h.src);
         match st.streams.arrive(slot, &h, &Bytes::new(), link) {
             Turn::Now => {
+                st.claims.acted(slot, h.seq, link);
                 if let Err(detail) = st.mailbox.landed(h.src, h.msg_id, h.frame_len as usize) {
                     let peer = st.out[link].peer;
                     return self.fail(st, Error::Protocol { peer, detail });

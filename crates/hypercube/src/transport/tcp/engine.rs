@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use hypercube_topology::{NodeId, Route};
 
+use super::claim::Claims;
 use super::link::{Flush, LinkIn, LinkOut, OutFrame};
 use super::routes::Routes;
 use super::sequence::Streams;
@@ -64,6 +65,8 @@ pub(crate) struct State {
     pub(super) routes: Routes,
     /// The numbered frames of each pair, both ways (`sequence.rs`).
     pub(super) streams: Streams,
+    /// The frames being read into a receive's memory now, and by which link (`claim.rs`).
+    pub(super) claims: Claims,
     /// Per link: declared dead here (`reroute.rs`); nothing goes out on it.
     pub(super) dead: Vec<bool>,
     /// Per link: a dead link whose input side is still to be abandoned (by a thread that
@@ -216,6 +219,7 @@ impl Engine {
             fin_count: vec![None; num_nodes as usize + 1],
             routes: Routes::default(),
             streams: Streams::new(num_nodes as usize + 1),
+            claims: Claims::default(),
             dead: vec![false; nlinks],
             abandon: vec![false; nlinks],
             reports: vec![0; nlinks],

@@ -3,14 +3,19 @@
 //! its turn of its pair's stream (`sequence.rs`: no earlier frame of the stream is still to
 //! come, so the receive's fill mark is where the frame belongs). Its completion is an
 //! [`Item::Landed`]. A receive that takes its memory back while a frame is being read into
-//! it ([`LinkIn::take_back`]) leaves the reader a buffer of its own for the rest.
+//! it ([`LinkIn::take_back`]) leaves the reader a buffer of its own for the rest. A reader
+//! writes into the memory only under its claim of the frame (`claim.rs`), which the engine
+//! revokes when another copy of the frame is acted on first: then the rest goes to a buffer
+//! of its own too.
 
 use std::io;
+use std::sync::Arc;
 
 use bytes::{Buf, Bytes};
 
 use super::{Item, LinkIn, ReadError};
 use crate::base::landing::Landing;
+use crate::transport::tcp::claim::Claim;
 use crate::wire::frame::{Header, HEADER_LEN};
 
 /// A `Data` frame for this node being read straight into the memory its receive named.
@@ -25,6 +30,8 @@ pub(super) struct Direct {
     got: usize,
     /// Its trailer byte, once read (a frame with one).
     trailer: Option<u8>,
+    /// The right to write into `to` (`claim.rs`), held for each write.
+    claim: Arc<Claim>,
 }
 
 impl Direct {
@@ -46,10 +53,22 @@ impl Direct {
         }
     }
 
+    /// The claim was revoked (`revoked`): another copy of the frame completed it, so this
+    /// one goes on into a buffer of its own — a duplicate, dropped once whole, so what came
+    /// before need not be kept (the memory is the program's again and is not read).
+    fn revoked(&mut self, revoked: bool) {
+        if revoked && self.own.is_none() {
+            self.own = Some(vec![0; self.h.frame_len as usize]);
+        }
+    }
+
     /// Take `src` (bytes of the frame's body, in order) as far as the body goes; returns
     /// how many were taken.
     fn take(&mut self, src: &[u8]) -> usize {
         let n = src.len().min(self.h.frame_len as usize - self.got);
+        let claim = self.claim.clone();
+        let revoked = claim.hold();
+        self.revoked(*revoked);
         match &mut self.own {
             Some(v) => v[self.got..self.got + n].copy_from_slice(&src[..n]),
             // The landing's memory, which its receive keeps until it takes it back — which
@@ -77,9 +96,10 @@ impl Direct {
 }
 
 /// The memory a receive named for a `Data` frame's message (`base/landing.rs`) and how
-/// much of it is filled: the frame's payload goes there from that byte on. Asked of the
-/// engine for a long frame for this node, in its turn.
-pub(crate) type LandingAt<'a> = &'a mut dyn FnMut(&Header) -> Option<(Landing, usize)>;
+/// much of it is filled: the frame's payload goes there from that byte on, under the
+/// reader's claim of the frame (`claim.rs`). Asked of the engine for a long frame for this
+/// node, in its turn.
+pub(crate) type LandingAt<'a> = &'a mut dyn FnMut(&Header) -> Option<(Landing, usize, Arc<Claim>)>;
 
 /// A frame for this node whose payload has at least this many bytes still to come is read
 /// into its landing, if its receive named one; a shorter rest is read with the frame.
@@ -106,6 +126,10 @@ impl LinkIn {
         let Some(d) = self.landing.as_mut() else {
             return Ok(Some(0));
         };
+        // Held until the read below is done: a revocation waits for it.
+        let claim = d.claim.clone();
+        let revoked = claim.hold();
+        d.revoked(*revoked);
         let left = d.h.frame_len as usize - d.got;
         let mut tb = 0u8;
         let (ptr, cap) = if left > 0 {
@@ -163,7 +187,7 @@ impl LinkIn {
         if !(self.pass_on && kind && h.dest == self.me && len >= have + LAND_MIN) {
             return false;
         }
-        let Some((to, at)) = land(h) else {
+        let Some((to, at, claim)) = land(h) else {
             return false;
         };
         if to.len().saturating_sub(at) < len {
@@ -177,6 +201,7 @@ impl LinkIn {
             own: None,
             got: 0,
             trailer: None,
+            claim,
         };
         let n = d.take(&self.buf);
         self.buf.advance(n);
@@ -194,6 +219,7 @@ mod tests {
     use super::super::fuzz::{encode, link};
     use super::super::{Item, ReadOutcome};
     use crate::base::landing::Landing;
+    use crate::transport::tcp::claim::Claim;
     use crate::wire::frame::{Header, HEADER_LEN};
 
     /// A `Data` frame for node `dest` of message 9 from node 1: `len` payload bytes of a
@@ -263,7 +289,7 @@ mod tests {
                     (1, 0, 9),
                     "asked for a frame of another"
                 );
-                Some((landing, filled))
+                Some((landing, filled, Claim::new()))
             });
             let items = match r {
                 Ok(ReadOutcome::Frames(f)) => f,
@@ -327,7 +353,7 @@ mod tests {
         w.write_all(&bytes[..half]).expect("write");
         let mut items = Vec::new();
         for _ in 0..100 {
-            match link.read_into(2, false, &mut |_| Some((landing, 0))) {
+            match link.read_into(2, false, &mut |_| Some((landing, 0, Claim::new()))) {
                 Ok(ReadOutcome::Frames(f)) => items.extend(f),
                 _ => panic!("an error on a valid frame"),
             }
@@ -360,6 +386,64 @@ mod tests {
         assert!(
             memory.iter().all(|&b| b == 0),
             "written after it was taken back"
+        );
+    }
+
+    /// A reader whose claim of the frame is revoked mid-frame — another copy of it, on
+    /// another link, was acted on first (`claim.rs`) — writes nothing more into the memory:
+    /// the rest goes to a buffer of its own and the frame comes as an ordinary one (a
+    /// duplicate, which the engine drops). Without the claim the rest, here a void copy's
+    /// zeros, would be written over memory the program owns again.
+    #[test]
+    fn a_revoked_claim_leaves_the_memory_alone() {
+        use crate::transport::tcp::claim::Claims;
+        let (h, p) = data_frame(0, 100 << 10, 17, true);
+        let bytes = encode(&[(h, p.clone())]);
+        let (mut link, mut w) = link();
+        let mut memory = vec![0u8; 100 << 10];
+        // SAFETY: `memory` outlives the landing; it is read and cleared only while no read
+        // is under way.
+        let landing = unsafe { Landing::new(&mut memory) };
+        let mut claims = Claims::default();
+        let half = HEADER_LEN + (40 << 10);
+        w.write_all(&bytes[..half]).expect("write");
+        let mut items = Vec::new();
+        for _ in 0..100 {
+            let r = link.read_into(2, false, &mut |h| {
+                claims.take(1, h.seq, 0).map(|c| (landing, 0, c))
+            });
+            match r {
+                Ok(ReadOutcome::Frames(f)) => items.extend(f),
+                _ => panic!("an error on a valid frame"),
+            }
+        }
+        assert!(items.is_empty(), "a frame half come");
+        assert_eq!(&memory[..40 << 10], &p[..40 << 10], "landed so far");
+        assert!(claims.take(1, h.seq, 1).is_none(), "claimed by link 0");
+        // The copy that came on link 1 is acted on.
+        claims.acted(1, h.seq, 1);
+        memory.fill(0);
+        w.write_all(&bytes[half..]).expect("write");
+        for _ in 0..1000 {
+            match link.read_into(2, false, &mut |_| panic!("asked again")) {
+                Ok(ReadOutcome::Frames(f)) => items.extend(f),
+                _ => panic!("an error on a valid frame"),
+            }
+            if !items.is_empty() {
+                break;
+            }
+        }
+        match items.as_slice() {
+            [Item::Frame(got, body)] => {
+                assert_eq!(*got, h);
+                assert_eq!(body.len(), p.len(), "the whole body, trailer included");
+                assert_eq!(&body[40 << 10..], &p[40 << 10..], "the rest as it came");
+            }
+            _ => panic!("not one whole frame"),
+        }
+        assert!(
+            memory.iter().all(|&b| b == 0),
+            "written after the claim was revoked"
         );
     }
 }

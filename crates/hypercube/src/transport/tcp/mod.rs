@@ -17,6 +17,7 @@
 //! acknowledged); `sockopt.rs` socket options; `tuning.rs` the knobs.
 
 mod blocked;
+mod claim;
 mod dispatch;
 mod engine;
 mod finalize;
