@@ -14,9 +14,6 @@ use super::{Algorithm, Subcube};
 use crate::error::{Error, Result};
 use crate::wire::codec;
 
-/// A length that says "the root had nothing to send": every member then fails alike.
-const NONE: u64 = u64::MAX;
-
 impl Subcube<'_> {
     /// Broadcast a value of any size from `root`, which passes `Some(value)`; the others
     /// pass `None` (ignored if not). No length argument: a short encoding (where the
@@ -60,29 +57,31 @@ impl Subcube<'_> {
         let p = self.size() as usize;
         let at_root = self.node.mynode() == root;
         let mut encoded = Vec::new();
-        let mut width = 0u64;
+        // The root's width, as 8 bytes; `None` (the root had nothing to send) fails every
+        // member alike.
+        let mut head = None;
         if at_root {
-            match &values {
-                Some(vs) if vs.len() == p => {
-                    for v in vs {
-                        encoded.push(codec::encode_typed(v)?);
-                    }
-                    width = encoded
-                        .iter()
-                        .map(|e| e.len() as u64 + 8)
-                        .max()
-                        .unwrap_or(8);
+            if let Some(vs) = values.as_ref().filter(|vs| vs.len() == p) {
+                for v in vs {
+                    encoded.push(codec::encode_typed(v)?);
                 }
-                _ => width = NONE,
+                let width = encoded.iter().map(|e| e.len() as u64 + 8).max();
+                head = Some(Bytes::copy_from_slice(&width.unwrap_or(8).to_le_bytes()));
             }
         }
-        let width = self.bcast_head(root, width, || {
+        let nothing = || {
             format!(
                 "scatter_values: the root (node {root}) did not pass Some(values) with one \
                  value per member ({p})"
             )
-        })?;
-        let w = width as usize;
+        };
+        // By the automatic choice: the handle's algorithm is the scatter's.
+        let auto = self.with(Algorithm::Auto);
+        let head = match auto.bcast_head_or_data(root, head.as_ref(), nothing)? {
+            Head::Data(b) => b,
+            Head::Len(n) => auto.bcast(root, head.unwrap_or_default(), n)?,
+        };
+        let w = usize::try_from(read_u64(&head)).unwrap_or(usize::MAX);
         let blocks: Vec<Bytes> = encoded
             .iter()
             .map(|e| {
@@ -136,28 +135,6 @@ impl Subcube<'_> {
             .map(|v| codec::encode_typed(v).map(Bytes::from))
             .collect::<Result<Vec<_>>>()?;
         decode_all(&self.alltoallv(&blocks)?, self.base())
-    }
-}
-
-impl Subcube<'_> {
-    /// Broadcast the root's 8-byte header (a length or width; automatic algorithm) and
-    /// return it on every member — or, if it is [`NONE`] (the root had nothing to send),
-    /// the same `InvalidArgument(nothing())` on every member, so that all fail alike.
-    pub(crate) fn bcast_head(
-        &self,
-        root: NodeId,
-        value: u64,
-        nothing: impl FnOnce() -> String,
-    ) -> Result<u64> {
-        let head = self.with(Algorithm::Auto).bcast(
-            root,
-            Bytes::copy_from_slice(&value.to_le_bytes()),
-            8,
-        )?;
-        match read_u64(&head) {
-            NONE => Err(Error::InvalidArgument(nothing())),
-            v => Ok(v),
-        }
     }
 }
 
