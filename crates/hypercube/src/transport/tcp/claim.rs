@@ -27,13 +27,13 @@ pub(crate) struct Claim(Mutex<bool>);
 impl Claim {
     /// A claim of its own (the link reader's tests land frames without an engine).
     #[cfg(test)]
-    pub fn new() -> Arc<Claim> {
+    pub(crate) fn new() -> Arc<Claim> {
         Arc::default()
     }
 
     /// Hold the claim for one write: the guard says whether it was revoked (then nothing
     /// may be written into the memory). A revocation waits until the guard is dropped.
-    pub fn hold(&self) -> MutexGuard<'_, bool> {
+    pub(crate) fn hold(&self) -> MutexGuard<'_, bool> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -51,7 +51,7 @@ pub(super) struct Claims(HashMap<(usize, u64), (usize, Weak<Claim>)>);
 impl Claims {
     /// May `link` land frame `seq` from the node in `slot`? Yes, with a new claim, unless
     /// another link's reader is landing a copy of it now.
-    pub fn take(&mut self, slot: usize, seq: u64, link: usize) -> Option<Arc<Claim>> {
+    pub(crate) fn take(&mut self, slot: usize, seq: u64, link: usize) -> Option<Arc<Claim>> {
         if let Some((l, w)) = self.0.get(&(slot, seq)) {
             if *l != link && w.strong_count() > 0 {
                 return None;
@@ -64,7 +64,7 @@ impl Claims {
 
     /// Frame `seq` from `slot`, a copy that came on `link`, is acted on: another link's
     /// claim of it is revoked (its reader may be writing now: this waits for that write).
-    pub fn acted(&mut self, slot: usize, seq: u64, link: usize) {
+    pub(crate) fn acted(&mut self, slot: usize, seq: u64, link: usize) {
         if self.0.is_empty() {
             return;
         }
@@ -79,7 +79,7 @@ impl Claims {
 
     /// The copy of frame `seq` from `slot` that `link` landed was void (cut short on its
     /// way): its claim ends; the resent copy may land.
-    pub fn void(&mut self, slot: usize, seq: u64, link: usize) {
+    pub(crate) fn void(&mut self, slot: usize, seq: u64, link: usize) {
         if self.0.get(&(slot, seq)).is_some_and(|(l, _)| *l == link) {
             self.0.remove(&(slot, seq));
         }
