@@ -250,6 +250,15 @@ impl<'a> Ctx<'a> {
         })
     }
 
+    /// [`Ctx::irecv`] that takes only the data, never a failure notice (as
+    /// [`Ctx::sendrecv_first`]: for a step every member reaches without receiving first).
+    pub fn irecv_first(&self, rel: u32) -> Result<CallRecv<'_>> {
+        Ok(CallRecv {
+            r: self.node.irecv_internal(Some(self.phys(rel)), self.tag)?,
+            c: self,
+        })
+    }
+
     /// Receive the next message of this call from any member of the subcube: its
     /// relative rank and its bytes. A message of this call's tag from outside the subcube
     /// is a peer's error, reported, never taken for a member's.

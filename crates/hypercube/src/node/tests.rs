@@ -54,12 +54,14 @@ pub(crate) fn a_dropped_receives_message_wakes_another_waiter(
     let mut second = node.irecv(sel).map_err(|e| e.to_string())?;
     std::thread::scope(|s| {
         let waiter = s.spawn(move || second.wait_timeout(Duration::from_secs(5)));
-        // Let the waiter park.
-        std::thread::sleep(Duration::from_millis(100));
+        // Let the waiter park. (Not for long: the in-process transport takes a node
+        // whose one waiting thread sees nothing for two of its 50 ms looks for a deadlock,
+        // though another thread of it is about to send; 100 ms sleeps failed so under load.)
+        std::thread::sleep(Duration::from_millis(20));
         node.send(me, crate::MsgType(7), b"x".to_vec())
             .map_err(|e| e.to_string())?;
         // The message is bound to `first`; let the waiter, woken by its arrival, park again.
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(20));
         drop(first);
         match waiter.join() {
             Ok(Ok(m)) if &m.data[..] == b"x" => Ok(()),
