@@ -367,4 +367,42 @@ mod tests {
             );
         }
     }
+
+    /// Over TCP (real sockets between threads), steps in pieces give the same sums and
+    /// compositions as the reference.
+    #[test]
+    fn steps_in_pieces_reduce_right_over_tcp() {
+        use crate::node::Node;
+        use crate::transport::tcp::test_job::tcp_job;
+        use crate::transport::tcp::TcpTransport;
+        use hypercube_topology::NodeId;
+        const PER_BLOCK: usize = PIECE / 8 * 13 / 10 + 3;
+        fn value(rank: usize, i: usize) -> u64 {
+            ((rank as u64 + 2) << 32) | (i as u64 * 7 + rank as u64)
+        }
+        fn program(
+            me: NodeId,
+            node: &Node,
+            _: &TcpTransport,
+        ) -> Result<(), Box<dyn std::error::Error>> {
+            let (me, p) = (me as usize, node.numnodes() as usize);
+            let v: Vec<u64> = (0..PER_BLOCK * p).map(|i| value(me, i)).collect();
+            let cube = node.cube().with(Algorithm::Hypercube);
+            let sum = cube.reduce_scatter(&v, Op::Sum)?;
+            let comp = cube.reduce_scatter(&v, Op::Fn(&affine))?;
+            let range = me * PER_BLOCK..(me + 1) * PER_BLOCK;
+            let want_sum: Vec<u64> = range
+                .clone()
+                .map(|i| (0..p).map(|r| value(r, i)).fold(0u64, u64::wrapping_add))
+                .collect();
+            let want_comp: Vec<u64> = range
+                .map(|i| (1..p).fold(value(0, i), |acc, r| affine(acc, value(r, i))))
+                .collect();
+            if sum != want_sum || comp != want_comp {
+                return Err(format!("node {me}: the reduce-scatter differs").into());
+            }
+            Ok(())
+        }
+        tcp_job(2, program);
+    }
 }
