@@ -296,9 +296,14 @@ pub(crate) fn lost(j: u32) -> Error {
 
 #[cfg(test)]
 mod tests {
+    use hypercube_topology::NodeId;
+
     use super::{head, pieces, read_head, PIECE};
     use crate::collectives::{Algorithm, Op};
     use crate::local::run_local;
+    use crate::node::Node;
+    use crate::transport::tcp::test_job::tcp_job;
+    use crate::transport::tcp::TcpTransport;
 
     /// Blocks cut into pieces of at most `per` elements, in order; an empty block is one
     /// empty piece.
@@ -333,75 +338,61 @@ mod tests {
             | (a2.wrapping_mul(b1).wrapping_add(b2) & 0xFFFF_FFFF)
     }
 
-    /// Steps longer than a piece go in pieces (`in_pieces`): on 4 nodes, blocks of 1.3
-    /// pieces (so the first step sends 2.6 pieces' worth in 4 messages), the sum and a
-    /// non-commutative operator come out as the reference, in rank order.
+    /// Elements per block in the tests below: 1.3 pieces and a few (so the first step on
+    /// 4 nodes sends 2.6 pieces' worth, in 4 messages).
+    const PER_BLOCK: usize = PIECE / 8 * 13 / 10 + 3;
+
+    /// Element `i` of node `rank`'s vector.
+    fn value(rank: usize, i: usize) -> u64 {
+        ((rank as u64 + 2) << 32) | (i as u64 * 7 + rank as u64)
+    }
+
+    /// One node's part: the sum and a non-commutative composition of vectors whose steps go
+    /// in pieces (`in_pieces`), checked against the reference in rank order.
+    fn reduce_in_pieces(node: &Node) -> Result<(), String> {
+        let (me, p) = (node.mynode() as usize, node.numnodes() as usize);
+        let v: Vec<u64> = (0..PER_BLOCK * p).map(|i| value(me, i)).collect();
+        let cube = node.cube().with(Algorithm::Hypercube);
+        let sum = cube
+            .reduce_scatter(&v, Op::Sum)
+            .map_err(|e| e.to_string())?;
+        let comp = cube
+            .reduce_scatter(&v, Op::Fn(&affine))
+            .map_err(|e| e.to_string())?;
+        let range = me * PER_BLOCK..(me + 1) * PER_BLOCK;
+        let want_sum: Vec<u64> = range
+            .clone()
+            .map(|i| (0..p).map(|r| value(r, i)).fold(0u64, u64::wrapping_add))
+            .collect();
+        let want_comp: Vec<u64> = range
+            .map(|i| (1..p).fold(value(0, i), |acc, r| affine(acc, value(r, i))))
+            .collect();
+        if sum != want_sum {
+            return Err(format!("node {me}: the sum differs"));
+        }
+        if comp != want_comp {
+            return Err(format!("node {me}: the composition differs (order?)"));
+        }
+        Ok(())
+    }
+
+    /// Steps in pieces reduce as one message would, on threads.
     #[test]
     fn a_step_in_pieces_reduces_as_one_message_would() {
-        let per_block = PIECE / 8 * 13 / 10 + 3;
-        let p = 4usize;
-        let n = per_block * p;
-        let value =
-            |rank: usize, i: usize| ((rank as u64 + 2) << 32) | (i as u64 * 7 + rank as u64);
-        let results = run_local(2, |node| {
-            let me = node.mynode() as usize;
-            let v: Vec<u64> = (0..n).map(|i| value(me, i)).collect();
-            let cube = node.cube().with(Algorithm::Hypercube);
-            let sum = cube.reduce_scatter(&v, Op::Sum).expect("sum");
-            let comp = cube.reduce_scatter(&v, Op::Fn(&affine)).expect("affine");
-            (me, sum, comp)
-        });
-        for (me, sum, comp) in results {
-            let range = me * per_block..(me + 1) * per_block;
-            let want_sum: Vec<u64> = range
-                .clone()
-                .map(|i| (0..p).map(|r| value(r, i)).fold(0u64, u64::wrapping_add))
-                .collect();
-            let want_comp: Vec<u64> = range
-                .map(|i| (1..p).fold(value(0, i), |acc, r| affine(acc, value(r, i))))
-                .collect();
-            assert!(sum == want_sum, "node {me}: the sum differs");
-            assert!(
-                comp == want_comp,
-                "node {me}: the composition differs (order?)"
-            );
+        for r in run_local(2, |node| reduce_in_pieces(&node)) {
+            r.unwrap();
         }
     }
 
-    /// Over TCP (real sockets between threads), steps in pieces give the same sums and
-    /// compositions as the reference.
+    /// The same over TCP (real sockets between threads).
     #[test]
     fn steps_in_pieces_reduce_right_over_tcp() {
-        use crate::node::Node;
-        use crate::transport::tcp::test_job::tcp_job;
-        use crate::transport::tcp::TcpTransport;
-        use hypercube_topology::NodeId;
-        const PER_BLOCK: usize = PIECE / 8 * 13 / 10 + 3;
-        fn value(rank: usize, i: usize) -> u64 {
-            ((rank as u64 + 2) << 32) | (i as u64 * 7 + rank as u64)
-        }
         fn program(
-            me: NodeId,
+            _: NodeId,
             node: &Node,
             _: &TcpTransport,
         ) -> Result<(), Box<dyn std::error::Error>> {
-            let (me, p) = (me as usize, node.numnodes() as usize);
-            let v: Vec<u64> = (0..PER_BLOCK * p).map(|i| value(me, i)).collect();
-            let cube = node.cube().with(Algorithm::Hypercube);
-            let sum = cube.reduce_scatter(&v, Op::Sum)?;
-            let comp = cube.reduce_scatter(&v, Op::Fn(&affine))?;
-            let range = me * PER_BLOCK..(me + 1) * PER_BLOCK;
-            let want_sum: Vec<u64> = range
-                .clone()
-                .map(|i| (0..p).map(|r| value(r, i)).fold(0u64, u64::wrapping_add))
-                .collect();
-            let want_comp: Vec<u64> = range
-                .map(|i| (1..p).fold(value(0, i), |acc, r| affine(acc, value(r, i))))
-                .collect();
-            if sum != want_sum || comp != want_comp {
-                return Err(format!("node {me}: the reduce-scatter differs").into());
-            }
-            Ok(())
+            Ok(reduce_in_pieces(node)?)
         }
         tcp_job(2, program);
     }

@@ -337,6 +337,24 @@ mod tests {
         assert_eq!(&memory[200 << 10..], &b.1[..]);
     }
 
+    /// Read the rest of a frame whose landing was taken back or revoked (the link must not
+    /// ask for a landing again), after `items` so far (none): the one whole frame it is.
+    fn the_rest(link: &mut super::LinkIn, mut items: Vec<Item>) -> (Header, Bytes) {
+        for _ in 0..1000 {
+            match link.read_into(2, false, &mut |_| panic!("asked again")) {
+                Ok(ReadOutcome::Frames(f)) => items.extend(f),
+                _ => panic!("an error on a valid frame"),
+            }
+            if !items.is_empty() {
+                break;
+            }
+        }
+        match items.pop() {
+            Some(Item::Frame(h, body)) if items.is_empty() => (h, body),
+            _ => panic!("not one whole frame"),
+        }
+    }
+
     /// A receive that takes its memory back while a frame is being read into it
     /// ([`LinkIn::take_back`]): the reader goes on into a buffer of its own, which holds the
     /// bytes read so far, and the frame comes whole as an ordinary one; nothing more is written
@@ -367,22 +385,9 @@ mod tests {
         );
         memory.fill(0);
         w.write_all(&bytes[half..]).expect("write");
-        for _ in 0..1000 {
-            match link.read_into(2, false, &mut |_| panic!("asked again")) {
-                Ok(ReadOutcome::Frames(f)) => items.extend(f),
-                _ => panic!("an error on a valid frame"),
-            }
-            if !items.is_empty() {
-                break;
-            }
-        }
-        match items.as_slice() {
-            [Item::Frame(got, body)] => {
-                assert_eq!(*got, h);
-                assert_eq!(body, &p, "the whole body, trailer included");
-            }
-            _ => panic!("not one whole frame"),
-        }
+        let (got, body) = the_rest(&mut link, items);
+        assert_eq!(got, h);
+        assert_eq!(body, p, "the whole body, trailer included");
         assert!(
             memory.iter().all(|&b| b == 0),
             "written after it was taken back"
@@ -424,23 +429,10 @@ mod tests {
         claims.acted(1, h.seq, 1);
         memory.fill(0);
         w.write_all(&bytes[half..]).expect("write");
-        for _ in 0..1000 {
-            match link.read_into(2, false, &mut |_| panic!("asked again")) {
-                Ok(ReadOutcome::Frames(f)) => items.extend(f),
-                _ => panic!("an error on a valid frame"),
-            }
-            if !items.is_empty() {
-                break;
-            }
-        }
-        match items.as_slice() {
-            [Item::Frame(got, body)] => {
-                assert_eq!(*got, h);
-                assert_eq!(body.len(), p.len(), "the whole body, trailer included");
-                assert_eq!(&body[40 << 10..], &p[40 << 10..], "the rest as it came");
-            }
-            _ => panic!("not one whole frame"),
-        }
+        let (got, body) = the_rest(&mut link, items);
+        assert_eq!(got, h);
+        assert_eq!(body.len(), p.len(), "the whole body, trailer included");
+        assert_eq!(&body[40 << 10..], &p[40 << 10..], "the rest as it came");
         assert!(
             memory.iter().all(|&b| b == 0),
             "written after the claim was revoked"
