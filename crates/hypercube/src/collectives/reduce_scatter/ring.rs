@@ -9,7 +9,7 @@ use crate::collectives::blocks::bounds;
 use crate::collectives::ctx::Ctx;
 use bytes::Bytes;
 
-use crate::collectives::element::{check_len, encode, Op};
+use crate::collectives::element::{check_len, encode_vec, Op};
 use crate::collectives::pod::Pod;
 use crate::error::Result;
 
@@ -24,18 +24,25 @@ pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: Vec<T>, op: Op<'_, T>) -
     let mut recv: Option<Bytes> = None;
     for i in 1..p {
         let j = gray((pos + i) % p);
-        let mut temp = data[bounds(n, p, j)].to_vec();
-        if let Some(r) = &recv {
-            op.combine_bytes(&mut temp, r, true);
-        }
+        let temp = mine_with(&data[bounds(n, p, j)], recv.as_deref(), op);
         let from_block = gray((pos + 1 + i) % p);
-        let got = c.sendrecv(left, encode(&temp), right)?;
+        // The partial result goes as its own vector's memory (no copy into a message).
+        let got = c.sendrecv(left, encode_vec(temp).0, right)?;
         check_len::<T>(&got, bounds(n, p, from_block).len(), "reduce_scatter")?;
         recv = Some(got);
     }
-    let mut result = data[bounds(n, p, c.me)].to_vec();
-    if let Some(r) = &recv {
-        op.combine_bytes(&mut result, r, true);
+    Ok(mine_with(&data[bounds(n, p, c.me)], recv.as_deref(), op))
+}
+
+/// `mine ⊕ received` (the bytes of the partial result from the right), written once into a
+/// new vector; `mine` as it is when nothing came yet.
+fn mine_with<T: Pod>(mine: &[T], received: Option<&[u8]>, op: Op<'_, T>) -> Vec<T> {
+    match received {
+        None => mine.to_vec(),
+        Some(r) => {
+            let mut out = Vec::with_capacity(mine.len());
+            op.combine_into(&mut out, mine, r, true);
+            out
+        }
     }
-    Ok(result)
 }
