@@ -118,7 +118,7 @@ fn a_link_pulled_under_load_is_routed_around_and_the_job_completes() {
     // nodes 5 and 7 pulled 2 s in. Its ends find it dead after the link timeout, resend
     // what it may not have delivered on other paths, and the job goes on over the detour.
     let name = "a_link_pulled_under_load_is_routed_around_and_the_job_completes";
-    pulled_under_load(name, &[env!("CARGO_BIN_EXE_linkload"), "400", "65536"], 400);
+    pulled_under_load(name, &[env!("CARGO_BIN_EXE_linkload"), "400", "65536"]);
 }
 
 #[test]
@@ -130,12 +130,13 @@ fn a_link_pulled_under_forwarded_landing_traffic_loses_nothing() {
     let name = "a_link_pulled_under_forwarded_landing_traffic_loses_nothing";
     let ll = env!("CARGO_BIN_EXE_linkload");
     let prog = [ll, "150", "65536", "0", "alltoall"];
-    pulled_under_load(name, &prog, 150);
+    pulled_under_load(name, &prog);
 }
 
-/// Run `prog` (linkload, `rounds` rounds) on the 3-cube, pull link 5–7 two seconds in; the
-/// job completes, every rank finishes, the link is found dead within 10 s, the host as it was.
-fn pulled_under_load(name: &str, prog: &[&str], rounds: u32) {
+/// Run `prog` (linkload ROUNDS ...) on the 3-cube, pull link 5–7 two seconds in; the job
+/// completes, every rank finishes, the link is found dead within 10 s, the host as it was.
+fn pulled_under_load(name: &str, prog: &[&str]) {
+    let rounds = prog[1];
     let Some(_one) = emulated(name) else {
         return;
     };

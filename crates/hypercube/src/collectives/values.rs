@@ -9,7 +9,6 @@ use bytes::Bytes;
 use hypercube_topology::NodeId;
 use serde::{de::DeserializeOwned, Serialize};
 
-use super::broadcast::Head;
 use super::{Algorithm, Subcube};
 use crate::error::{Error, Result};
 use crate::wire::codec;
@@ -33,10 +32,7 @@ impl Subcube<'_> {
         let nothing = || {
             format!("bcast_value: the root (node {root}) passed None; the root passes Some(value)")
         };
-        let got = match self.bcast_head_or_data(root, bytes.as_ref(), nothing)? {
-            Head::Data(b) => b,
-            Head::Len(n) => self.bcast(root, bytes.unwrap_or_default(), n)?,
-        };
+        let got = self.bcast_unsized(root, bytes.as_ref(), nothing)?;
         if at_root {
             if let Some(v) = value {
                 return Ok(v);
@@ -76,11 +72,9 @@ impl Subcube<'_> {
             )
         };
         // By the automatic choice: the handle's algorithm is the scatter's.
-        let auto = self.with(Algorithm::Auto);
-        let head = match auto.bcast_head_or_data(root, head.as_ref(), nothing)? {
-            Head::Data(b) => b,
-            Head::Len(n) => auto.bcast(root, head.unwrap_or_default(), n)?,
-        };
+        let head = self
+            .with(Algorithm::Auto)
+            .bcast_unsized(root, head.as_ref(), nothing)?;
         let w = usize::try_from(read_u64(&head)).unwrap_or(usize::MAX);
         let blocks: Vec<Bytes> = encoded
             .iter()

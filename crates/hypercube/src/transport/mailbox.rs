@@ -126,20 +126,9 @@ impl Mailbox {
         body: Body,
         wire_id: u64,
     ) -> Option<NeedCts> {
-        let id = self.next_id;
-        self.next_id += 1;
         let eager = matches!(body, Body::Ready(_));
-        let env = Envelope {
-            id,
-            source,
-            tag,
-            len,
-            body,
-            eager,
-            wire_id,
-        };
-        // (The emptiness test first: no hashing per message while no call has failed.)
-        if !self.discarded.is_empty() && self.discarded.contains(&tag) {
+        let env = self.envelope(source, tag, len, body, eager, wire_id);
+        if self.is_discarded(tag) {
             return self.drop_envelope(env);
         }
         match self.bind_posted(env) {
@@ -149,6 +138,35 @@ impl Mailbox {
                 None
             }
         }
+    }
+
+    /// A message that arrives (or begins to: `land_eager`), numbered in arrival order.
+    fn envelope(
+        &mut self,
+        source: NodeId,
+        tag: u32,
+        len: u64,
+        body: Body,
+        eager: bool,
+        wire_id: u64,
+    ) -> Envelope {
+        let id = self.next_id;
+        self.next_id += 1;
+        Envelope {
+            id,
+            source,
+            tag,
+            len,
+            body,
+            eager,
+            wire_id,
+        }
+    }
+
+    /// Are messages of `tag` dropped (their call failed: [`Mailbox::discard`])? (The
+    /// emptiness test first: no hashing per message while no call has failed.)
+    fn is_discarded(&self, tag: u32) -> bool {
+        !self.discarded.is_empty() && self.discarded.contains(&tag)
     }
 
     /// Bind `env` to the oldest posted receive that matches it, as an arrival does;
@@ -384,7 +402,7 @@ impl Mailbox {
     /// matches: it would have bound that at its post), else into the queue in arrival
     /// order — or drop it, if its tag is discarded.
     fn requeue(&mut self, env: Envelope) {
-        if !self.discarded.is_empty() && self.discarded.contains(&env.tag) {
+        if self.is_discarded(env.tag) {
             let _ = self.drop_envelope(env);
             return;
         }

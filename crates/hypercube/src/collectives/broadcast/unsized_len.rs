@@ -78,9 +78,10 @@ impl Subcube<'_> {
         let got = c.guard(hypercube::bcast_any_len(&c, r, head))?;
         if let Some(d) = mine {
             // The root knows what it sent (and does not join its parts to read it back).
-            return Ok(match inline {
-                true => Head::Data(d.clone()),
-                false => Head::Len(d.len()),
+            return Ok(if inline {
+                Head::Data(d.clone())
+            } else {
+                Head::Len(d.len())
             });
         }
         let got = got.into_bytes();
@@ -100,6 +101,21 @@ impl Subcube<'_> {
                  version sends ({} bytes); do all members run the same program?",
                 got.len()
             ))),
+        }
+    }
+
+    /// The whole broadcast of a length only the root knows: the first call, then the data
+    /// by the handle's algorithm if it did not come with it. The root passes `Some(data)`
+    /// (`None`: every member fails with `InvalidArgument(nothing())`), the others `None`.
+    pub(crate) fn bcast_unsized(
+        &self,
+        root: NodeId,
+        data: Option<&Bytes>,
+        nothing: impl FnOnce() -> String,
+    ) -> Result<Bytes> {
+        match self.bcast_head_or_data(root, data, nothing)? {
+            Head::Data(b) => Ok(b),
+            Head::Len(n) => self.bcast(root, data.cloned().unwrap_or_default(), n),
         }
     }
 

@@ -30,6 +30,7 @@ use crate::collectives::element::{check_len, encode_vec, length_error, Op};
 use crate::collectives::lend::{lend, Lender};
 use crate::collectives::pod::as_bytes;
 use crate::collectives::pod::Pod;
+use crate::collectives::values::read_u64;
 use crate::error::{Error, Result};
 
 /// A step's message longer than this many bytes goes in pieces of at most this many (see
@@ -68,13 +69,15 @@ fn halving<'a, T: Pod>(
         let keep_ids: Vec<u32> = (0..p)
             .filter(|j| mine(j) && j & bit == c.me & bit)
             .collect();
-        let expected: usize = keep_ids.iter().map(|&j| bounds(n, p, j).len()).sum();
-        if T::MEMORY_IS_WIRE && expected.max(send_len(n, p, &send_ids)) * T::WIRE_SIZE > PIECE {
+        let (sends_n, expected) = (elements(n, p, &send_ids), elements(n, p, &keep_ids));
+        if T::MEMORY_IS_WIRE && expected.max(sends_n) * T::WIRE_SIZE > PIECE {
             let step = Step {
                 i,
                 partner,
                 send_ids: &send_ids,
                 keep_ids: &keep_ids,
+                sends_n,
+                expected,
             };
             in_pieces(c, data, op, lender, &mut acc, step)?;
             continue;
@@ -86,7 +89,7 @@ fn halving<'a, T: Pod>(
                 .collect();
             lent.into()
         } else if i == 0 {
-            let mut out = Vec::with_capacity(send_len(n, p, &send_ids) * T::WIRE_SIZE);
+            let mut out = Vec::with_capacity(sends_n * T::WIRE_SIZE);
             for &j in &send_ids {
                 T::extend_wire(&data[bounds(n, p, j)], &mut out);
             }
@@ -127,16 +130,19 @@ fn halving<'a, T: Pod>(
 }
 
 /// The elements of blocks `ids` of a vector of `n` split `p` ways.
-fn send_len(n: usize, p: u32, ids: &[u32]) -> usize {
+fn elements(n: usize, p: u32, ids: &[u32]) -> usize {
     ids.iter().map(|&j| bounds(n, p, j).len()).sum()
 }
 
-/// One step of the halving: its number, its partner, the blocks it sends and keeps.
+/// One step of the halving: its number, its partner, the blocks it sends and keeps, and
+/// their elements.
 struct Step<'s> {
     i: u32,
     partner: u32,
     send_ids: &'s [u32],
     keep_ids: &'s [u32],
+    sends_n: usize,
+    expected: usize,
 }
 
 /// The pieces of blocks `ids` (of a vector of `n` split `p` ways), in order: (block,
@@ -175,52 +181,35 @@ fn in_pieces<'a, T: Pod>(
     step: Step<'_>,
 ) -> Result<()> {
     let (n, p, partner) = (data.len(), c.p(), step.partner);
-    let (sends_n, expects_n) = (send_len(n, p, step.send_ids), send_len(n, p, step.keep_ids));
-    let r = if step.i == 0 {
-        c.irecv_first(partner)?
-    } else {
-        c.irecv(partner)?
+    let (sends_n, expected) = (step.sends_n, step.expected);
+    // The first step's messages may be lent memory: taken whatever else arrives
+    // (`Ctx::sendrecv_first`).
+    let irecv = || {
+        if step.i == 0 {
+            c.irecv_first(partner)
+        } else {
+            c.irecv(partner)
+        }
     };
-    let s = c.isend(partner, Bytes::from(head(sends_n, expects_n)))?;
+    let r = irecv()?;
+    let s = c.isend(partner, Bytes::from(head(sends_n, expected)))?;
     let got = r.wait()?.into_data();
     s.wait()?;
-    match read_head(&got) {
-        Some((theirs, _)) if theirs != expects_n => {
-            return Err(length_error::<T>(
-                "reduce_scatter",
-                theirs * T::WIRE_SIZE,
-                Some(expects_n),
-            ))
-        }
-        Some((_, wants)) if wants != sends_n => {
-            return Err(length_error::<T>(
-                "reduce_scatter",
-                sends_n * T::WIRE_SIZE,
-                Some(wants),
-            ))
-        }
-        Some(_) => {}
-        None => {
-            return Err(length_error::<T>(
-                "reduce_scatter",
-                got.len(),
-                Some(expects_n),
-            ))
-        }
+    // (bytes the partner sends, elements expected of it) where the two ends disagree.
+    let disagree = match read_head(&got) {
+        Some((theirs, _)) if theirs != expected => Some((theirs * T::WIRE_SIZE, expected)),
+        Some((_, wants)) if wants != sends_n => Some((sends_n * T::WIRE_SIZE, wants)),
+        Some(_) => None,
+        None => Some((got.len(), expected)),
+    };
+    if let Some((got, want)) = disagree {
+        return Err(length_error::<T>("reduce_scatter", got, Some(want)));
     }
     let per = (PIECE / T::WIRE_SIZE).max(1);
     let incoming = pieces(n, p, step.keep_ids, per);
-    // The first step's pieces may be lent memory: taken whatever else arrives
-    // (`Ctx::sendrecv_first`).
     let recvs = incoming
         .iter()
-        .map(|_| {
-            if step.i == 0 {
-                c.irecv_first(partner)
-            } else {
-                c.irecv(partner)
-            }
-        })
+        .map(|_| irecv())
         .collect::<Result<Vec<_>>>()?;
     let mut sends = Vec::new();
     for &j in step.send_ids {
@@ -239,10 +228,10 @@ fn in_pieces<'a, T: Pod>(
             sends.push(c.isend(partner, piece)?);
         }
     }
+    let higher = partner > c.me;
     for (r, (j, off, len)) in recvs.into_iter().zip(incoming) {
         let got = r.wait()?.into_data();
         check_len::<T>(&got, len, "reduce_scatter")?;
-        let higher = partner > c.me;
         if step.i == 0 {
             let range = bounds(n, p, j);
             let block = acc[j as usize].get_or_insert_with(|| Vec::with_capacity(range.len()));
@@ -272,19 +261,11 @@ fn head(sends: usize, expects: usize) -> Vec<u8> {
 
 /// (sends, expects) of a partner's head, or `None` if `b` is not one.
 fn read_head(b: &[u8]) -> Option<(usize, usize)> {
-    let word = |k: usize| {
-        Some(u64::from_le_bytes(
-            b.get(8 * k..8 * k + 8)?.try_into().ok()?,
-        ))
-    };
-    (b.len() == 24 && word(0)? == HEAD_MAGIC)
-        .then(|| {
-            Some((
-                usize::try_from(word(1)?).ok()?,
-                usize::try_from(word(2)?).ok()?,
-            ))
-        })
-        .flatten()
+    if b.len() != 24 || read_u64(b) != HEAD_MAGIC {
+        return None;
+    }
+    let word = |k: usize| usize::try_from(read_u64(&b[8 * k..])).ok();
+    Some((word(1)?, word(2)?))
 }
 
 /// A block the recursive halving should hold but does not (a bug, reported, not a panic).

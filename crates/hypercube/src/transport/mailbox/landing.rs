@@ -8,7 +8,7 @@
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
-use super::{Body, Envelope, Mailbox, NeedCts, RecvToken};
+use super::{Body, Mailbox, NeedCts, RecvToken};
 use crate::base::landing::Landing;
 use crate::base::message::Select;
 
@@ -65,12 +65,12 @@ impl Mailbox {
         len: u64,
         msg_id: u64,
     ) -> Option<(Landing, usize)> {
-        if let Some(token) = self.rendezvous.get(&(source, msg_id)) {
+        if self.expects(source, msg_id) {
             // Bound already: where the first copy was to land, or nowhere if its receive
             // took the landing back (then this copy is read into a buffer and copied).
-            return self.landings.get(token).copied();
+            return self.landing_at(source, msg_id);
         }
-        if len == 0 || (!self.discarded.is_empty() && self.discarded.contains(&tag)) {
+        if len == 0 || self.is_discarded(tag) {
             return None;
         }
         let (token, _) = self.posted.iter().find(|(_, s)| s.matches(source, tag))?;
@@ -78,17 +78,14 @@ impl Mailbox {
         if l.len() as u64 != len {
             return None;
         }
-        let id = self.next_id;
-        self.next_id += 1;
-        let env = Envelope {
-            id,
+        let env = self.envelope(
             source,
             tag,
             len,
-            body: Body::Pending { msg_id, buf: None },
-            eager: true,
-            wire_id: msg_id,
-        };
+            Body::Pending { msg_id, buf: None },
+            true,
+            msg_id,
+        );
         // Bound to that receive (the oldest match); no clear-to-send: the payload is on
         // its way.
         let _ = self.bind_posted(env);
