@@ -115,8 +115,10 @@ pub(crate) struct Engine {
     /// by every arriving frame — on a 2-core machine that wake-up steals the core the
     /// spinning peer needs.
     pub(super) spinners: AtomicUsize,
-    /// Callers parked in `poll`. Changed and read only under the state lock, so a
-    /// notification is skipped (saving a syscall per message) only when nobody waits.
+    /// Callers parked in `poll`. Incremented and read under the state lock, so a
+    /// notification is skipped (saving a syscall per message) only when nobody waits;
+    /// decremented by the caller itself as soon as its `poll` returns (it looks at the
+    /// state again before it parks again, so a notification missed then is not needed).
     pub(super) parked: AtomicUsize,
     /// Counts dispatched frames: a waiter that sees it move knows the job is alive.
     pub(super) activity: AtomicU64,

@@ -54,7 +54,7 @@ pub(super) fn run(e: &Engine) {
         } else {
             (e.poll_set(&e.lock()), idle)
         };
-        woken = e.poll_and_service(&e.wake_rx, fds, timeout, true);
+        woken = e.poll_and_service(&e.wake_rx, fds, timeout, true, None);
     }
 }
 
@@ -85,13 +85,17 @@ impl Engine {
     /// Block in poll(2) on `wake` and the given links (at most `timeout`), then read what
     /// is readable and write what is writable; returns whether `wake` was written to.
     /// `blocking_locks`: wait for a link's input lock held by another reader (the progress
-    /// thread) rather than skip it.
+    /// thread) rather than skip it. `parked`: the count of parked callers this caller was
+    /// counted in ([`Engine::parked`], incremented under the state lock before the park),
+    /// decremented as soon as `poll` returns — before the caller lands what woke it, which
+    /// would otherwise [`Engine::notify`] the caller itself.
     pub(super) fn poll_and_service(
         &self,
         wake: &UnixStream,
         links: Vec<(usize, libc::pollfd)>,
         timeout: Duration,
         blocking_locks: bool,
+        parked: Option<&std::sync::atomic::AtomicUsize>,
     ) -> bool {
         let mut fds: Vec<libc::pollfd> = Vec::with_capacity(links.len() + 1);
         fds.push(libc::pollfd {
@@ -103,6 +107,9 @@ impl Engine {
         let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
         // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd structs.
         let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if let Some(parked) = parked {
+            parked.fetch_sub(1, Ordering::Relaxed);
+        }
         if r < 0 {
             let err = std::io::Error::last_os_error();
             if err.kind() != std::io::ErrorKind::Interrupted {
@@ -135,5 +142,59 @@ impl Engine {
             }
         }
         woken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::time::Duration;
+
+    use hypercube_topology::NodeId;
+
+    use super::super::test_job::tcp_job_tuned;
+    use super::super::{TcpTransport, Tuning};
+    use crate::base::message::{MsgType, Select, TypeSel};
+    use crate::node::Node;
+
+    /// A caller parked in `poll` that lands the frame it waits for does not notify itself:
+    /// nothing is left in its waiter pipe (before the fix, every such wake-up wrote a byte
+    /// there, and the next park woke at once for it).
+    #[test]
+    fn a_parked_caller_does_not_notify_itself() {
+        fn program(
+            me: NodeId,
+            node: &Node,
+            t: &TcpTransport,
+        ) -> Result<(), Box<dyn std::error::Error>> {
+            for round in 0..5u8 {
+                if me == 0 {
+                    // Long enough for node 1 to stop spinning and park.
+                    std::thread::sleep(Duration::from_millis(20));
+                    node.send(1, MsgType(1), vec![round])?;
+                } else {
+                    let m = node.recv(Select::from_node(0, TypeSel::Is(1)))?;
+                    if m.data()[..] != [round] {
+                        return Err(format!("round {round}: got {:?}", m.data()).into());
+                    }
+                    (&t.engine.waiter_rx).set_nonblocking(true)?;
+                    let mut b = [0u8; 8];
+                    match (&t.engine.waiter_rx).read(&mut b) {
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        other => {
+                            return Err(
+                                format!("round {round}: the waiter pipe held {other:?}").into()
+                            )
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        let tuning = Tuning {
+            spin: Duration::from_micros(100),
+            ..Tuning::default()
+        };
+        tcp_job_tuned(1, tuning, program);
     }
 }

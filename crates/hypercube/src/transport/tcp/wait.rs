@@ -326,12 +326,11 @@ impl Engine {
                         // Idle: a good moment to put the trace on disk.
                         trace::flush();
                     }
-                    self.poll_and_service(&self.waiter_rx, fds, park, false);
-                    {
-                        let st = self.lock();
-                        self.parked.fetch_sub(1, Ordering::Relaxed);
-                        blocked.tick(&st, describe);
-                    }
+                    // No longer parked once poll returns, before it reads what woke it: a
+                    // frame it lands itself must not make it notify itself (a write to
+                    // its own waiter pipe, and a spurious wake-up at its next park).
+                    self.poll_and_service(&self.waiter_rx, fds, park, false, Some(&self.parked));
+                    blocked.tick(&self.lock(), describe);
                     // Woken (by a frame, a notification or the park timeout): spin a while
                     // again before the next park, since a reply often follows quickly.
                     if !self.tuning.spin.is_zero() {
