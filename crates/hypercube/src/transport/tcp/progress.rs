@@ -177,7 +177,7 @@ mod tests {
                     if m.data()[..] != [round] {
                         return Err(format!("round {round}: got {:?}", m.data()).into());
                     }
-                    (&t.engine.waiter_rx).set_nonblocking(true)?;
+                    t.engine.waiter_rx.set_nonblocking(true)?;
                     let mut b = [0u8; 8];
                     match (&t.engine.waiter_rx).read(&mut b) {
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
