@@ -88,7 +88,34 @@ impl Claims {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    use std::time::Duration;
+
     use super::Claims;
+
+    /// A revocation from another link waits for the claimant's write in progress (its
+    /// guard): the memory is the program's again only after that write has ended.
+    #[test]
+    fn a_revocation_waits_for_the_write_in_progress() {
+        let mut c = Claims::default();
+        let claim = c.take(1, 7, 0).expect("the first copy may land");
+        let written = Arc::new(AtomicBool::new(false));
+        let guard = claim.hold(); // the reader is writing into the memory
+        let w = written.clone();
+        let other = std::thread::spawn(move || {
+            c.acted(1, 7, 1);
+            w.load(SeqCst)
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        written.store(true, SeqCst); // the write ends,
+        drop(guard); // and the reader lets go
+        assert!(
+            other.join().expect("the revoking thread"),
+            "the revocation returned while a write was in progress"
+        );
+        assert!(*claim.hold(), "revoked");
+    }
 
     /// A second link may not land a frame another link's reader is landing; it may once
     /// that reader let go of its claim (its link died) or the copy was void. Acting on the
