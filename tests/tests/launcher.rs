@@ -291,6 +291,21 @@ fn a_long_computation_is_not_a_deadlock() {
 }
 
 #[test]
+fn a_computation_beside_a_waiting_thread_is_not_a_deadlock() {
+    // Every rank waits on one thread for 4 s while another computes (then sends what is
+    // awaited): hcrun stopped this as a deadlock after 3 s before the waits looked at the
+    // process's CPU time.
+    let out = run_hcrun(
+        &["--dim", "1"],
+        &[env!("CARGO_BIN_EXE_slow_root"), "4000", "threads"],
+        &[],
+        Duration::from_secs(60),
+    );
+    out.assert_ok();
+    assert!(!out.stderr.contains("deadlock"), "{}", out.stderr);
+}
+
+#[test]
 fn ctrl_c_stops_the_job() {
     use std::io::{BufRead, BufReader};
     use std::os::unix::process::CommandExt;

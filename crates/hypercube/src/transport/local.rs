@@ -44,6 +44,9 @@
 //! Blocking calls never hang forever: if a node thread panics, every waiting call returns
 //! [`Error::PeerGone`]; if every live node waits for a message that nobody can send any more
 //! (a deadlock, or a node that returned early), the waits fail with [`Error::PeerGone`] too.
+//! The check sees nodes, not threads: a node thread that computes for more than ~100 ms
+//! while every node's waits see nothing (a background receiver beside a computation) is
+//! taken for a deadlock here, where the TCP transport looks at its process's CPU time.
 //!
 //! This file is the transport: the `Cube` of shared mailboxes and one [`LocalTransport`]
 //! per node; the clock's arithmetic (ports, sends, buckets) is `local_clock.rs`. The

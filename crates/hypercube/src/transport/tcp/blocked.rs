@@ -5,7 +5,11 @@
 //! - **A wait** ([`WaitWatch`]): a caller parked in a blocking call that sees no frame
 //!   arrive at this node for [`BLOCKED_REPORT`] is blocked — unless a link of this node
 //!   holds bytes its neighbour has not taken (`Engine::link_stalled`: a slow or dying link
-//!   is not a deadlock). The report is taken back when a frame arrives or the wait ends.
+//!   is not a deadlock), or another thread of the rank computes: the process used at least
+//!   [`BUSY_SHARE`] of a core over the last [`BUSY_WINDOW`] (a parked rank uses well under
+//!   1 %). Without that a program that waits on one thread while another computes — a
+//!   background receiver — was stopped as a deadlock after 3 s. The report is taken back
+//!   when a frame arrives, the process computes again or the wait ends.
 //! - **Polling counts as waiting** ([`Streak`]): a rank that spins on `iprobe` / `test`
 //!   with nothing arriving is as stuck as one blocked in `recv` (measured: 42 million
 //!   `iprobe` calls in 20 s without a verdict before this). A *streak* is a run of
@@ -30,6 +34,31 @@ pub(super) const POLL_GAP: Duration = Duration::from_millis(100);
 /// The share of a streak's time spent inside the polls above which the rank is spinning.
 const SPINNING_SHARE: f64 = 0.5;
 
+/// The share of one core a rank's process must use, while a wait of it sees nothing, to
+/// count as computing on another thread. A parked rank uses under 1 % (the progress
+/// thread's looks, the waiter's spin after each 50 ms park); a computing thread, even with
+/// 16 ranks on 2 cores, about 12 %.
+pub(super) const BUSY_SHARE: f64 = 0.05;
+
+/// The window over which [`BUSY_SHARE`] is measured.
+pub(super) const BUSY_WINDOW: Duration = Duration::from_millis(100);
+
+/// CPU time used so far by this process, all its threads (`CLOCK_PROCESS_CPUTIME_ID`).
+pub(super) fn process_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write; the clock id is a constant of the platform.
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
 /// What to tell the launcher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Say {
@@ -40,10 +69,14 @@ pub(super) enum Say {
     Running,
 }
 
-/// One blocking wait: blocked after [`BLOCKED_REPORT`] without a frame arriving.
+/// One blocking wait: blocked after [`BLOCKED_REPORT`] without a frame arriving while the
+/// process does not compute.
 pub(super) struct WaitWatch {
     seen: u64,
     since: Instant,
+    /// Start of the current CPU window and the process's CPU time then (from the first
+    /// tick: a wait that ends before its first park never reads the clock).
+    cpu_window: Option<(Instant, Duration)>,
     reported: bool,
 }
 
@@ -53,22 +86,37 @@ impl WaitWatch {
         WaitWatch {
             seen: activity,
             since: now,
+            cpu_window: None,
             reported: false,
         }
     }
 
-    /// After each park: frames arrived → running again; none for [`BLOCKED_REPORT`] and
-    /// no link `stalled` (asked only then) → blocked.
+    /// After each park: frames arrived, or the process used [`BUSY_SHARE`] of a core over
+    /// the last [`BUSY_WINDOW`] (`cpu`: its CPU time now) → running again; neither for
+    /// [`BLOCKED_REPORT`] and no link `stalled` (asked only then) → blocked.
     pub(super) fn tick(
         &mut self,
         activity: u64,
         now: Instant,
+        cpu: Duration,
         stalled: impl FnOnce() -> bool,
     ) -> Say {
         if activity != self.seen {
             self.seen = activity;
             self.since = now;
+            self.cpu_window = Some((now, cpu));
             return self.end();
+        }
+        let (t0, cpu0) = *self.cpu_window.get_or_insert((now, cpu));
+        let window = now.saturating_duration_since(t0);
+        if window >= BUSY_WINDOW {
+            self.cpu_window = Some((now, cpu));
+            let used = cpu.saturating_sub(cpu0);
+            if used.as_secs_f64() >= BUSY_SHARE * window.as_secs_f64() {
+                // Another thread of this rank computes: it may yet send what is awaited.
+                self.since = now;
+                return self.end();
+            }
         }
         if !self.reported
             && now.saturating_duration_since(self.since) >= BLOCKED_REPORT
@@ -181,15 +229,46 @@ mod tests {
     fn a_silent_wait_is_blocked_once_and_taken_back_when_frames_come() {
         let t = Instant::now();
         let mut w = WaitWatch::new(7, t);
-        assert_eq!(w.tick(7, t + 500 * MS, || false), Say::Nothing);
+        let idle = Duration::ZERO; // the process's CPU time does not move
+        assert_eq!(w.tick(7, t + 500 * MS, idle, || false), Say::Nothing);
         // A stalled link excuses it.
-        assert_eq!(w.tick(7, t + 1100 * MS, || true), Say::Nothing);
-        assert_eq!(w.tick(7, t + 1200 * MS, || false), Say::Blocked);
-        assert_eq!(w.tick(7, t + 1300 * MS, || false), Say::Nothing);
-        assert_eq!(w.tick(8, t + 1400 * MS, || false), Say::Running);
+        assert_eq!(w.tick(7, t + 1100 * MS, idle, || true), Say::Nothing);
+        assert_eq!(w.tick(7, t + 1200 * MS, idle, || false), Say::Blocked);
+        assert_eq!(w.tick(7, t + 1300 * MS, idle, || false), Say::Nothing);
+        assert_eq!(w.tick(8, t + 1400 * MS, idle, || false), Say::Running);
         assert_eq!(w.end(), Say::Nothing);
-        assert_eq!(w.tick(8, t + 2500 * MS, || false), Say::Blocked);
+        assert_eq!(w.tick(8, t + 2500 * MS, idle, || false), Say::Blocked);
         assert_eq!(w.end(), Say::Running);
+    }
+
+    /// A wait that sees nothing while another thread of the rank computes is not blocked;
+    /// once reported, computing again takes the report back. The rank's own looks (under
+    /// the share) do not count.
+    #[test]
+    fn a_wait_beside_a_computing_thread_is_not_blocked() {
+        let t = Instant::now();
+        let mut w = WaitWatch::new(7, t);
+        // 30 ms of CPU per 50 ms park, for 3 s: never blocked.
+        for k in 1..=60u32 {
+            let say = w.tick(7, t + k * 50 * MS, k * 30 * MS, || false);
+            assert_eq!(say, Say::Nothing, "tick {k}");
+        }
+        // The computation ends; the rank's own looks use 0.1 ms per park: blocked a second
+        // after the last window that saw the computation (it closed at tick 1 below).
+        let quiet = |k: u32| 1800 * MS + k * MS / 10;
+        let at = |k: u32| t + 3000 * MS + k * 50 * MS;
+        let first = (1..=30u32).find(|&k| w.tick(7, at(k), quiet(k), || false) == Say::Blocked);
+        assert_eq!(
+            first,
+            Some(21),
+            "blocked a second after the computation ended"
+        );
+        // It computes again: taken back within two windows.
+        let back = (22..=30u32).find(|&k| {
+            let cpu = quiet(21) + (k - 21) * 40 * MS;
+            w.tick(7, at(k), cpu, || false) == Say::Running
+        });
+        assert!(matches!(back, Some(22..=24)), "{back:?}");
     }
 
     #[test]
