@@ -5,11 +5,12 @@
 //! - **A wait** ([`WaitWatch`]): a caller parked in a blocking call that sees no frame
 //!   arrive at this node for [`BLOCKED_REPORT`] is blocked — unless a link of this node
 //!   holds bytes its neighbour has not taken (`Engine::link_stalled`: a slow or dying link
-//!   is not a deadlock), or another thread of the rank computes: the process used at least
-//!   [`BUSY_SHARE`] of a core over the last [`BUSY_WINDOW`] (a parked rank uses well under
-//!   1 %). Without that a program that waits on one thread while another computes — a
-//!   background receiver — was stopped as a deadlock after 3 s. The report is taken back
-//!   when a frame arrives, the process computes again or the wait ends.
+//!   is not a deadlock), or another thread of the rank computes: the process's other
+//!   threads used at least [`BUSY_SHARE`] of a core over the last [`BUSY_WINDOW`] (a
+//!   parked rank's use well under 1 %). Without that a program that waits on one thread
+//!   while another computes — a background receiver — was stopped as a deadlock after
+//!   3 s. The report is taken back when a frame arrives, another thread computes again or
+//!   the wait ends.
 //! - **Polling counts as waiting** ([`Streak`]): a rank that spins on `iprobe` / `test`
 //!   with nothing arriving is as stuck as one blocked in `recv` (measured: 42 million
 //!   `iprobe` calls in 20 s without a verdict before this). A *streak* is a run of
@@ -43,14 +44,22 @@ pub(super) const BUSY_SHARE: f64 = 0.05;
 /// The window over which [`BUSY_SHARE`] is measured.
 pub(super) const BUSY_WINDOW: Duration = Duration::from_millis(100);
 
-/// CPU time used so far by this process, all its threads (`CLOCK_PROCESS_CPUTIME_ID`).
-pub(super) fn process_cpu() -> Duration {
+/// CPU time used so far by this process's other threads than the calling one
+/// (`CLOCK_PROCESS_CPUTIME_ID` less `CLOCK_THREAD_CPUTIME_ID`): a waiter's own spinning is
+/// not another thread's computation.
+pub(super) fn others_cpu() -> Duration {
+    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+        .saturating_sub(cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID))
+}
+
+/// The CPU-time clock `id` (zero if it cannot be read).
+fn cpu_clock(id: libc::clockid_t) -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid timespec to write; the clock id is a constant of the platform.
-    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+    // SAFETY: `ts` is a valid timespec to write; `id` is one of the platform's clock ids.
+    if unsafe { libc::clock_gettime(id, &mut ts) } != 0 {
         return Duration::ZERO;
     }
     Duration::new(
@@ -70,7 +79,7 @@ pub(super) enum Say {
 }
 
 /// One blocking wait: blocked after [`BLOCKED_REPORT`] without a frame arriving while the
-/// process does not compute.
+/// rank's other threads do not compute.
 pub(super) struct WaitWatch {
     seen: u64,
     since: Instant,
@@ -91,8 +100,9 @@ impl WaitWatch {
         }
     }
 
-    /// After each park: frames arrived, or the process used [`BUSY_SHARE`] of a core over
-    /// the last [`BUSY_WINDOW`] (`cpu`: its CPU time now) → running again; neither for
+    /// After each park: frames arrived, or the process's other threads used [`BUSY_SHARE`]
+    /// of a core over the last [`BUSY_WINDOW`] (`cpu`: their CPU time now, [`others_cpu`])
+    /// → running again; neither for
     /// [`BLOCKED_REPORT`] and no link `stalled` (asked only then) → blocked.
     pub(super) fn tick(
         &mut self,
