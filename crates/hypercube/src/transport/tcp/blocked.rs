@@ -6,7 +6,7 @@
 //!   arrive at this node for [`BLOCKED_REPORT`] is blocked — unless a link of this node
 //!   holds bytes its neighbour has not taken (`Engine::link_stalled`: a slow or dying link
 //!   is not a deadlock), or another thread of the rank computes: the process's other
-//!   threads used at least [`BUSY_SHARE`] of a core over the last [`BUSY_WINDOW`] (a
+//!   threads used at least [`BUSY_SHARE`](crate::base::cpu::BUSY_SHARE) of a core over the last [`BUSY_WINDOW`] (a
 //!   parked rank's use well under 1 %). Without that a program that waits on one thread
 //!   while another computes — a background receiver — was stopped as a deadlock after
 //!   3 s. The report is taken back when a frame arrives, another thread computes again or
@@ -26,6 +26,8 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::base::cpu::{busy, BUSY_WINDOW};
+
 /// How long a caller must wait with no frame arriving before the launcher hears of it.
 pub(super) const BLOCKED_REPORT: Duration = Duration::from_secs(1);
 
@@ -34,39 +36,6 @@ pub(super) const POLL_GAP: Duration = Duration::from_millis(100);
 
 /// The share of a streak's time spent inside the polls above which the rank is spinning.
 const SPINNING_SHARE: f64 = 0.5;
-
-/// The share of one core a rank's process must use, while a wait of it sees nothing, to
-/// count as computing on another thread. A parked rank uses under 1 % (the progress
-/// thread's looks, the waiter's spin after each 50 ms park); a computing thread, even with
-/// 16 ranks on 2 cores, about 12 %.
-pub(super) const BUSY_SHARE: f64 = 0.05;
-
-/// The window over which [`BUSY_SHARE`] is measured.
-pub(super) const BUSY_WINDOW: Duration = Duration::from_millis(100);
-
-/// CPU time used so far by this process's other threads than the calling one
-/// (`CLOCK_PROCESS_CPUTIME_ID` less `CLOCK_THREAD_CPUTIME_ID`): a waiter's own spinning is
-/// not another thread's computation.
-pub(super) fn others_cpu() -> Duration {
-    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
-        .saturating_sub(cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID))
-}
-
-/// The CPU-time clock `id` (zero if it cannot be read).
-fn cpu_clock(id: libc::clockid_t) -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write; `id` is one of the platform's clock ids.
-    if unsafe { libc::clock_gettime(id, &mut ts) } != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(
-        ts.tv_sec.max(0) as u64,
-        ts.tv_nsec.clamp(0, 999_999_999) as u32,
-    )
-}
 
 /// What to tell the launcher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,8 +69,8 @@ impl WaitWatch {
         }
     }
 
-    /// After each park: frames arrived, or the process's other threads used [`BUSY_SHARE`]
-    /// of a core over the last [`BUSY_WINDOW`] (`cpu`: their CPU time now, [`others_cpu`])
+    /// After each park: frames arrived, or the process's other threads used [`BUSY_SHARE`](crate::base::cpu::BUSY_SHARE)
+    /// of a core over the last [`BUSY_WINDOW`] (`cpu`: their CPU time now, [`crate::base::cpu::others_cpu`])
     /// → running again; neither for
     /// [`BLOCKED_REPORT`] and no link `stalled` (asked only then) → blocked.
     pub(super) fn tick(
@@ -122,7 +91,7 @@ impl WaitWatch {
         if window >= BUSY_WINDOW {
             self.cpu_window = Some((now, cpu));
             let used = cpu.saturating_sub(cpu0);
-            if used.as_secs_f64() >= BUSY_SHARE * window.as_secs_f64() {
+            if busy(used, window) {
                 // Another thread of this rank computes: it may yet send what is awaited.
                 self.since = now;
                 return self.end();
