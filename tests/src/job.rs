@@ -21,6 +21,15 @@ pub struct JobOutput {
 }
 
 impl JobOutput {
+    /// The process IDs the ranks printed (`PID n` anywhere in a line of stdout: the `fail`
+    /// program prints its own), to check afterwards that none was left behind.
+    pub fn pids(&self) -> Vec<u32> {
+        self.stdout
+            .lines()
+            .filter_map(|l| l.split("PID ").nth(1)?.trim().parse().ok())
+            .collect()
+    }
+
     /// Lines of stdout printed by `rank` (prefix stripped).
     pub fn rank_lines(&self, rank: u32) -> Vec<&str> {
         let p = format!("[{rank}] ");
