@@ -1,6 +1,8 @@
 //! Whether other threads of this process compute: the deadlock detectors' view of work
 //! they cannot otherwise see (a thread that computes beside one that waits, and will send
-//! what is awaited once it is done). `transport/tcp/blocked.rs` and `transport/local.rs`.
+//! what is awaited once it is done), for `transport/tcp/blocked.rs`. Not for the in-process
+//! transport, whose nodes are all threads of one process: there the waiting threads' own
+//! looks on a large cube add up to a busy process, and a real deadlock went unreported.
 
 use std::time::Duration;
 

@@ -44,9 +44,9 @@
 //! Blocking calls never hang forever: if a node thread panics, every waiting call returns
 //! [`Error::PeerGone`]; if every live node waits for a message that nobody can send any more
 //! (a deadlock, or a node that returned early), the waits fail with [`Error::PeerGone`] too.
-//! A node thread that computes while the node's other thread waits (a background receiver
-//! beside a computation) is no deadlock: the check also asks whether the process's other
-//! threads than the waiting one use CPU (`base/cpu.rs`), as the TCP transport's does.
+//! The check sees nodes, not threads: a node thread that computes for more than ~100 ms
+//! while every node's waits see nothing (a background receiver beside a computation) is
+//! taken for a deadlock here, where the TCP transport looks at its process's CPU time.
 //!
 //! This file is the transport: the `Cube` of shared mailboxes and one [`LocalTransport`]
 //! per node; the clock's arithmetic (ports, sends, buckets) is `local_clock.rs`. The
@@ -228,7 +228,6 @@ impl LocalTransport {
         let mut st = self.cube.lock(self.rank);
         let mut seen = u64::MAX;
         let mut strikes = 0;
-        let mut cpu_mark = None;
         let result = loop {
             match ready(&mut st.mailbox) {
                 Ok(None) => {}
@@ -247,10 +246,9 @@ impl LocalTransport {
             let live = self.cube.live.load(Ordering::SeqCst);
             let blocked = self.cube.blocked.load(Ordering::SeqCst);
             // Every live node waits, and none has had a message delivered since it looked
-            // at its mailbox (twice in a row, with no send in between), and no other
-            // thread of the process computes (a node's thread beside its waiting one may
-            // yet send: `base::cpu`): nobody can ever send what they wait for.
-            if blocked >= live && progress == seen && !self.others_compute(&mut cpu_mark) {
+            // at its mailbox (twice in a row, with no send in between): nobody can ever
+            // send what they wait for.
+            if blocked >= live && progress == seen {
                 strikes += 1;
                 if strikes >= 2 {
                     break Err(self.gone(&format!(
@@ -283,18 +281,6 @@ impl LocalTransport {
             self.cube.blocked.fetch_sub(1, Ordering::SeqCst);
         }
         result.and_then(|r| r.ok_or_else(|| Error::InvalidRequest("nothing to wait for".into())))
-    }
-
-    /// Did the process's other threads compute since the last look (`mark`: when, and
-    /// their CPU time then; the first look only sets it and says yes)?
-    fn others_compute(&self, mark: &mut Option<(Instant, Duration)>) -> bool {
-        let (now, cpu) = (Instant::now(), crate::base::cpu::others_cpu());
-        match mark.replace((now, cpu)) {
-            None => true,
-            Some((t0, c0)) => {
-                crate::base::cpu::busy(cpu.saturating_sub(c0), now.saturating_duration_since(t0))
-            }
-        }
     }
 
     fn finish(&self) {
