@@ -1,11 +1,9 @@
 //! The words every layer speaks: node numbers and the host's ([`ids`]), the tag space
 //! ([`tags`]), message payloads as shared parts ([`parts`]) and the message with its
 //! selector ([`message`]); memory lent to the transport ([`lent`]) or named by a receive
-//! ([`landing`]); how freed message memory is kept and given back ([`memory`]); whether other threads
-//! compute ([`cpu`]). Nothing
+//! ([`landing`]); how freed message memory is kept and given back ([`memory`]). Nothing
 //! here knows a transport, a wire or a collective.
 
-pub(crate) mod cpu;
 pub(crate) mod ids;
 pub(crate) mod landing;
 pub(crate) mod lent;

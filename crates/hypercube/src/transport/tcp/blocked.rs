@@ -6,11 +6,13 @@
 //!   arrive at this node for [`BLOCKED_REPORT`] is blocked — unless a link of this node
 //!   holds bytes its neighbour has not taken (`Engine::link_stalled`: a slow or dying link
 //!   is not a deadlock), or another thread of the rank computes: the process's other
-//!   threads used at least [`BUSY_SHARE`](crate::base::cpu::BUSY_SHARE) of a core over the last [`BUSY_WINDOW`] (a
-//!   parked rank's use well under 1 %). Without that a program that waits on one thread
+//!   threads used at least [`BUSY_SHARE`] of a core over the last [`BUSY_WINDOW`] (a parked
+//!   rank's use well under 1 %). Without that a program that waits on one thread
 //!   while another computes — a background receiver — was stopped as a deadlock after
 //!   3 s. The report is taken back when a frame arrives, another thread computes again or
-//!   the wait ends.
+//!   the wait ends. (Not in the in-process transport, whose nodes are all threads of one
+//!   process: there the waiting threads' own looks on a large cube add up to a busy
+//!   process, and a real deadlock on 64 nodes went unreported — tried and reverted.)
 //! - **Polling counts as waiting** ([`Streak`]): a rank that spins on `iprobe` / `test`
 //!   with nothing arriving is as stuck as one blocked in `recv` (measured: 42 million
 //!   `iprobe` calls in 20 s without a verdict before this). A *streak* is a run of
@@ -26,8 +28,6 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::base::cpu::{busy, BUSY_WINDOW};
-
 /// How long a caller must wait with no frame arriving before the launcher hears of it.
 pub(super) const BLOCKED_REPORT: Duration = Duration::from_secs(1);
 
@@ -36,6 +36,44 @@ pub(super) const POLL_GAP: Duration = Duration::from_millis(100);
 
 /// The share of a streak's time spent inside the polls above which the rank is spinning.
 const SPINNING_SHARE: f64 = 0.5;
+
+/// The share of one core a rank's process must use, while a wait of it sees nothing, to
+/// count as computing on another thread. A parked rank uses under 1 % (the progress
+/// thread's looks, the waiter's spin after each 50 ms park); a computing thread, even with
+/// 16 ranks on 2 cores, about 12 %.
+const BUSY_SHARE: f64 = 0.05;
+
+/// The window over which [`BUSY_SHARE`] is measured.
+const BUSY_WINDOW: Duration = Duration::from_millis(100);
+
+/// Did other threads use [`BUSY_SHARE`] of a core: `used` of their CPU time over `window`?
+fn busy(used: Duration, window: Duration) -> bool {
+    used.as_secs_f64() >= BUSY_SHARE * window.as_secs_f64()
+}
+
+/// CPU time used so far by this process's other threads than the calling one
+/// (`CLOCK_PROCESS_CPUTIME_ID` less `CLOCK_THREAD_CPUTIME_ID`): a waiter's own spinning is
+/// not another thread's computation.
+pub(super) fn others_cpu() -> Duration {
+    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+        .saturating_sub(cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID))
+}
+
+/// The CPU-time clock `id` (zero if it cannot be read).
+fn cpu_clock(id: libc::clockid_t) -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write; `id` is one of the platform's clock ids.
+    if unsafe { libc::clock_gettime(id, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
 
 /// What to tell the launcher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +90,7 @@ pub(super) enum Say {
 pub(super) struct WaitWatch {
     seen: u64,
     since: Instant,
-    /// Start of the current CPU window and the process's CPU time then (from the first
+    /// Start of the current CPU window and the other threads' CPU time then (from the first
     /// tick: a wait that ends before its first park never reads the clock).
     cpu_window: Option<(Instant, Duration)>,
     reported: bool,
@@ -69,10 +107,10 @@ impl WaitWatch {
         }
     }
 
-    /// After each park: frames arrived, or the process's other threads used [`BUSY_SHARE`](crate::base::cpu::BUSY_SHARE)
-    /// of a core over the last [`BUSY_WINDOW`] (`cpu`: their CPU time now, [`crate::base::cpu::others_cpu`])
-    /// → running again; neither for
-    /// [`BLOCKED_REPORT`] and no link `stalled` (asked only then) → blocked.
+    /// After each park: frames arrived, or the process's other threads used [`BUSY_SHARE`]
+    /// of a core over the last [`BUSY_WINDOW`] (`cpu`: their CPU time now, [`others_cpu`])
+    /// → running again; neither for [`BLOCKED_REPORT`] and no link `stalled` (asked only
+    /// then) → blocked.
     pub(super) fn tick(
         &mut self,
         activity: u64,

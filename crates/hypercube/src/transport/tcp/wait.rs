@@ -35,7 +35,7 @@ impl<'a> BlockedReport<'a> {
     /// Called after each park.
     fn tick(&mut self, st: &State, describe: &dyn Fn(&State) -> String) {
         let act = self.e.activity.load(Ordering::Relaxed);
-        let cpu = crate::base::cpu::others_cpu();
+        let cpu = super::blocked::others_cpu();
         let say = self
             .watch
             .tick(act, Instant::now(), cpu, || self.e.link_stalled(st));
