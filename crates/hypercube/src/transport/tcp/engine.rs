@@ -343,10 +343,28 @@ impl Engine {
             return;
         }
         let was_empty = st.out[link].queue.is_empty();
-        st.out[link].enqueue(frame);
+        self.queue(st, link, frame);
         if was_empty {
             self.flush(st, link);
         }
+    }
+
+    /// Queue a frame on a link, ranked by the links it still has to cross
+    /// ([`LinkOut::enqueue`]), without writing.
+    pub(super) fn queue(&self, st: &mut State, link: usize, mut frame: OutFrame) {
+        frame.hops = self.hops_left(link, &frame.head);
+        st.out[link].enqueue(frame);
+    }
+
+    /// Links a frame leaving on `link` with header `h` (its route after that link) still
+    /// has to cross, that link included: its listed hops, then e-cube.
+    fn hops_left(&self, link: usize, h: &Header) -> u32 {
+        if self.me == HOST || link >= self.dim as usize {
+            return 1;
+        }
+        let next = self.me ^ (1 << link);
+        let target = if h.dest == HOST { 0 } else { h.dest };
+        1 + h.route.len() as u32 + (h.route.end(next) ^ target).count_ones()
     }
 
     /// Write what a link's socket takes; on a full socket, let the progress thread poll

@@ -37,6 +37,12 @@ pub(crate) struct OutFrame {
     /// A flow-control frame (clear-to-send, credit, acknowledgement, link state): it goes
     /// ahead of every frame not yet begun ([`LinkOut::enqueue`]).
     pub urgent: bool,
+    /// Links still to cross, this one included (set by the engine when it queues the
+    /// frame): frames with further to go are written first ([`LinkOut::enqueue`]).
+    pub hops: u32,
+    /// Bytes of frames queued after this one that went ahead of it (at most
+    /// [`OVERTAKE_MAX`]).
+    overtaken: usize,
     /// Open: this node ends the frame with its trailer byte (the frame it passes on has
     /// none of its own).
     adds_trailer: bool,
@@ -63,6 +69,8 @@ impl OutFrame {
             completes,
             open: None,
             urgent: matches!(h.kind, Kind::Cts | Kind::Credit | Kind::Ack | Kind::Link),
+            hops: 0,
+            overtaken: 0,
             adds_trailer: false,
         }
     }
@@ -84,6 +92,8 @@ impl OutFrame {
             completes: None,
             open: Some(from),
             urgent: false,
+            hops: 0,
+            overtaken: 0,
             adds_trailer: !h.trailer,
         }
     }
@@ -198,6 +208,10 @@ pub(crate) struct LinkOut {
     pub pushes: u64,
 }
 
+/// The most bytes of frames that may go ahead of a queued frame ([`LinkOut::enqueue`]):
+/// 8 MiB, the blocks a link carries in a 4-cube's all-to-all of 1 MiB blocks.
+pub(crate) const OVERTAKE_MAX: usize = 8 << 20;
+
 /// Result of a flush attempt.
 pub(crate) enum Flush {
     /// Everything queued was written.
@@ -295,19 +309,42 @@ impl LinkOut {
     /// credit) goes ahead of every frame not yet begun, behind the urgent ones already
     /// waiting: on a slow link the peer's data waits for it, and behind a megabyte of this
     /// node's own data it would make every exchange of long messages take twice its time
-    /// (docs/perf/cubenet-model.md). No message frame overtakes another, so the order of
-    /// messages between two nodes stays as sent.
-    pub fn enqueue(&mut self, frame: OutFrame) {
-        if frame.urgent {
-            let at = self
-                .queue
+    /// (docs/perf/cubenet-model.md).
+    ///
+    /// Other frames queue by the links they still have to cross ([`OutFrame::hops`]),
+    /// furthest first, in arrival order among equals: a frame with three hops to go feeds
+    /// links downstream that would idle without it, one whose last hop this is feeds none.
+    /// On an all-port all-to-all a node's own blocks for far nodes and the blocks it
+    /// passes on so leave before its blocks for neighbours, and every link stays busy to
+    /// the end instead of waiting for blocks queued behind a node's own megabytes
+    /// (`docs/perf/cubenet.md`, "Frames by distance"). A frame is passed by at most
+    /// [`OVERTAKE_MAX`] bytes, so none waits without bound behind a stream of frames
+    /// going further. Frames of one (source, destination) pair have the same distance on
+    /// a link, so they keep their order (the destination restores it anyway,
+    /// `sequence.rs`).
+    pub fn enqueue(&mut self, mut frame: OutFrame) {
+        let len = frame.len();
+        let at = if frame.urgent {
+            self.queue
                 .iter()
                 .position(|f| f.written == 0 && !f.urgent)
-                .unwrap_or(self.queue.len());
-            self.queue.insert(at, frame);
+                .unwrap_or(self.queue.len())
         } else {
-            self.queue.push_back(frame);
+            self.queue
+                .iter()
+                .rposition(|f| {
+                    f.written > 0
+                        || f.urgent
+                        || f.hops >= frame.hops
+                        || f.overtaken + len > OVERTAKE_MAX
+                })
+                .map_or(0, |i| i + 1)
+        };
+        for f in self.queue.range_mut(at..) {
+            f.overtaken += len;
         }
+        frame.overtaken = 0;
+        self.queue.insert(at, frame);
     }
 
     /// Is there anything the socket could take now? Not when the queue is empty, nor when
@@ -421,58 +458,4 @@ fn send_vectored(stream: &TcpStream, slices: &[IoSlice<'_>]) -> io::Result<usize
 }
 
 #[cfg(test)]
-mod tests {
-    use std::os::fd::OwnedFd;
-    use std::os::unix::net::UnixStream;
-
-    use super::*;
-    use crate::base::lent;
-
-    /// A written frame keeps lent memory as it is while its lender is inside its call (no
-    /// copy when the acknowledgement comes first), and a copy once the lender is returning
-    /// (`Transport::release_lent`).
-    #[test]
-    fn a_kept_frame_holds_lent_memory_until_its_lender_returns() {
-        let (ours, _theirs) = UnixStream::pair().expect("socketpair");
-        ours.set_nonblocking(true).expect("non-blocking");
-        let mut out = LinkOut::new(1, TcpStream::from(OwnedFd::from(ours)));
-        let loan = Bytes::from(vec![5u8; 64]);
-        lent::register(&loan);
-        let mut h = Header::control(Kind::Eager, 0, 1, 0, 0);
-        h.frame_len = 64;
-        h.total_len = 64;
-        out.queue
-            .push_back(OutFrame::new(&h, Parts::from(loan.clone()), None));
-        assert!(matches!(out.flush(&mut Vec::new()), Ok(Flush::Empty)));
-        let kept = |o: &LinkOut| o.kept[0].1.payload.iter().next().cloned().expect("payload");
-        assert_eq!(kept(&out).as_ptr(), loan.as_ptr(), "kept as it is");
-        out.unlend_kept();
-        assert_eq!(kept(&out).as_ptr(), loan.as_ptr(), "still inside its call");
-        lent::returning(loan.as_ptr() as usize, loan.len());
-        out.unlend_kept();
-        assert_ne!(kept(&out).as_ptr(), loan.as_ptr(), "a copy once it returns");
-        assert_eq!(kept(&out), loan);
-        lent::unregister(loan.as_ptr() as usize, loan.len());
-    }
-
-    /// A frame whose payload points into lent memory asks to be acknowledged at once (its
-    /// header says so on the wire); one of the transport's own memory does not.
-    #[test]
-    fn a_frame_of_lent_memory_asks_to_be_acknowledged_at_once() {
-        let loan = Bytes::from(vec![6u8; 32]);
-        let own = Bytes::from(vec![7u8; 32]);
-        let mut h = Header::control(Kind::Eager, 0, 1, 0, 32);
-        h.frame_len = 32;
-        lent::register(&loan);
-        let flagged = |p: &Bytes| {
-            let f = OutFrame::new(&h, Parts::from(p.clone()), None);
-            Header::decode(&f.header, 2, false)
-                .expect("a valid header")
-                .ack_now
-        };
-        assert!(flagged(&loan), "lent memory");
-        assert!(!flagged(&own), "the transport's own memory");
-        lent::unregister(loan.as_ptr() as usize, loan.len());
-        assert!(!flagged(&loan), "no longer lent");
-    }
-}
+mod tests;

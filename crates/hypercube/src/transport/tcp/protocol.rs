@@ -363,7 +363,7 @@ impl Engine {
             st.streams.number(slot, &mut h);
             let frame = OutFrame::new(&h, data.slice(off..end), last.then_some(msg_id));
             // Queue all chunks, then write: push() flushes only when the queue was empty.
-            st.out[link].queue.push_back(frame);
+            self.queue(st, link, frame);
             off = end;
         }
         self.flush(st, link);

@@ -1,0 +1,120 @@
+//! Unit tests of a link's output side: lent memory in kept frames, and the queue's order.
+
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+
+use super::*;
+use crate::base::lent;
+
+/// A written frame keeps lent memory as it is while its lender is inside its call (no
+/// copy when the acknowledgement comes first), and a copy once the lender is returning
+/// (`Transport::release_lent`).
+#[test]
+fn a_kept_frame_holds_lent_memory_until_its_lender_returns() {
+    let (ours, _theirs) = UnixStream::pair().expect("socketpair");
+    ours.set_nonblocking(true).expect("non-blocking");
+    let mut out = LinkOut::new(1, TcpStream::from(OwnedFd::from(ours)));
+    let loan = Bytes::from(vec![5u8; 64]);
+    lent::register(&loan);
+    let mut h = Header::control(Kind::Eager, 0, 1, 0, 0);
+    h.frame_len = 64;
+    h.total_len = 64;
+    out.queue
+        .push_back(OutFrame::new(&h, Parts::from(loan.clone()), None));
+    assert!(matches!(out.flush(&mut Vec::new()), Ok(Flush::Empty)));
+    let kept = |o: &LinkOut| o.kept[0].1.payload.iter().next().cloned().expect("payload");
+    assert_eq!(kept(&out).as_ptr(), loan.as_ptr(), "kept as it is");
+    out.unlend_kept();
+    assert_eq!(kept(&out).as_ptr(), loan.as_ptr(), "still inside its call");
+    lent::returning(loan.as_ptr() as usize, loan.len());
+    out.unlend_kept();
+    assert_ne!(kept(&out).as_ptr(), loan.as_ptr(), "a copy once it returns");
+    assert_eq!(kept(&out), loan);
+    lent::unregister(loan.as_ptr() as usize, loan.len());
+}
+
+/// A frame whose payload points into lent memory asks to be acknowledged at once (its
+/// header says so on the wire); one of the transport's own memory does not.
+#[test]
+fn a_frame_of_lent_memory_asks_to_be_acknowledged_at_once() {
+    let loan = Bytes::from(vec![6u8; 32]);
+    let own = Bytes::from(vec![7u8; 32]);
+    let mut h = Header::control(Kind::Eager, 0, 1, 0, 32);
+    h.frame_len = 32;
+    lent::register(&loan);
+    let flagged = |p: &Bytes| {
+        let f = OutFrame::new(&h, Parts::from(p.clone()), None);
+        Header::decode(&f.header, 2, false)
+            .expect("a valid header")
+            .ack_now
+    };
+    assert!(flagged(&loan), "lent memory");
+    assert!(!flagged(&own), "the transport's own memory");
+    lent::unregister(loan.as_ptr() as usize, loan.len());
+    assert!(!flagged(&loan), "no longer lent");
+}
+
+/// A link whose peer never reads (the queue is all these tests look at).
+fn idle_link() -> (LinkOut, UnixStream) {
+    let (ours, theirs) = UnixStream::pair().expect("socketpair");
+    ours.set_nonblocking(true).expect("non-blocking");
+    (
+        LinkOut::new(1, TcpStream::from(OwnedFd::from(ours))),
+        theirs,
+    )
+}
+
+/// An eager frame of `len` payload bytes from node `src` with `hops` links to go, its
+/// message id naming it.
+fn frame(id: u64, src: NodeId, hops: u32, len: usize) -> OutFrame {
+    let mut h = Header::control(Kind::Eager, src, 5, id, len as u64);
+    h.frame_len = len as u32;
+    let mut f = OutFrame::new(&h, Parts::from(Bytes::from(vec![0u8; len])), None);
+    f.hops = hops;
+    f
+}
+
+fn order(out: &LinkOut) -> Vec<u64> {
+    out.queue.iter().map(|f| f.head.msg_id).collect()
+}
+
+/// Frames leave furthest first, in arrival order among equals; a frame begun stays in
+/// front, and a flow-control frame goes ahead of every frame not begun.
+#[test]
+fn frames_queue_furthest_first_and_in_arrival_order_among_equals() {
+    let (mut out, _peer) = idle_link();
+    for (id, hops) in [(1, 1), (2, 3), (3, 2), (4, 3), (5, 1)] {
+        out.enqueue(frame(id, 0, hops, 64));
+    }
+    assert_eq!(order(&out), [2, 4, 3, 1, 5]);
+
+    out.queue[0].written = 10; // frame 2 is being written: nothing goes before it
+    out.enqueue(frame(6, 3, 4, 64));
+    assert_eq!(order(&out), [2, 6, 4, 3, 1, 5]);
+
+    let mut cts = Header::control(Kind::Cts, 0, 5, 7, 0);
+    cts.frame_len = 0;
+    out.enqueue(OutFrame::new(&cts, Parts::default(), None));
+    out.enqueue(frame(8, 0, 9, 64));
+    assert_eq!(
+        order(&out),
+        [2, 7, 8, 6, 4, 3, 1, 5],
+        "urgent, then by distance"
+    );
+}
+
+/// No frame is passed by more than `OVERTAKE_MAX` bytes: a stream of frames going further
+/// queues behind it once that much went ahead.
+#[test]
+fn a_frame_is_overtaken_by_at_most_overtake_max_bytes() {
+    let (mut out, _peer) = idle_link();
+    out.enqueue(frame(1, 0, 1, 64));
+    let big = OVERTAKE_MAX / 3;
+    for id in 2..=5 {
+        out.enqueue(frame(id, 2, 2, big));
+    }
+    // Frames 2 and 3 passed frame 1 (2 × big ≤ OVERTAKE_MAX with headers); 4 would
+    // exceed it.
+    assert_eq!(order(&out), [2, 3, 1, 4, 5]);
+    assert!(out.queue[2].overtaken <= OVERTAKE_MAX);
+}
