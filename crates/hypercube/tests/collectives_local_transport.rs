@@ -143,3 +143,31 @@ fn no_member_leaves_a_barrier_early() {
         }
     }
 }
+
+/// A deadlock on a 6-cube — 64 node threads, each waiting for a message its neighbour
+/// never sends — is reported at every node, not waited out: the check must hold with many
+/// more waiting threads than cores (the CI's other deadlock tests have at most 4 nodes).
+/// Bounded by a watchdog, so a regression fails instead of hanging.
+#[test]
+fn a_deadlock_of_64_node_threads_is_reported_at_every_node() {
+    use std::time::{Duration, Instant};
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let t0 = Instant::now();
+        let out = run_local(6, |node| {
+            node.recv(Select::from_node(node.mynode() ^ 1, MsgType(1)))
+                .map(|_| ())
+        });
+        let _ = tx.send((out, t0.elapsed()));
+    });
+    let (out, took) = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("a deadlock of 64 node threads was not reported within 60 s");
+    for (n, r) in out.iter().enumerate() {
+        match r {
+            Err(hypercube::Error::PeerGone { detail, .. }) if detail.contains("deadlock") => {}
+            other => panic!("node {n}: {other:?}"),
+        }
+    }
+    eprintln!("deadlock of 64 node threads reported in {took:?}");
+}
