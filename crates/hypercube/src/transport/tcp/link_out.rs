@@ -204,6 +204,9 @@ pub(crate) struct LinkOut {
     /// The unsent bytes the kernel may hold of this link (`sockopt::set_notsent_lowat`;
     /// 0: the kernel's default), set again on a new connection.
     notsent_lowat: usize,
+    /// The congestion controls asked for on wires (`TcpTransport::links_are_wires`; empty:
+    /// the link's configuration stands), asked again on a new connection.
+    congestion: &'static [&'static str],
     /// Flushes pushed so far (counted for the tests).
     pub pushes: u64,
 }
@@ -233,6 +236,7 @@ impl LinkOut {
             push: false,
             push_until: None,
             notsent_lowat: 0,
+            congestion: &[],
             pushes: 0,
         }
     }
@@ -243,6 +247,13 @@ impl LinkOut {
     pub fn limit_unsent(&mut self, bytes: usize) {
         self.notsent_lowat = bytes;
         self.apply_unsent_limit();
+    }
+
+    /// Ask for the first of `names` the kernel accepts as this link's congestion control
+    /// (`sockopt::set_congestion`), now and on the connections that replace this one.
+    pub fn use_congestion(&mut self, names: &'static [&'static str]) {
+        self.congestion = names;
+        super::sockopt::set_congestion(&self.stream, names);
     }
 
     fn apply_unsent_limit(&self) {
@@ -259,6 +270,7 @@ impl LinkOut {
     pub fn reset(&mut self, stream: TcpStream) {
         self.stream = stream;
         self.apply_unsent_limit();
+        super::sockopt::set_congestion(&self.stream, self.congestion);
         self.queue.clear();
         self.closed = false;
         self.sent = 0;

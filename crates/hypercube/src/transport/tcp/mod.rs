@@ -93,6 +93,19 @@ pub(crate) const WIRE_CUT_THROUGH: usize = 8 << 10;
 /// the runs' ±15 %), nor did the comparison with Open MPI (docs/perf/cubenet.md).
 pub(crate) const WIRE_UNSENT: usize = 16 << 10;
 
+/// On wires ([`TcpTransport::links_are_wires`]), the congestion control every link asks
+/// for, the first the kernel accepts — also with more ranks than cores, where loopback
+/// links keep the system's. The system's here is BBR, which on a shaped link cycles its
+/// sending rate around its estimate and every few seconds drains the link to measure the
+/// round trip: the e-cube all-to-all on the emulated 4-cube at 100 Mbit/s, whose every link
+/// carries the same bytes, had links idle for 30–100 ms mid-call, and took 198–209 ms
+/// (slowest rank 209–213) at 256 KiB and 794 ms (839–844) at 1 MiB under BBR, 172–173 ms
+/// (175) and 706–710 ms (708–715) under CUBIC — the link bound is 176 and 703 ms. The
+/// all-to-all broadcast and reduce-scatter at 256 KiB: 80 and 82–83 ms against 89–91 and
+/// 87–89; the rooted operations, the all-reduce and everything at 1 Gbit/s (where the
+/// cores are the limit) alike (docs/perf/cubenet.md, "CUBIC on wires").
+pub(crate) const WIRE_CONGESTION: [&str; 2] = ["cubic", "reno"];
+
 impl TcpTransport {
     /// The links are wires, slow next to the cores (the start-up probe says so: see
     /// `collectives::select::Machine::links_bound`). These changes, each unless its
@@ -124,7 +137,9 @@ impl TcpTransport {
     ///   at once for a while (`sockopt::push`; `HYPERCUBE_TCP_PUSH=0` keeps the kernel's
     ///   autocorking): the tail of a frame just over 64 KiB waited a packet's
     ///   time behind the rest — an all-to-all of 64 KiB blocks on the emulated 3-cube at
-    ///   1 Gbit/s took 4.2–4.6 ms with the kernel's autocorking and 2.4–2.7 ms without.
+    ///   1 Gbit/s took 4.2–4.6 ms with the kernel's autocorking and 2.4–2.7 ms without;
+    /// - every link asks for CUBIC, else Reno ([`WIRE_CONGESTION`]; `HYPERCUBE_TCP_CONGESTION`
+    ///   sets the names, `system` keeps the system's), also with more ranks than cores.
     ///
     /// On loopback the defaults (64 KiB eager, 16 MiB frames, 64 KiB cut-through) are
     /// cheaper.
@@ -153,6 +168,9 @@ impl TcpTransport {
         for out in &mut self.engine.lock().out {
             out.push = push;
             out.limit_unsent(unsent);
+            if !wire.congestion_set {
+                out.use_congestion(&WIRE_CONGESTION);
+            }
         }
     }
 

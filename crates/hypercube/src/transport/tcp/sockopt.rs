@@ -184,28 +184,30 @@ pub(crate) fn set_congestion<'a, S: AsRef<str>>(s: &TcpStream, names: &'a [S]) -
     None
 }
 
+/// A link's congestion control as the kernel reports it (the tests read back what was
+/// asked for).
+#[cfg(test)]
+pub(crate) fn congestion_of(s: &TcpStream) -> String {
+    let mut buf = [0u8; 16];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: getsockopt into a live buffer of the length given.
+    let rc = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0, "getsockopt: {}", std::io::Error::last_os_error());
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(len as usize);
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The option really reaches the socket: read it back with getsockopt.
-    fn congestion_of(s: &TcpStream) -> String {
-        let mut buf = [0u8; 16];
-        let mut len = buf.len() as libc::socklen_t;
-        // SAFETY: getsockopt into a live buffer of the length given.
-        let rc = unsafe {
-            libc::getsockopt(
-                s.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_CONGESTION,
-                buf.as_mut_ptr().cast(),
-                &mut len,
-            )
-        };
-        assert_eq!(rc, 0, "getsockopt: {}", std::io::Error::last_os_error());
-        let end = buf.iter().position(|&b| b == 0).unwrap_or(len as usize);
-        String::from_utf8_lossy(&buf[..end]).into_owned()
-    }
 
     fn pair() -> (TcpStream, TcpStream) {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -337,6 +337,56 @@ fn a_user_set_unsent_limit_reaches_every_wire() {
     tcp_job_tuned(2, tuning, program);
 }
 
+/// On wires every link asks for CUBIC (else Reno) even where the tuning keeps the
+/// system's congestion control (more ranks than cores: `Tuning::congestion` empty), unless
+/// the user named one (`HYPERCUBE_TCP_CONGESTION`, `Tuning::wire.congestion_set`).
+#[test]
+fn wires_ask_for_cubic_unless_the_user_named_a_congestion_control() {
+    fn program(
+        me: NodeId,
+        _node: &Node,
+        t: &TcpTransport,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        t.links_are_wires();
+        let names = congestion_controls(t);
+        if names
+            .iter()
+            .any(|n| !super::WIRE_CONGESTION.contains(&n.as_str()))
+        {
+            return Err(format!("node {me}: congestion controls on wires {names:?}").into());
+        }
+        Ok(())
+    }
+    fn user_named(
+        me: NodeId,
+        _node: &Node,
+        t: &TcpTransport,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        t.links_are_wires();
+        let names = congestion_controls(t);
+        if names.iter().any(|n| n != "reno") {
+            return Err(format!("node {me}: asked for reno, links have {names:?}").into());
+        }
+        Ok(())
+    }
+    let mut tuning = Tuning::default();
+    tuning.congestion = Vec::new();
+    tcp_job_tuned(2, tuning, program);
+    let mut tuning = Tuning::default();
+    tuning.congestion = vec!["reno".into()];
+    tuning.wire.congestion_set = true;
+    tcp_job_tuned(2, tuning, user_named);
+}
+
+/// The congestion control of every link socket of `t`, by link.
+fn congestion_controls(t: &TcpTransport) -> Vec<String> {
+    let st = t.engine.lock();
+    st.out
+        .iter()
+        .map(|o| super::sockopt::congestion_of(&o.stream))
+        .collect()
+}
+
 /// `TCP_NOTSENT_LOWAT` of every link socket of `t`, by link.
 fn unsent_limits(t: &TcpTransport) -> Vec<libc::c_int> {
     let st = t.engine.lock();

@@ -68,6 +68,8 @@ pub struct WireKnobs {
     pub push: Option<bool>,
     /// `HYPERCUBE_TCP_NOTSENT_LOWAT` (bytes; 0: the kernel's default).
     pub notsent_lowat: Option<usize>,
+    /// `HYPERCUBE_TCP_CONGESTION` was set (its value: [`Tuning::congestion`]).
+    pub congestion_set: bool,
 }
 
 impl Default for Tuning {
@@ -177,7 +179,8 @@ impl Tuning {
             t.progress_tick = Duration::from_millis(10);
             // With more ranks than cores the system's congestion control stays: on this VM
             // (BBR) CUBIC made 64 KiB and 1 MiB collectives at p = 4-16 up to 1.3-1.8x
-            // slower, with more context switches (docs/perf/analysis.md, session 3).
+            // slower on loopback, with more context switches (docs/perf/analysis.md,
+            // session 3). On wires CUBIC is asked for all the same (`WIRE_CONGESTION`).
             t.congestion = Vec::new();
         }
         let get = |name: &str| -> Result<Option<u64>> {
@@ -216,6 +219,7 @@ impl Tuning {
         }
         if let Ok(v) = std::env::var("HYPERCUBE_TCP_CONGESTION") {
             t.congestion = parse_congestion(&v)?;
+            t.wire.congestion_set = true;
         }
         t.forwarding = crate::transport::forwarding::Forwarding::from_env()?;
         if let Some(v) = get("HYPERCUBE_CUT_THROUGH_MIN")? {
