@@ -39,7 +39,7 @@ pub(crate) struct OutFrame {
     pub urgent: bool,
     /// Links still to cross, this one included (set by the engine when it queues the
     /// frame): frames with further to go are written first ([`LinkOut::enqueue`]).
-    pub hops: u32,
+    pub(crate) hops: u32,
     /// Bytes of frames queued after this one that went ahead of it (at most
     /// [`OVERTAKE_MAX`]).
     overtaken: usize,
@@ -251,7 +251,7 @@ impl LinkOut {
 
     /// Ask for the first of `names` the kernel accepts as this link's congestion control
     /// (`sockopt::set_congestion`), now and on the connections that replace this one.
-    pub fn use_congestion(&mut self, names: &'static [&'static str]) {
+    pub(crate) fn use_congestion(&mut self, names: &'static [&'static str]) {
         self.congestion = names;
         super::sockopt::set_congestion(&self.stream, names);
     }
@@ -334,7 +334,8 @@ impl LinkOut {
     /// going further. Frames of one (source, destination) pair have the same distance on
     /// a link, so they keep their order (the destination restores it anyway,
     /// `sequence.rs`).
-    pub fn enqueue(&mut self, mut frame: OutFrame) {
+    pub fn enqueue(&mut self, frame: OutFrame) {
+        let mut frame = frame;
         let len = frame.len();
         let at = if frame.urgent {
             self.queue

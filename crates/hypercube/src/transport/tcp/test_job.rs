@@ -369,13 +369,20 @@ fn wires_ask_for_cubic_unless_the_user_named_a_congestion_control() {
         }
         Ok(())
     }
-    let mut tuning = Tuning::default();
-    tuning.congestion = Vec::new();
-    tcp_job_tuned(2, tuning, program);
-    let mut tuning = Tuning::default();
-    tuning.congestion = vec!["reno".into()];
-    tuning.wire.congestion_set = true;
-    tcp_job_tuned(2, tuning, user_named);
+    let system = Tuning {
+        congestion: Vec::new(),
+        ..Tuning::default()
+    };
+    tcp_job_tuned(2, system, program);
+    let reno = Tuning {
+        congestion: vec!["reno".into()],
+        wire: super::WireKnobs {
+            congestion_set: true,
+            ..Default::default()
+        },
+        ..Tuning::default()
+    };
+    tcp_job_tuned(2, reno, user_named);
 }
 
 /// The congestion control of every link socket of `t`, by link.
