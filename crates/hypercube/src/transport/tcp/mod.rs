@@ -32,6 +32,8 @@ mod sequence;
 mod sockopt;
 #[cfg(test)]
 pub(crate) mod test_job;
+#[cfg(test)]
+mod test_wires;
 mod tuning;
 mod wait;
 
