@@ -140,6 +140,12 @@ impl Route {
         self.dims().fold(from, |at, k| at ^ (1 << k))
     }
 
+    /// Links a message on this route from `from` to `to` crosses: its listed hops, then
+    /// the e-cube route from where they end.
+    pub fn hops(self, from: NodeId, to: NodeId) -> u32 {
+        self.len as u32 + crate::cube::hamming(self.end(from), to)
+    }
+
     /// The e-cube route from `from` to `to`, listed (at most [`MAX_ROUTE_HOPS`] hops, so
     /// `None` beyond).
     pub fn ecube(from: NodeId, to: NodeId) -> Option<Route> {

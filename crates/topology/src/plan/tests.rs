@@ -86,6 +86,21 @@ proptest! {
     }
 }
 
+/// A route's hops: the listed ones, then e-cube from where they end — a detour counts
+/// every link it crosses.
+#[test]
+fn a_route_counts_its_listed_hops_then_the_ecube_rest() {
+    assert_eq!(Route::ECUBE.hops(0, 0b1011), 3);
+    let listed = Route::from_dims(&[1]).unwrap();
+    assert_eq!(
+        listed.hops(0, 0b11),
+        2,
+        "dimension 1, then e-cube's dimension 0"
+    );
+    let detour = Route::from_dims(&[1, 0, 1]).unwrap();
+    assert_eq!(detour.hops(0, 1), 3, "the long way round to a neighbour");
+}
+
 #[test]
 fn bad_packed_routes_are_refused() {
     assert_eq!(Route::from_packed(9, 0, 8), None);

@@ -357,14 +357,14 @@ impl Engine {
     }
 
     /// Links a frame leaving on `link` with header `h` (its route after that link) still
-    /// has to cross, that link included: its listed hops, then e-cube.
+    /// has to cross, that link included: its listed hops, then e-cube (`Route::hops`).
     fn hops_left(&self, link: usize, h: &Header) -> u32 {
         if self.me == HOST || link >= self.dim as usize {
             return 1;
         }
-        let next = self.me ^ (1 << link);
+        let next = hypercube_topology::neighbor(self.me, link as u32);
         let target = if h.dest == HOST { 0 } else { h.dest };
-        1 + h.route.len() as u32 + (h.route.end(next) ^ target).count_ones()
+        1 + h.route.hops(next, target)
     }
 
     /// Write what a link's socket takes; on a full socket, let the progress thread poll

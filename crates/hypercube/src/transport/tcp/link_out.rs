@@ -41,7 +41,7 @@ pub(crate) struct OutFrame {
     /// frame): frames with further to go are written first ([`LinkOut::enqueue`]).
     pub(crate) hops: u32,
     /// Bytes of frames queued after this one that went ahead of it (at most
-    /// [`OVERTAKE_MAX`]).
+    /// [`OVERTAKE_MAX`]; 0 for a new frame and a resent one).
     overtaken: usize,
     /// Open: this node ends the frame with its trailer byte (the frame it passes on has
     /// none of its own).
@@ -129,6 +129,8 @@ impl OutFrame {
             head: *h,
             header: h.encode(),
             written: 0,
+            // A new entry in a queue: nothing has passed it there yet.
+            overtaken: 0,
             ..self
         }
     }
@@ -335,7 +337,6 @@ impl LinkOut {
     /// a link, so they keep their order (the destination restores it anyway,
     /// `sequence.rs`).
     pub fn enqueue(&mut self, frame: OutFrame) {
-        let mut frame = frame;
         let len = frame.len();
         let at = if frame.urgent {
             self.queue
@@ -356,7 +357,6 @@ impl LinkOut {
         for f in self.queue.range_mut(at..) {
             f.overtaken += len;
         }
-        frame.overtaken = 0;
         self.queue.insert(at, frame);
     }
 

@@ -165,20 +165,24 @@ fn wires_ask_for_cubic_unless_the_user_named_a_congestion_control() {
     tcp_job_tuned(2, reno, program);
 }
 
+/// `read` of every link socket of `t`, by link.
+fn per_link<T>(t: &TcpTransport, read: impl Fn(&std::net::TcpStream) -> T) -> Vec<T> {
+    t.engine
+        .lock()
+        .out
+        .iter()
+        .map(|o| read(&o.stream))
+        .collect()
+}
+
 /// The congestion control of every link socket of `t`, by link.
 fn congestion_controls(t: &TcpTransport) -> Vec<String> {
-    let st = t.engine.lock();
-    st.out
-        .iter()
-        .map(|o| super::sockopt::congestion_of(&o.stream))
-        .collect()
+    per_link(t, super::sockopt::congestion_of)
 }
 
 /// `TCP_NOTSENT_LOWAT` of every link socket of `t`, by link.
 fn unsent_limits(t: &TcpTransport) -> Vec<libc::c_int> {
-    let st = t.engine.lock();
-    st.out
-        .iter()
-        .map(|o| super::sockopt::int_of(&o.stream, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT))
-        .collect()
+    per_link(t, |s| {
+        super::sockopt::int_of(s, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT)
+    })
 }

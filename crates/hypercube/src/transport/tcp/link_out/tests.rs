@@ -11,9 +11,7 @@ use crate::base::lent;
 /// (`Transport::release_lent`).
 #[test]
 fn a_kept_frame_holds_lent_memory_until_its_lender_returns() {
-    let (ours, _theirs) = UnixStream::pair().expect("socketpair");
-    ours.set_nonblocking(true).expect("non-blocking");
-    let mut out = LinkOut::new(1, TcpStream::from(OwnedFd::from(ours)));
+    let (mut out, _peer) = idle_link();
     let loan = Bytes::from(vec![5u8; 64]);
     lent::register(&loan);
     let mut h = Header::control(Kind::Eager, 0, 1, 0, 0);
