@@ -259,11 +259,13 @@ static void collective(const struct opts *o, collective_fn call, float *out, flo
     for (size_t s = lo; s <= hi; s = next_size(s)) {
         long n = iterations(o, s, 1000, 100), skip = warmups(o, s, 100, 10);
         int count = (int)(s / sizeof(float));
-        double busy = 0.0, mean, sum = 0.0;
+        double busy = 0.0, mean, sum = 0.0, loop0 = 0.0, looped;
         for (int r = 0; r < np; r++)
             counts[r] = count;
         for (long i = 0; i < n + skip; i++) {
             double t = MPI_Wtime();
+            if (i == skip)
+                loop0 = t;
             if (call(out, in, count, counts) != MPI_SUCCESS)
                 MPI_Abort(MPI_COMM_WORLD, 3);
             t = MPI_Wtime() - t;
@@ -271,6 +273,7 @@ static void collective(const struct opts *o, collective_fn call, float *out, flo
                 busy += t;
             MPI_Barrier(MPI_COMM_WORLD);
         }
+        looped = (MPI_Wtime() - loop0) * 1e6 / (double)n;
         mean = busy * 1e6 / (double)n;
         MPI_Reduce(&mean, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         say_row(s, sum / np);
@@ -280,7 +283,7 @@ static void collective(const struct opts *o, collective_fn call, float *out, flo
                 printf("# per rank:");
                 for (int r = 0; r < np; r++)
                     printf(" %.2f", means[r]);
-                printf("\n");
+                printf("\n# loop: %.2f\n", looped);
                 fflush(stdout);
             }
         }

@@ -129,6 +129,7 @@ pub(super) fn measure_case(
                 link_bps: m.value * 1e6,
                 bound_us: None,
                 per_rank: Vec::new(),
+                loop_us: None,
             });
             rates.push((imp, m.value * 1e6));
         }
@@ -191,6 +192,7 @@ pub(super) fn measure_case(
                             bound_us: linkbound::link_bound_secs(bench, dim, size as f64, link_bps)
                                 .map(|s| s * 1e6),
                             per_rank: m.per_rank,
+                            loop_us: m.loop_us,
                         });
                     }
                 }

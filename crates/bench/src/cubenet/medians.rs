@@ -25,6 +25,9 @@ pub struct Figures {
     pub avg: f64,
     /// Median of the slowest rank's time.
     pub max: f64,
+    /// Median of rank 0's time per call and barrier ([`Row::loop_us`]); NaN where not
+    /// measured.
+    pub lp: f64,
 }
 
 /// Key of [`medians`]: (d, rate, impl, bench, size).
@@ -44,7 +47,11 @@ pub fn medians(rows: &[Row]) -> BTreeMap<Key, Figures> {
     };
     let recs: Vec<Record> = rows
         .iter()
-        .flat_map(|r| [rec(r, "avg", r.avg), rec(r, "max", r.max)])
+        .flat_map(|r| {
+            let lp = r.loop_us.map(|l| rec(r, "loop", l));
+            [Some(rec(r, "avg", r.avg)), Some(rec(r, "max", r.max)), lp]
+        })
+        .flatten()
         .collect();
     let mut out: BTreeMap<Key, Figures> = BTreeMap::new();
     for ((imp, _, bench, size), v) in report::medians(&recs) {
@@ -59,11 +66,12 @@ pub fn medians(rows: &[Row]) -> BTreeMap<Key, Figures> {
             .or_insert(Figures {
                 avg: f64::NAN,
                 max: f64::NAN,
+                lp: f64::NAN,
             });
-        if *what == "avg" {
-            e.avg = v;
-        } else {
-            e.max = v;
+        match *what {
+            "avg" => e.avg = v,
+            "loop" => e.lp = v,
+            _ => e.max = v,
         }
     }
     out
@@ -179,9 +187,10 @@ pub(super) struct Cmp {
 }
 
 impl Cmp {
-    /// The eight figures of a table row: ours and Open MPI's avg and slowest, their
-    /// ratios, and each one's ratio to the link bound.
-    pub(super) fn cells(&self) -> [String; 8] {
+    /// The nine figures of a table row: ours and Open MPI's avg and slowest, their
+    /// ratios, each one's ratio to the link bound, and the ratio of the times per call and
+    /// barrier.
+    pub(super) fn cells(&self) -> [String; 9] {
         [
             t(self.ours, false),
             t(self.ours, true),
@@ -191,6 +200,7 @@ impl Cmp {
             x(self.ratio_max()),
             x(self.ours_bound()),
             x(self.mpi_bound()),
+            x(self.ratio_loop()),
         ]
     }
 
@@ -206,6 +216,11 @@ impl Cmp {
     }
     pub(super) fn ratio_max(&self) -> Option<f64> {
         div(self.ours.map(|f| f.max), self.mpi.map(|f| f.max))
+    }
+    /// Ours / Open MPI's time per call and barrier (rank 0's loop), where both have one.
+    pub(super) fn ratio_loop(&self) -> Option<f64> {
+        let lp = |f: Option<Figures>| f.map(|f| f.lp).filter(|v| v.is_finite());
+        div(lp(self.ours), lp(self.mpi))
     }
     pub(super) fn ours_bound(&self) -> Option<f64> {
         div(self.ours.map(|f| f.max), self.bound)

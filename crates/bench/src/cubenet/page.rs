@@ -56,9 +56,9 @@ struct Summary {
     best: String,
 }
 
-/// The eight columns of a comparison ([`Cmp::cells`]) for rows that carry one (`cmp`).
+/// The nine columns of a comparison ([`Cmp::cells`]) for rows that carry one (`cmp`).
 fn cmp_columns<'a, R: 'a>(cmp: fn(&R) -> &Cmp) -> Vec<Column<'a, R>> {
-    const HEADS: [&str; 8] = [
+    const HEADS: [&str; 9] = [
         "ours avg",
         "ours slowest",
         "Open MPI avg",
@@ -67,6 +67,7 @@ fn cmp_columns<'a, R: 'a>(cmp: fn(&R) -> &Cmp) -> Vec<Column<'a, R>> {
         "ours/MPI slowest",
         "ours/bound",
         "MPI/bound",
+        "ours/MPI loop",
     ];
     HEADS
         .iter()
@@ -113,7 +114,11 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
          **measured** one-hop stream rate; ratios to it use the slowest rank. The machine \
          has 2 cores for 8 or 16 ranks, so at 1 Gbit/s the cores, not the links, are often \
          the limit; and each link's token bucket lets a burst (below) through at once \
-         after idle time, so times at sizes near the burst can dip under the bound.\n"
+         after idle time, so times at sizes near the burst can dip under the bound. \
+         **loop** is rank 0's wall time per call *and* the untimed barrier after it: the \
+         rate at which back-to-back calls get through, which the OSU figure splits from \
+         the barrier in a way that differs between runtimes (— in runs before it was \
+         measured).\n"
     );
 
     let _ = writeln!(w, "## The run\n");

@@ -44,18 +44,23 @@ pub struct Row {
     pub bound_us: Option<f64>,
     /// Every rank's mean time (µs), in rank order (empty when not printed).
     pub per_rank: Vec<f64>,
+    /// Rank 0's wall time per timed call *and the barrier after it* (µs): the rate at
+    /// which a program calling the operation back to back gets through calls, which the
+    /// OSU figure (the call alone) splits from the barrier differently per runtime.
+    /// `None` where not printed (point-to-point runs, runs before it was measured).
+    pub loop_us: Option<f64>,
 }
 
-/// The CSV header of `results.csv`.
+/// The CSV header of `results.csv` (files without the last field still read).
 pub const CSV_HEADER: &str =
-    "dim,rate,impl,bench,size,rep,avg,max,unit,iters,link_bytes_per_s,bound_us,per_rank";
+    "dim,rate,impl,bench,size,rep,avg,max,unit,iters,link_bytes_per_s,bound_us,per_rank,loop_us";
 
 impl Row {
     /// One CSV line (no newline); `per_rank` is `;`-separated, `bound_us` empty if none.
     pub fn to_csv(&self) -> String {
         let per: Vec<String> = self.per_rank.iter().map(|v| format!("{v:.2}")).collect();
         format!(
-            "{},{},{},{},{},{},{:.3},{:.3},{},{},{:.0},{},{}",
+            "{},{},{},{},{},{},{:.3},{:.3},{},{},{:.0},{},{},{}",
             self.dim,
             self.rate,
             self.imp,
@@ -68,15 +73,16 @@ impl Row {
             self.iters,
             self.link_bps,
             self.bound_us.map_or(String::new(), |b| format!("{b:.3}")),
-            per.join(";")
+            per.join(";"),
+            self.loop_us.map_or(String::new(), |l| format!("{l:.2}"))
         )
     }
 
     /// Parse a line written by [`Row::to_csv`].
     pub fn from_csv(line: &str) -> Result<Row> {
         let f: Vec<&str> = line.trim().split(',').collect();
-        if f.len() != 13 {
-            bail!("expected 13 fields in {line:?}");
+        if f.len() != 13 && f.len() != 14 {
+            bail!("expected 13 or 14 fields in {line:?}");
         }
         Ok(Row {
             dim: f[0].parse()?,
@@ -100,6 +106,10 @@ impl Row {
                 .filter(|x| !x.is_empty())
                 .map(str::parse)
                 .collect::<Result<_, _>>()?,
+            loop_us: match f.get(13) {
+                Some(l) if !l.is_empty() => Some(l.parse()?),
+                _ => None,
+            },
         })
     }
 }
@@ -135,6 +145,8 @@ pub struct Measured {
     pub value: f64,
     /// The `# per rank:` line after it (ours: `osu --per-rank`; `osu_mpi --per-rank`).
     pub per_rank: Vec<f64>,
+    /// The `# loop:` line after it: rank 0's time per call and barrier ([`Row::loop_us`]).
+    pub loop_us: Option<f64>,
 }
 
 impl Measured {
@@ -151,10 +163,17 @@ impl Measured {
 
 /// Parse a run's output: the rows [`osu::parse_table`] recognises, each with the
 /// `# per rank: T0 T1 ...` line printed after it (other `#` lines, such as ours'
-/// `# per rank, barrier exit ...`, and launcher chatter are ignored).
+/// `# per rank, barrier exit ...`, and launcher chatter are ignored), and the `# loop: T`
+/// line after that.
 pub fn parse_output(text: &str) -> Vec<Measured> {
     let mut out: Vec<Measured> = Vec::new();
     for line in text.lines() {
+        if let Some(rest) = line.trim().strip_prefix("# loop:") {
+            if let Some(last) = out.last_mut() {
+                last.loop_us = rest.trim().parse().ok();
+            }
+            continue;
+        }
         if let Some(rest) = line.trim().strip_prefix("# per rank:") {
             if let Some(last) = out.last_mut() {
                 last.per_rank = rest
@@ -169,6 +188,7 @@ pub fn parse_output(text: &str) -> Vec<Measured> {
                 size,
                 value,
                 per_rank: Vec::new(),
+                loop_us: None,
             });
         }
     }

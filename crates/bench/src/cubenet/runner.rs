@@ -143,7 +143,11 @@ impl Runner {
                 j.iters,
                 r.elapsed.as_secs_f64(),
                 match &got {
-                    Some(m) => format!("{:.2} (slowest {:.2})", m.value, m.slowest()),
+                    Some(m) => match m.loop_us {
+                        Some(l) =>
+                            format!("{:.2} (slowest {:.2}, loop {l:.2})", m.value, m.slowest()),
+                        None => format!("{:.2} (slowest {:.2})", m.value, m.slowest()),
+                    },
                     None => "failed".into(),
                 }
             );

@@ -16,12 +16,15 @@ fn per_rank_lines_attach_to_their_row() {
                 65536                 66780.35\n\
                 # per rank: 68195.00 65540.00 71664.49 64148.00\n\
                 # per rank, barrier exit after rank 0's: +0.00 +127.69 +0.31 +98.94\n\
+                # loop: 70012.50\n\
                 131072                1000.00\n";
     let m = parse_output(ours);
     assert_eq!(m.len(), 2);
     assert_eq!(m[0].size, 65536);
     assert_eq!(m[0].per_rank, vec![68195.0, 65540.0, 71664.49, 64148.0]);
     assert_eq!(m[0].slowest(), 71664.49);
+    assert_eq!(m[0].loop_us, Some(70012.5));
+    assert_eq!(m[1].loop_us, None);
     assert!(m[1].per_rank.is_empty());
     assert_eq!(m[1].slowest(), 1000.0, "no per-rank times: the figure");
     let mpi = "# OSU-style MPI barrier Latency Test (np=16)\n# Size         Avg \
@@ -47,13 +50,18 @@ fn csv_round_trip_and_medians_of_avg_and_slowest() {
         link_bps: 11.95e6,
         bound_us: Some(701_000.5),
         per_rank: vec![1.5, 2.25],
+        loop_us: Some(40.5),
     };
     let r = row(1, 10.0, 30.0);
     assert_eq!(Row::from_csv(&r.to_csv()).unwrap(), r);
     let mut none = r.clone();
     none.bound_us = None;
     none.per_rank.clear();
+    none.loop_us = None;
     assert_eq!(Row::from_csv(&none.to_csv()).unwrap(), none);
+    // A line of a run before `loop_us` (13 fields) reads, without it.
+    let old = none.to_csv();
+    assert_eq!(Row::from_csv(old.strip_suffix(',').unwrap()).unwrap(), none);
     let m = medians(&[row(1, 10.0, 30.0), row(2, 12.0, 10.0), row(3, 11.0, 20.0)]);
     let f = m[&(4, "100mbit".into(), OURS.into(), "alltoall".into(), 1048576)];
     assert_eq!((f.avg, f.max), (11.0, 20.0));
@@ -99,6 +107,7 @@ fn the_page_keeps_the_reading_and_the_model_only_when_asked() {
         link_bps: 11.95e6,
         bound_us: None,
         per_rank: vec![],
+        loop_us: None,
     }];
     let info = RunInfo::default();
     let first = page(&rows, &info, None, true);

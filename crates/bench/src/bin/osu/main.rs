@@ -299,8 +299,14 @@ fn collective(
         };
         prepare(&mut buf, &mut scratch);
         cube.barrier()?;
+        // With --per-rank: when the first timed call began on this rank (the whole loop's
+        // time, barriers included, is printed as `# loop:`).
+        let mut loop0 = None;
         for i in 0..n + skip {
             let t0 = Instant::now();
+            if i == skip {
+                loop0 = Some(t0);
+            }
             call(node, c, bench, s as usize, &mut buf, &mut scratch)
                 .with_context(|| format!("size {s}, iteration {i}"))?;
             let t = t0.elapsed().as_secs_f64();
@@ -319,6 +325,7 @@ fn collective(
                 exits += t - *exit0.get_or_insert(t);
             }
         }
+        let looped = loop0.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64);
         let mine = total * 1e6 / n.max(1) as f64;
         let sum = cube.reduce(0, &[mine], Op::Sum)?;
         if let Some(sum) = sum {
@@ -375,6 +382,7 @@ fn collective(
                     .map(|v| format!("{:+.2}", v.1 - vals[0].1))
                     .collect();
                 say(node, &format!("# per rank: {}", t.join(" ")));
+                say(node, &format!("# loop: {looped:.2}"));
                 say(
                     node,
                     &format!("# per rank, barrier exit after rank 0's: {}", e.join(" ")),
