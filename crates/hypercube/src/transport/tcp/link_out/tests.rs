@@ -116,3 +116,41 @@ fn a_frame_is_overtaken_by_at_most_overtake_max_bytes() {
     assert_eq!(order(&out), [2, 3, 1, 4, 5]);
     assert!(out.queue[2].overtaken <= OVERTAKE_MAX);
 }
+
+/// A connected pair of TCP sockets on loopback.
+fn tcp_pair() -> (TcpStream, TcpStream) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let a = TcpStream::connect(l.local_addr().expect("address")).expect("connect");
+    let (b, _) = l.accept().expect("accept");
+    (a, b)
+}
+
+/// A link that comes back on a new connection (`relink.rs`, `LinkOut::reset`) asks for its
+/// congestion control again: the new socket starts with the system's.
+#[test]
+fn a_relinked_connection_asks_for_its_congestion_control_again() {
+    use crate::transport::tcp::sockopt::congestion_of;
+    let (first, _first_peer) = tcp_pair();
+    let system = congestion_of(&first);
+    // One the system does not use by default, so that the test sees it asked for.
+    let want: &'static [&'static str] = if system == "reno" {
+        &["cubic"]
+    } else {
+        &["reno"]
+    };
+    let mut out = LinkOut::new(1, first);
+    out.use_congestion(want);
+    assert_eq!(congestion_of(&out.stream), want[0]);
+    let (second, _second_peer) = tcp_pair();
+    assert_eq!(
+        congestion_of(&second),
+        system,
+        "a new socket has the system's"
+    );
+    out.reset(second);
+    assert_eq!(
+        congestion_of(&out.stream),
+        want[0],
+        "asked again on the new connection"
+    );
+}
