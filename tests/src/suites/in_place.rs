@@ -1,8 +1,8 @@
 //! The typed forms with messages large enough to be received in place (`node/landing.rs`:
 //! over TCP, read from the socket straight into the caller's memory): point to point into
-//! a buffer, allgather (every algorithm), all-to-all (pairwise, e-cube and
-//! store-and-forward, whose steps land in two places each) and broadcast, each against a
-//! sequential expectation. Part of the typed suite (`typed.rs`, check "in place"), so it
+//! a buffer, allgather (every algorithm, also in the byte form), the all-port all-reduce
+//! and reduce-scatter, all-to-all (pairwise, e-cube and store-and-forward, whose steps land
+//! in two places each) and broadcast, each against a sequential expectation. Part of the typed suite (`typed.rs`, check "in place"), so it
 //! runs over TCP and on threads.
 
 use anyhow::{ensure, Result};
@@ -69,6 +69,36 @@ pub fn run(node: &Node) -> Result<()> {
         buf[at..at + n].copy_from_slice(&big);
         c.allgather_in_place(&mut buf)?;
         ensure!(buf == want, "allgather_in_place 1 MiB {alg:?}");
+        // The byte form.
+        let raw: Vec<u8> = big.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let blocks = c.allgather(bytes::Bytes::from(raw))?;
+        let flat: Vec<u32> = blocks
+            .iter()
+            .flat_map(|b| {
+                b.chunks_exact(4)
+                    .map(|x| u32::from_le_bytes([x[0], x[1], x[2], x[3]]))
+            })
+            .collect();
+        ensure!(flat == want, "allgather 1 MiB {alg:?}");
+    }
+    // The all-port all-reduce and reduce-scatter of a long vector (256 KiB blocks; the
+    // reduce-scatter's first step lent from the caller's vector).
+    {
+        let n = (p as usize) << 16;
+        let v: Vec<f32> = (0..n).map(|i| ((i as u32 ^ me) % 251) as f32).collect();
+        let sum = |i: usize| (0..p).map(|r| ((i as u32 ^ r) % 251) as f32).sum::<f32>();
+        let c = cube.with(Algorithm::AllPort);
+        let all = c.allreduce(&v, hypercube::collectives::Op::Sum)?;
+        ensure!(
+            all.len() == n && (0..n).all(|i| all[i] == sum(i)),
+            "allreduce AllPort 256 KiB blocks"
+        );
+        let mine = c.reduce_scatter(&v, hypercube::collectives::Op::Sum)?;
+        let at = me as usize * (1 << 16);
+        ensure!(
+            mine.len() == 1 << 16 && (0..1 << 16).all(|i| mine[i] == sum(at + i)),
+            "reduce_scatter AllPort 256 KiB blocks"
+        );
     }
     // All-to-all of 256 KiB blocks, received in place by pairwise and e-cube exchange, and
     // by store-and-forward (the blocks for this member in the result, the ones it passes

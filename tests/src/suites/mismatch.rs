@@ -141,6 +141,7 @@ pub fn run_sizes(node: &Node, sizes: &[usize]) -> Result<Vec<&'static str>> {
             Algorithm::Hypercube,
             Algorithm::ReduceScatterAllgather,
             Algorithm::Ring,
+            Algorithm::AllPort,
         ] {
             let what = format!("allreduce {alg:?} m {base}");
             let t0 = Instant::now();
@@ -162,7 +163,12 @@ pub fn run_sizes(node: &Node, sizes: &[usize]) -> Result<Vec<&'static str>> {
         }
         done.push("reduce");
 
-        for alg in [Algorithm::Auto, Algorithm::Hypercube, Algorithm::Ring] {
+        for alg in [
+            Algorithm::Auto,
+            Algorithm::Hypercube,
+            Algorithm::Ring,
+            Algorithm::AllPort,
+        ] {
             let what = format!("reduce_scatter {alg:?} m {base}");
             let data = vec![1.0f64; m(me) * p as usize];
             let t0 = Instant::now();
@@ -177,6 +183,7 @@ pub fn run_sizes(node: &Node, sizes: &[usize]) -> Result<Vec<&'static str>> {
             Algorithm::Hypercube,
             Algorithm::Ring,
             Algorithm::Mesh,
+            Algorithm::AllPort,
         ] {
             let what = format!("allgather_slice {alg:?} m {base}");
             let t0 = Instant::now();
