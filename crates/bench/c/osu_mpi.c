@@ -30,7 +30,8 @@
  *
  * --per-rank (collectives): after each row, also print every rank's own mean time of one
  * call, `# per rank: T0 T1 ...` (us, two decimals, in rank order), as our `osu --per-rank`
- * prints its first such line: the average hides a root that finishes last.
+ * prints its first such line: the average hides a root that finishes last. Then
+ * `# loop: T`: rank 0's wall time per call and the barrier after it (us), as ours prints.
  *
  * usage: osu_mpi BENCH [-m MIN:MAX] [-i ITERS] [-x WARMUP] [--per-rank]
  * Built and launched by `hypercube-bench` (`hypercube-bench mpi NP tcp|shm BENCH ...`).
@@ -48,7 +49,7 @@ struct opts {
     size_t lo, hi; /* -m MIN:MAX */
     long iters;    /* -i; 0 = the defaults above */
     long warmup;   /* -x; -1 = the defaults above */
-    int per_rank;  /* --per-rank: print each rank's mean after each row */
+    int per_rank;  /* --per-rank: print each rank's mean, and rank 0's time per call and barrier ("# loop:"), after each row */
 };
 
 static int me, np;

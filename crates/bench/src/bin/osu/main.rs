@@ -58,7 +58,9 @@ struct Args {
     #[arg(short = 'a', long = "alg", value_name = "ALG", default_value = "auto")]
     alg: String,
     /// Collectives: also print each rank's own mean time (a `# per rank:` line after each
-    /// row), to see where the average comes from (e.g. a broadcast's root vs. its leaves)
+    /// row), to see where the average comes from (e.g. a broadcast's root vs. its leaves),
+    /// each rank's barrier exit after rank 0's, and rank 0's time per call and the barrier
+    /// after it (`# loop:`, the rate of back-to-back calls)
     #[arg(long)]
     per_rank: bool,
     /// bcast, allgather, alltoall: call the typed form (`*_slice` over f32, SIZE bytes per
