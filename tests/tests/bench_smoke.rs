@@ -201,7 +201,7 @@ fn the_floor_prints_both_formats() {
 }
 
 #[test]
-fn per_rank_times_follow_each_row() {
+fn per_rank_times_and_the_loop_follow_each_row() {
     let l = run_osu(
         2,
         &["bcast", "-m", "8:16", "-i", "2", "-x", "0", "--per-rank"],
@@ -209,7 +209,7 @@ fn per_rank_times_follow_each_row() {
     let rows: Vec<&str> = l
         .iter()
         .map(String::as_str)
-        .filter(|s| !s.starts_with("# per rank"))
+        .filter(|s| !s.starts_with("# per rank") && !s.starts_with("# loop:"))
         .collect();
     check_table(
         &rows,
@@ -244,6 +244,14 @@ fn per_rank_times_follow_each_row() {
         assert_eq!(v[0], 0.0, "rank 0 against itself: {line:?}");
         assert!(v.iter().all(|x| x.is_finite()), "{line:?}");
     }
+    // Rank 0's time per call and barrier, one line per size, after the per-rank lines.
+    let loops: Vec<f64> = l
+        .iter()
+        .filter_map(|s| s.strip_prefix("# loop:"))
+        .map(|x| x.trim().parse().unwrap_or_else(|_| panic!("{x:?}")))
+        .collect();
+    assert_eq!(loops.len(), 2, "one loop line per size: {l:#?}");
+    assert!(loops.iter().all(|x| x.is_finite() && *x > 0.0), "{loops:?}");
 }
 
 #[test]
