@@ -9,11 +9,18 @@
 //! `d t_s log p + t_w m (p − 1)/d` (start-ups counted as the node's serial work): the link
 //! bound `(p − 1) m/d` exactly, where Alg. 4.7 needs `(p − 1) m`. In Grama's one-port
 //! model it costs `d t_s log p + t_w m (p − 1)`: more start-ups, the same bytes.
+//!
+//! The d parts of every block must end up joined: [`allgather`] (the byte form) joins
+//! them once at the end; [`allgather_to`] (the typed forms, into the caller's memory)
+//! copies each message's parts straight to their places, and sends from there.
 
 use bytes::{Bytes, BytesMut};
 
-use crate::collectives::blocks::{bounds, pack, unpack_equal, Layout};
+use super::Own;
+use crate::base::parts::Parts;
+use crate::collectives::blocks::{bounds, pack, unpack_equal, wrong_length, Layout};
 use crate::collectives::ctx::Ctx;
+use crate::collectives::lend::lend;
 use crate::error::Result;
 
 /// Every node's `mine` → all blocks by relative rank. Each part's slices travel in
@@ -75,4 +82,113 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
             b.freeze()
         })
         .collect())
+}
+
+/// The relative ranks whose part `i` a node `me` holds before step `j` — its subcube over
+/// dimensions `i, i+1, …, i+j−1` (mod d) — in rank order: the blocks whose part i a step's
+/// message carries, in the order it carries them.
+fn held(me: u32, d: u32, i: u32, j: u32) -> Vec<u32> {
+    let free: u32 = (0..j).fold(0, |m, t| m | 1 << ((i + t) % d));
+    (0..1u32 << d).filter(|r| r & !free == me & !free).collect()
+}
+
+/// [`allgather`] into the caller's memory: `out` holds `p · m` bytes (`m` = this node's
+/// block, [`Own`]), block `r` at `r · m`. The messages are [`allgather`]'s; each part a
+/// message carries is copied from it straight to its place in `out`, and a step sends the
+/// parts this node holds from there (lent, `lend.rs`) — one copy of the result, where
+/// joining the parts and then copying the blocks into `out` made two. Every receive is
+/// posted before the first send, in step order (the order each neighbour sends in), so a
+/// message that comes before this node reaches its step is taken as it comes.
+///
+/// The messages are received into the transport's buffers, not landed in `out`: on the
+/// emulated 3-cube at 1 Gbit/s, a version that landed each message's parts in place (a
+/// landing of many pieces) took 8.9–9.7 ms a call at 256 KiB, this one 7.2–7.7 and the
+/// join 7.4–7.8 (`docs/perf/analysis.md`).
+///
+/// # Safety
+/// `out .. out + p · m` must be writable and not otherwise used until this returns.
+pub(crate) unsafe fn allgather_to(c: &Ctx<'_>, mine: Own<'_>, out: *mut u8) -> Result<()> {
+    let (d, m) = (c.k, mine.len());
+    let at = |r: u32, i: u32| {
+        let b = bounds(m, d.max(1), i);
+        (r as usize * m + b.start, b.len())
+    };
+    // SAFETY (throughout): every range lies in `out` (ranks < p, parts inside a block).
+    // This node's block is written first (or is there); each (block, part) range of
+    // another node is written once, from its message, and only then sent on (lent), so
+    // no range is written while lent.
+    if let Own::From(own) = mine {
+        unsafe { std::ptr::copy_nonoverlapping(own.as_ptr(), out.add(c.me as usize * m), m) };
+    }
+    let partner = |i: u32, j: u32| c.me ^ (1 << ((i + j) % d));
+    lend(&|| c.release_lent(), |l| {
+        let mut recvs = Vec::with_capacity((d * d) as usize);
+        for j in 0..d {
+            for i in 0..d {
+                recvs.push((i, c.irecv(partner(i, j))?));
+            }
+        }
+        let mut recvs = recvs.into_iter();
+        for j in 0..d {
+            let mut sends = Vec::with_capacity(d as usize);
+            for i in 0..d {
+                let parts: Vec<Bytes> = held(c.me, d, i, j)
+                    .into_iter()
+                    .map(|r| {
+                        let (off, len) = at(r, i);
+                        l.lend(unsafe { std::slice::from_raw_parts(out.add(off), len) })
+                    })
+                    .collect();
+                sends.push(c.isend(partner(i, j), Parts::from(parts))?);
+            }
+            // The first error ends the call (a member that failed sends one failure notice
+            // to each member, which one receive takes); the receives stay posted while this
+            // node's sends are waited for, so that a partner's sends to it complete.
+            let mut failed = None;
+            for (i, r) in recvs.by_ref().take(d as usize) {
+                let from = partner(i, j);
+                let ids = held(from, d, i, j);
+                let got = match r.wait() {
+                    Ok(msg) => msg.into_data(),
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                };
+                let part = at(c.me, i).1;
+                if got.len() != ids.len() * part {
+                    failed = Some(wrong_length(&got, ids.len(), part, "allgather", from));
+                    break;
+                }
+                for (k, r) in ids.into_iter().enumerate() {
+                    let (off, len) = at(r, i);
+                    let src = &got[k * len..(k + 1) * len];
+                    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), out.add(off), len) };
+                }
+            }
+            for s in sends {
+                s.wait()?;
+            }
+            if let Some(e) = failed {
+                drop(recvs);
+                return Err(e);
+            }
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::held;
+
+    /// Part i's holdings double along dimensions i, i+1, … (mod d), in rank order.
+    #[test]
+    fn parts_are_held_along_rotated_dimensions() {
+        assert_eq!(held(5, 3, 0, 0), [5]);
+        assert_eq!(held(5, 3, 0, 2), [4, 5, 6, 7]);
+        assert_eq!(held(5, 3, 1, 1), [5, 7]);
+        assert_eq!(held(5, 3, 2, 2), [0, 1, 4, 5], "dimensions 2 and 0");
+        assert_eq!(held(5, 3, 2, 3), (0..8).collect::<Vec<_>>());
+    }
 }

@@ -27,8 +27,9 @@ impl Subcube<'_> {
     /// [`Subcube::allgather`] of this member's block `own` into `out`, `size() · own.len()`
     /// bytes in relative rank order (the typed forms' core). With the hypercube algorithm
     /// every message lands in `out` where it belongs and is sent from there
-    /// (`hypercube::allgather_landing`); the other algorithms exchange message buffers,
-    /// copied into `out` at the end.
+    /// (`hypercube::allgather_landing`); with the all-port one each message's parts are
+    /// copied to their places as it comes and sent from there (`allport::allgather_to`);
+    /// the other algorithms exchange message buffers, copied into `out` at the end.
     ///
     /// # Safety
     /// `out .. out + size() · own.len()` must be writable and not otherwise used until this
@@ -40,6 +41,10 @@ impl Subcube<'_> {
         if alg == Algorithm::Hypercube && m >= super::LAND_FROM {
             // SAFETY: forwarded.
             return c.guard(unsafe { hypercube::allgather_landing(&c, own, out) });
+        }
+        if alg == Algorithm::AllPort && c.k > 0 {
+            // SAFETY: forwarded.
+            return c.guard(unsafe { allport::allgather_to(&c, own, out) });
         }
         let at = c.me as usize * m;
         let mine = match own {
