@@ -81,6 +81,9 @@ pub(crate) struct Taken {
     pub message: Message,
     /// True if the message came eagerly (and so used the sender's credit).
     pub eager: bool,
+    /// Its length as announced: `message.data` of a message landed in two pieces is a
+    /// view of the first only (`base/landing.rs`), but the whole used the sender's credit.
+    pub len: u64,
     /// The sender's number for the message ([`Envelope::wire_id`]).
     pub wire_id: u64,
 }
@@ -264,6 +267,7 @@ impl Mailbox {
         self.landings.remove(&token);
         let eager = env.eager;
         let wire_id = env.wire_id;
+        let len = env.len;
         match env.body {
             Body::Ready(data) => Some(Taken {
                 message: Message {
@@ -273,6 +277,7 @@ impl Mailbox {
                 },
                 eager,
                 wire_id,
+                len,
             }),
             Body::Pending { .. } => None,
         }

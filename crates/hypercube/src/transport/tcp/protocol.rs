@@ -388,12 +388,15 @@ impl Engine {
     /// the receive began to be awaited (for the trace).
     pub(super) fn take(&self, st: &mut State, token: RecvToken, t0: u64) -> Option<Message> {
         let t = st.mailbox.take(token)?;
+        // The announced length: a message landed in two pieces is delivered as a view of
+        // the first (its credit leaked with `data.len()`, and the sender's later messages
+        // went by rendezvous: `docs/perf/analysis.md`).
         if t.eager {
-            self.consumed(st, t.message.source, t.message.data.len() as u64);
+            self.consumed(st, t.message.source, t.len);
         }
         if trace::on() {
             let m = &t.message;
-            trace::recv(t0, m.source, m.tag, m.data.len() as u64, t.wire_id);
+            trace::recv(t0, m.source, m.tag, t.len, t.wire_id);
         }
         Some(t.message)
     }

@@ -271,14 +271,30 @@ fn a_few_bytes_past_the_eager_limit_still_go_eagerly() {
 /// its window holds: they would go by rendezvous otherwise).
 #[test]
 fn a_long_eager_message_lands_in_a_posted_receive() {
+    long_eager_messages_land(false);
+}
+
+/// The same with the landing in two pieces (as the store-and-forward all-to-all's): the
+/// credit of the whole message comes back, not of its first piece only (the message is
+/// delivered as a view of that piece; counting its length, node 0's sends went by
+/// rendezvous after the window's worth).
+#[test]
+fn a_long_eager_message_lands_in_two_pieces_and_its_whole_credit_comes_back() {
+    long_eager_messages_land(true);
+}
+
+/// The two tests above: `split` lands each message's second half in a buffer of its own.
+fn long_eager_messages_land(split: bool) {
     const N: usize = 1_000_000;
     fn program(
         me: NodeId,
         node: &Node,
         t: &TcpTransport,
+        split: bool,
     ) -> Result<(), Box<dyn std::error::Error>> {
+        // Three windows' worth: a credit leak of half of each message shows within it.
         let window = t.engine.tuning.eager_window as usize;
-        let rounds = window / N + 2;
+        let rounds = 3 * window / N + 2;
         for round in 0..rounds {
             let seed = round as u8;
             if me == 0 {
@@ -292,10 +308,12 @@ fn a_long_eager_message_lands_in_a_posted_receive() {
                 continue;
             }
             let mut buf = vec![0u8; N];
+            let head = if split { N / 2 } else { N };
+            let (a, b) = buf.split_at_mut(head);
             let sel = Select::from_node(0, crate::TypeSel::Is(1));
             // SAFETY: `buf` outlives the receive, which is waited for here.
             let r = unsafe {
-                node.irecv_landing(sel, (buf.as_mut_ptr(), N), (std::ptr::null_mut(), 0))?
+                node.irecv_landing(sel, (a.as_mut_ptr(), head), (b.as_mut_ptr(), N - head))?
             };
             node.send(0, crate::MsgType(2), vec![])?;
             match r.wait()? {
@@ -324,7 +342,11 @@ fn a_long_eager_message_lands_in_a_posted_receive() {
         eager_limit: 4 << 20,
         ..Tuning::default()
     };
-    tcp_job_tuned(1, tuning, program);
+    if split {
+        tcp_job_tuned(1, tuning, |me, node, t| program(me, node, t, true));
+    } else {
+        tcp_job_tuned(1, tuning, |me, node, t| program(me, node, t, false));
+    }
 }
 
 /// [`crate::node::tests::a_dropped_receives_message_wakes_another_waiter`] over TCP.
