@@ -48,7 +48,7 @@ pub(crate) struct Envelope {
     pub id: u64,
     pub source: NodeId,
     pub tag: u32,
-    pub len: u64,
+    pub(crate) len: u64,
     pub body: Body,
     /// True if the whole message came at once (and so used the sender's eager credit).
     pub eager: bool,
@@ -83,7 +83,7 @@ pub(crate) struct Taken {
     pub eager: bool,
     /// Its length as announced: `message.data` of a message landed in two pieces is a
     /// view of the first only (`base/landing.rs`), but the whole used the sender's credit.
-    pub len: u64,
+    pub(crate) len: u64,
     /// The sender's number for the message ([`Envelope::wire_id`]).
     pub wire_id: u64,
 }
