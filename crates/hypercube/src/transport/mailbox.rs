@@ -48,7 +48,7 @@ pub(crate) struct Envelope {
     pub id: u64,
     pub source: NodeId,
     pub tag: u32,
-    pub(crate) len: u64,
+    pub len: u64,
     pub body: Body,
     /// True if the whole message came at once (and so used the sender's eager credit).
     pub eager: bool,
