@@ -103,7 +103,9 @@ fn held(me: u32, d: u32, i: u32, j: u32) -> Vec<u32> {
 /// The messages are received into the transport's buffers, not landed in `out`: on the
 /// emulated 3-cube at 1 Gbit/s, a version that landed each message's parts in place (a
 /// landing of many pieces) took 8.9–9.7 ms a call at 256 KiB, this one 7.2–7.7 and the
-/// join 7.4–7.8 (`docs/perf/analysis.md`).
+/// join 7.4–7.8 — but that version's messages went by rendezvous through an eager-credit
+/// leak of multi-piece landings found afterwards and fixed; it was not measured again
+/// (`docs/perf/analysis.md`).
 ///
 /// # Safety
 /// `out .. out + p · m` must be writable and not otherwise used until this returns.
