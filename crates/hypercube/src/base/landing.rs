@@ -7,7 +7,9 @@
 //! A landing is a raw pointer and a length — or two: the message's first `head` bytes go
 //! to one place and the rest to another ([`Landing::split`]; the store-and-forward
 //! all-to-all lands the blocks that end at this node in the result and the ones it passes
-//! on in a buffer of its own, from one message). The receive request that made it borrows the
+//! on in a buffer of its own, from one message) — or a table of many, filled in turn
+//! ([`Landing::scattered`]; the all-port all-gather lands the parts of several blocks,
+//! each where it belongs in the result, from one message). The receive request that made it borrows the
 //! memory mutably for as long as it lives (`node::landing::RecvLanding`), and its `Drop` takes the
 //! landing back from the transport before the borrow ends (`Transport::abandon_recv`):
 //! what of the message arrived is copied into a buffer of the transport's own, and no
@@ -25,6 +27,10 @@ pub(crate) struct Landing {
     /// The message's bytes `head ..` go to `tail` (`head == len`: one piece).
     head: usize,
     tail: *mut u8,
+    /// A landing of many pieces ([`Landing::scattered`]): the caller's table of them, in
+    /// message order, `pieces` entries (0: `head` and `tail` describe the landing).
+    table: *const (*mut u8, usize),
+    pieces: usize,
 }
 
 // SAFETY: a `Landing` is addresses and lengths; the memory behind it is written only by
@@ -60,6 +66,8 @@ impl Landing {
             len,
             head: len,
             tail: ptr,
+            table: std::ptr::null(),
+            pieces: 0,
         }
     }
 
@@ -74,6 +82,30 @@ impl Landing {
             len: head.1 + tail.1,
             head: head.1,
             tail: tail.0,
+            table: std::ptr::null(),
+            pieces: 0,
+        }
+    }
+
+    /// The landing of a message whose bytes fill the pieces of `table` in turn: the first
+    /// `table[0].1` bytes go to `table[0].0`, the next `table[1].1` to `table[1].0`, and so
+    /// on. An empty table is the landing of an empty message.
+    ///
+    /// # Safety
+    /// As for [`Landing::from_raw`], for each piece; the pieces must not overlap, and
+    /// `table` itself must stay valid and unchanged for as long as the pieces must.
+    pub(crate) unsafe fn scattered(table: &[(*mut u8, usize)]) -> Landing {
+        let Some(&(ptr, head)) = table.first() else {
+            // SAFETY: no bytes at all.
+            return unsafe { Landing::from_raw(std::ptr::NonNull::dangling().as_ptr(), 0) };
+        };
+        Landing {
+            ptr,
+            len: table.iter().map(|p| p.1).sum(),
+            head,
+            tail: ptr,
+            table: table.as_ptr(),
+            pieces: table.len(),
         }
     }
 
@@ -86,6 +118,20 @@ impl Landing {
     /// on are contiguous (to the end of its piece): where the transport writes.
     pub fn at(&self, off: usize) -> (*mut u8, usize) {
         assert!(off <= self.len, "landing offset out of range");
+        if self.pieces > 0 {
+            // SAFETY: the table has `pieces` entries and is valid while the landing is
+            // (`scattered`); the pointer returned lies in a piece, or one past its end.
+            let table = unsafe { std::slice::from_raw_parts(self.table, self.pieces) };
+            let mut start = 0;
+            for &(ptr, len) in table {
+                if off < start + len {
+                    return (unsafe { ptr.add(off - start) }, start + len - off);
+                }
+                start += len;
+            }
+            let &(ptr, len) = table.last().unwrap_or(&(self.ptr, 0));
+            return (unsafe { ptr.add(len) }, 0);
+        }
         // SAFETY: within the landing's memory (or one past a piece's end), by the assert.
         unsafe {
             if off < self.head || self.head == self.len {
@@ -203,6 +249,33 @@ mod tests {
         assert!(l.holds(&v) && v.len() == 3);
         drop(v);
         assert_eq!((a, b), (vec![0, 1, 2], vec![3, 4, 5, 6]));
+    }
+
+    /// A scattered landing: the message's bytes fill the pieces in turn, a write across
+    /// several of them too (an empty piece is skipped).
+    #[test]
+    fn a_scattered_landing_fills_its_pieces_in_turn() {
+        let (mut a, mut b, mut c) = (vec![0u8; 2], vec![0u8; 3], vec![0u8; 2]);
+        let table = [
+            (a.as_mut_ptr(), 2),
+            (b.as_mut_ptr(), 0),
+            (b.as_mut_ptr(), 3),
+            (c.as_mut_ptr(), 2),
+        ];
+        // SAFETY: the buffers and the table outlive the landing, untouched meanwhile.
+        let l = unsafe { Landing::scattered(&table) };
+        assert_eq!(l.len(), 7);
+        assert_eq!(l.at(2), (b.as_mut_ptr(), 3));
+        assert_eq!(l.at(7).1, 0, "no room at the end");
+        l.write(1, &[1, 2, 3, 4, 5]);
+        l.write(6, &[6]);
+        assert_eq!(l.copy_of(7), vec![0, 1, 2, 3, 4, 5, 6]);
+        let v = l.view();
+        assert!(l.holds(&v) && v.len() == 2);
+        drop(v);
+        assert_eq!((a, b, c), (vec![0, 1], vec![2, 3, 4], vec![5, 6]));
+        // SAFETY: no memory.
+        assert_eq!(unsafe { Landing::scattered(&[]) }.len(), 0);
     }
 
     #[test]

@@ -329,6 +329,29 @@ impl<'a> Ctx<'a> {
         })
     }
 
+    /// [`Ctx::irecv_landing`] of a message whose bytes fill the pieces of `pieces` in turn.
+    ///
+    /// # Safety
+    /// Every piece must be writable, no two may overlap, none may be otherwise used until
+    /// the receive has been waited for or dropped, and `pieces` must stay valid and
+    /// unchanged until then.
+    pub(crate) unsafe fn irecv_pieces(
+        &self,
+        rel: u32,
+        pieces: &[(*mut u8, usize)],
+    ) -> Result<CallLanding<'_>> {
+        // SAFETY: forwarded to this function's caller.
+        let r = unsafe {
+            self.node
+                .irecv_landing_pieces(self.select(Some(rel)), pieces)?
+        };
+        Ok(CallLanding {
+            r,
+            c: self,
+            from: rel,
+        })
+    }
+
     /// [`Ctx::sendrecv`] whose receive takes only the data, never a failure notice: for a
     /// step that every member reaches without receiving anything first, so its message
     /// always comes, and must be taken — a message of lent memory (`lend.rs`) left

@@ -57,6 +57,24 @@ impl Node {
         Ok(self.landing_request(token, unsafe { Landing::split(head, tail) }))
     }
 
+    /// Post a receive whose message fills the pieces of `pieces` in turn
+    /// (`Transport::post_recv_landing_pieces`).
+    ///
+    /// # Safety
+    /// Every piece must be writable, no two may overlap, and they must be neither read nor
+    /// written by anyone else until the returned receive has completed or been dropped;
+    /// `pieces` itself must stay valid and unchanged until then.
+    pub(crate) unsafe fn irecv_landing_pieces(
+        &self,
+        sel: Select,
+        pieces: &[(*mut u8, usize)],
+    ) -> Result<RecvLanding> {
+        // SAFETY: forwarded, as in `irecv_landing`.
+        let token = unsafe { self.inner.t.post_recv_landing_pieces(sel, pieces)? };
+        // SAFETY: as in `irecv_landing`.
+        Ok(self.landing_request(token, unsafe { Landing::scattered(pieces) }))
+    }
+
     /// The request of receive `token`, whose message goes to `to`.
     fn landing_request(&self, token: RecvToken, to: Landing) -> RecvLanding {
         RecvLanding {

@@ -81,6 +81,22 @@ pub trait Transport: Send + Sync + 'static {
         let _ = (head, tail);
         self.post_recv(sel)
     }
+    /// [`Transport::post_recv_landing`] of a message whose bytes fill the pieces of
+    /// `pieces` (`(address, length)`, in message order) in turn, where the transport can;
+    /// it is delivered as a `Bytes` over exactly the first piece. The default does what
+    /// [`Transport::post_recv`] does, and the caller copies.
+    ///
+    /// # Safety
+    /// As for [`Transport::post_recv_landing`], for every piece; the pieces must not
+    /// overlap, and `pieces` itself must stay valid and unchanged as long as they must.
+    unsafe fn post_recv_landing_pieces(
+        &self,
+        sel: Select,
+        pieces: &[(*mut u8, usize)],
+    ) -> Result<RecvToken> {
+        let _ = pieces;
+        self.post_recv(sel)
+    }
     /// Take the message of a posted receive if it is complete.
     fn test_recv(&self, token: RecvToken) -> Result<Option<Message>>;
     /// Block until the posted receive completes (or the timeout passes).

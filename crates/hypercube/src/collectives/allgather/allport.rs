@@ -12,7 +12,7 @@
 //!
 //! The d parts of every block must end up joined: [`allgather`] (the byte form) joins
 //! them once at the end; [`allgather_to`] (the typed forms, into the caller's memory)
-//! copies each message's parts straight to their places, and sends from there.
+//! receives each message's parts straight into their places, and sends from there.
 
 use bytes::{Bytes, BytesMut};
 
@@ -93,19 +93,15 @@ fn held(me: u32, d: u32, i: u32, j: u32) -> Vec<u32> {
 }
 
 /// [`allgather`] into the caller's memory: `out` holds `p · m` bytes (`m` = this node's
-/// block, [`Own`]), block `r` at `r · m`. The messages are [`allgather`]'s; each part a
-/// message carries is copied from it straight to its place in `out`, and a step sends the
-/// parts this node holds from there (lent, `lend.rs`) — one copy of the result, where
-/// joining the parts and then copying the blocks into `out` made two. Every receive is
-/// posted before the first send, in step order (the order each neighbour sends in), so a
-/// message that comes before this node reaches its step is taken as it comes.
-///
-/// The messages are received into the transport's buffers, not landed in `out`: on the
-/// emulated 3-cube at 1 Gbit/s, a version that landed each message's parts in place (a
-/// landing of many pieces) took 8.9–9.7 ms a call at 256 KiB, this one 7.2–7.7 and the
-/// join 7.4–7.8 — but that version's messages went by rendezvous through an eager-credit
-/// leak of multi-piece landings found afterwards and fixed; it was not measured again
-/// (`docs/perf/analysis.md`).
+/// block, [`Own`]), block `r` at `r · m`. The messages are [`allgather`]'s, but each is
+/// received straight into the places of its parts in `out` (a landing of many pieces,
+/// `base/landing.rs`: over TCP read from the socket there) and a step sends the parts this
+/// node holds from there (lent, `lend.rs`): no copy of the result at all, where joining the
+/// parts and then copying the blocks into `out` made two. Every receive is posted before
+/// the first send, in step order (the order each neighbour sends in), so a message that
+/// comes before this node reaches its step lands too. On the emulated 3-cube at 1 Gbit/s,
+/// 256 KiB: 6.7–7.1 ms a call, copying each message's parts into place 7.1–7.6, the join
+/// and copy 7.4–7.8 (`docs/perf/analysis.md`).
 ///
 /// # Safety
 /// `out .. out + p · m` must be writable and not otherwise used until this returns.
@@ -117,17 +113,34 @@ pub(crate) unsafe fn allgather_to(c: &Ctx<'_>, mine: Own<'_>, out: *mut u8) -> R
     };
     // SAFETY (throughout): every range lies in `out` (ranks < p, parts inside a block).
     // This node's block is written first (or is there); each (block, part) range of
-    // another node is written once, from its message, and only then sent on (lent), so
-    // no range is written while lent.
+    // another node is written once, by its message's landing, and only then sent on
+    // (lent), so no range is written while lent or read.
     if let Own::From(own) = mine {
         unsafe { std::ptr::copy_nonoverlapping(own.as_ptr(), out.add(c.me as usize * m), m) };
     }
     let partner = |i: u32, j: u32| c.me ^ (1 << ((i + j) % d));
+    // tables[j][i]: where the parts of step j's message of part i go, in the order it
+    // carries them; they outlive every receive (dropped when this returns).
+    let tables: Vec<Vec<Vec<(*mut u8, usize)>>> = (0..d)
+        .map(|j| {
+            (0..d)
+                .map(|i| {
+                    held(partner(i, j), d, i, j)
+                        .into_iter()
+                        .map(|r| {
+                            let (off, len) = at(r, i);
+                            (unsafe { out.add(off) }, len)
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
     lend(&|| c.release_lent(), |l| {
         let mut recvs = Vec::with_capacity((d * d) as usize);
-        for j in 0..d {
-            for i in 0..d {
-                recvs.push((i, c.irecv(partner(i, j))?));
+        for (j, step) in (0..d).zip(&tables) {
+            for (i, pieces) in (0..d).zip(step) {
+                recvs.push((i, unsafe { c.irecv_pieces(partner(i, j), pieces)? }));
             }
         }
         let mut recvs = recvs.into_iter();
@@ -148,24 +161,17 @@ pub(crate) unsafe fn allgather_to(c: &Ctx<'_>, mine: Own<'_>, out: *mut u8) -> R
             // node's sends are waited for, so that a partner's sends to it complete.
             let mut failed = None;
             for (i, r) in recvs.by_ref().take(d as usize) {
-                let from = partner(i, j);
-                let ids = held(from, d, i, j);
-                let got = match r.wait() {
-                    Ok(msg) => msg.into_data(),
+                match r.wait() {
+                    Ok(None) => {}
+                    Ok(Some(msg)) => {
+                        let (from, n) = (partner(i, j), tables[j as usize][i as usize].len());
+                        failed = Some(wrong_length(&msg, n, at(c.me, i).1, "allgather", from));
+                        break;
+                    }
                     Err(e) => {
                         failed = Some(e);
                         break;
                     }
-                };
-                let part = at(c.me, i).1;
-                if got.len() != ids.len() * part {
-                    failed = Some(wrong_length(&got, ids.len(), part, "allgather", from));
-                    break;
-                }
-                for (k, r) in ids.into_iter().enumerate() {
-                    let (off, len) = at(r, i);
-                    let src = &got[k * len..(k + 1) * len];
-                    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), out.add(off), len) };
                 }
             }
             for s in sends {

@@ -290,6 +290,21 @@ impl Transport for TcpTransport {
         Ok(self.engine.post_landing(sel, landing))
     }
 
+    unsafe fn post_recv_landing_pieces(
+        &self,
+        sel: Select,
+        pieces: &[(*mut u8, usize)],
+    ) -> Result<RecvToken> {
+        if let Some(s) = sel.source {
+            self.check_dest(s)?;
+        }
+        // SAFETY: the caller keeps the pieces and their table valid and untouched until
+        // the receive is taken or abandoned (this trait method's contract), as
+        // `Landing::scattered` requires.
+        let landing = unsafe { Landing::scattered(pieces) };
+        Ok(self.engine.post_landing(sel, landing))
+    }
+
     fn test_recv(&self, token: RecvToken) -> Result<Option<Message>> {
         self.engine.test_recv(token)
     }
