@@ -27,8 +27,8 @@ impl Subcube<'_> {
     /// [`Subcube::allgather`] of this member's block `own` into `out`, `size() · own.len()`
     /// bytes in relative rank order (the typed forms' core). With the hypercube algorithm
     /// every message lands in `out` where it belongs and is sent from there
-    /// (`hypercube::allgather_landing`); with the all-port one each message's parts are
-    /// copied to their places as it comes and sent from there (`allport::allgather_to`);
+    /// (`hypercube::allgather_landing`); with the all-port one each message lands in the places
+    /// of its parts and they are sent from there (`allport::allgather_to`);
     /// the other algorithms exchange message buffers, copied into `out` at the end.
     ///
     /// # Safety
