@@ -122,6 +122,16 @@ impl Drop for Loan {
 }
 
 impl<'a> Lender<'a> {
+    /// Elements `xs` as message bytes: their memory lent ([`Lender::lend`]) where it is
+    /// their wire encoding (`Pod::MEMORY_IS_WIRE`), else encoded into a buffer of their own.
+    pub(crate) fn lend_elems<T: crate::collectives::pod::Pod>(&self, xs: &'a [T]) -> Bytes {
+        if T::MEMORY_IS_WIRE {
+            self.lend(crate::collectives::pod::as_bytes(xs))
+        } else {
+            crate::collectives::element::encode(xs)
+        }
+    }
+
     /// `data` as message bytes: a view of the given owner if it lies in one ([`given`]),
     /// else without a copy (lent), or copied if it is shorter than [`LEND_MIN`].
     pub(crate) fn lend(&self, data: &'a [u8]) -> Bytes {

@@ -15,9 +15,9 @@ use bytes::Bytes;
 use crate::base::parts::Parts;
 use crate::collectives::blocks::bounds;
 use crate::collectives::ctx::Ctx;
-use crate::collectives::element::{check_len, encode, encode_vec, Op};
+use crate::collectives::element::{check_len, encode_vec, Op};
 use crate::collectives::lend::{lend, Lender};
-use crate::collectives::pod::{as_bytes, Pod};
+use crate::collectives::pod::Pod;
 use crate::collectives::reduce_scatter::hypercube::lost;
 use crate::error::Result;
 
@@ -82,10 +82,7 @@ fn rotated<'a, T: Pod>(
             for j in ids(i, false) {
                 parts.push(match acc[i as usize][j as usize].take() {
                     Some(v) => encode_vec(v).0,
-                    None if s == 0 && T::MEMORY_IS_WIRE => {
-                        lender.lend(as_bytes(&data[piece(j, i)]))
-                    }
-                    None if s == 0 => encode(&data[piece(j, i)]),
+                    None if s == 0 => lender.lend_elems(&data[piece(j, i)]),
                     None => return Err(lost(j)),
                 });
             }

@@ -28,7 +28,6 @@ use bytes::Bytes;
 use crate::base::parts::Parts;
 use crate::collectives::element::{check_len, encode_vec, length_error, Op};
 use crate::collectives::lend::{lend, Lender};
-use crate::collectives::pod::as_bytes;
 use crate::collectives::pod::Pod;
 use crate::collectives::values::read_u64;
 use crate::error::{Error, Result};
@@ -82,18 +81,12 @@ fn halving<'a, T: Pod>(
             in_pieces(c, data, op, lender, &mut acc, step)?;
             continue;
         }
-        let out: Parts = if i == 0 && T::MEMORY_IS_WIRE {
+        let out: Parts = if i == 0 {
             let lent: Vec<Bytes> = send_ids
                 .iter()
-                .map(|&j| lender.lend(as_bytes(&data[bounds(n, p, j)])))
+                .map(|&j| lender.lend_elems(&data[bounds(n, p, j)]))
                 .collect();
             lent.into()
-        } else if i == 0 {
-            let mut out = Vec::with_capacity(sends_n * T::WIRE_SIZE);
-            for &j in &send_ids {
-                T::extend_wire(&data[bounds(n, p, j)], &mut out);
-            }
-            Bytes::from(out).into()
         } else {
             let mut parts = Vec::with_capacity(send_ids.len());
             for &j in &send_ids {
@@ -222,7 +215,7 @@ fn in_pieces<'a, T: Pod>(
         };
         for (_, off, len) in pieces(n, p, &[j], per) {
             let piece = match &whole {
-                None => lender.lend(as_bytes(&data[r.start + off..r.start + off + len])),
+                None => lender.lend_elems(&data[r.start + off..r.start + off + len]),
                 Some(b) => b.slice(off * T::WIRE_SIZE..(off + len) * T::WIRE_SIZE),
             };
             sends.push(c.isend(partner, piece)?);
