@@ -143,11 +143,12 @@ impl Runner {
                 j.iters,
                 r.elapsed.as_secs_f64(),
                 match &got {
-                    Some(m) => match m.loop_us {
-                        Some(l) =>
-                            format!("{:.2} (slowest {:.2}, loop {l:.2})", m.value, m.slowest()),
-                        None => format!("{:.2} (slowest {:.2})", m.value, m.slowest()),
-                    },
+                    Some(m) => {
+                        let lp = m
+                            .loop_us
+                            .map_or(String::new(), |l| format!(", loop {l:.2}"));
+                        format!("{:.2} (slowest {:.2}{lp})", m.value, m.slowest())
+                    }
                     None => "failed".into(),
                 }
             );

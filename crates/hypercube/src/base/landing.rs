@@ -129,7 +129,8 @@ impl Landing {
                 }
                 start += len;
             }
-            let &(ptr, len) = table.last().unwrap_or(&(self.ptr, 0));
+            // `off == len`: the end of the last piece.
+            let (ptr, len) = table[self.pieces - 1];
             return (unsafe { ptr.add(len) }, 0);
         }
         // SAFETY: within the landing's memory (or one past a piece's end), by the assert.

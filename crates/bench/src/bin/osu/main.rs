@@ -301,8 +301,8 @@ fn collective(
         };
         prepare(&mut buf, &mut scratch);
         cube.barrier()?;
-        // With --per-rank: when the first timed call began on this rank (the whole loop's
-        // time, barriers included, is printed as `# loop:`).
+        // When the first timed call began on this rank: the whole loop's time, barriers
+        // included, printed as `# loop:` with --per-rank.
         let mut loop0 = None;
         for i in 0..n + skip {
             let t0 = Instant::now();

@@ -108,7 +108,7 @@ fn held(me: u32, d: u32, i: u32, j: u32) -> Vec<u32> {
 pub(crate) unsafe fn allgather_to(c: &Ctx<'_>, mine: Own<'_>, out: *mut u8) -> Result<()> {
     let (d, m) = (c.k, mine.len());
     let at = |r: u32, i: u32| {
-        let b = bounds(m, d.max(1), i);
+        let b = bounds(m, d, i);
         (r as usize * m + b.start, b.len())
     };
     // SAFETY (throughout): every range lies in `out` (ranks < p, parts inside a block).
@@ -178,7 +178,6 @@ pub(crate) unsafe fn allgather_to(c: &Ctx<'_>, mine: Own<'_>, out: *mut u8) -> R
                 s.wait()?;
             }
             if let Some(e) = failed {
-                drop(recvs);
                 return Err(e);
             }
         }

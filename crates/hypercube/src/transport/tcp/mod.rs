@@ -205,6 +205,11 @@ impl TcpTransport {
         &self.engine
     }
 
+    /// A receive's named source, if any, is a node of the job ([`TcpTransport::check_dest`]).
+    fn check_source(&self, sel: &Select) -> Result<()> {
+        sel.source.map_or(Ok(()), |s| self.check_dest(s))
+    }
+
     fn check_dest(&self, dest: NodeId) -> Result<()> {
         let e = &*self.engine;
         let host_ok = dest == HOST && e.has_host && e.me != HOST;
@@ -269,9 +274,7 @@ impl Transport for TcpTransport {
     }
 
     fn post_recv(&self, sel: Select) -> Result<RecvToken> {
-        if let Some(s) = sel.source {
-            self.check_dest(s)?;
-        }
+        self.check_source(&sel)?;
         Ok(self.engine.post(sel))
     }
 
@@ -281,9 +284,7 @@ impl Transport for TcpTransport {
         head: (*mut u8, usize),
         tail: (*mut u8, usize),
     ) -> Result<RecvToken> {
-        if let Some(s) = sel.source {
-            self.check_dest(s)?;
-        }
+        self.check_source(&sel)?;
         // SAFETY: the caller keeps the memory valid and untouched until the receive is
         // taken or abandoned (this trait method's contract), as `Landing::split` requires.
         let landing = unsafe { Landing::split(head, tail) };
@@ -295,9 +296,7 @@ impl Transport for TcpTransport {
         sel: Select,
         pieces: &[(*mut u8, usize)],
     ) -> Result<RecvToken> {
-        if let Some(s) = sel.source {
-            self.check_dest(s)?;
-        }
+        self.check_source(&sel)?;
         // SAFETY: the caller keeps the pieces and their table valid and untouched until
         // the receive is taken or abandoned (this trait method's contract), as
         // `Landing::scattered` requires.
