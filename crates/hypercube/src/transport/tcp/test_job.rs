@@ -286,11 +286,10 @@ fn a_long_eager_message_lands_in_two_pieces_and_its_whole_credit_comes_back() {
 /// The two tests above: `split` lands each message's second half in a buffer of its own.
 fn long_eager_messages_land(split: bool) {
     const N: usize = 1_000_000;
-    fn program(
+    fn program<const SPLIT: bool>(
         me: NodeId,
         node: &Node,
         t: &TcpTransport,
-        split: bool,
     ) -> Result<(), Box<dyn std::error::Error>> {
         // Three windows' worth: a credit leak of half of each message shows within it.
         let window = t.engine.tuning.eager_window as usize;
@@ -308,7 +307,7 @@ fn long_eager_messages_land(split: bool) {
                 continue;
             }
             let mut buf = vec![0u8; N];
-            let head = if split { N / 2 } else { N };
+            let head = if SPLIT { N / 2 } else { N };
             let (a, b) = buf.split_at_mut(head);
             let sel = Select::from_node(0, crate::TypeSel::Is(1));
             // SAFETY: `buf` outlives the receive, which is waited for here.
@@ -342,11 +341,12 @@ fn long_eager_messages_land(split: bool) {
         eager_limit: 4 << 20,
         ..Tuning::default()
     };
-    if split {
-        tcp_job_tuned(1, tuning, |me, node, t| program(me, node, t, true));
+    let program = if split {
+        program::<true>
     } else {
-        tcp_job_tuned(1, tuning, |me, node, t| program(me, node, t, false));
-    }
+        program::<false>
+    };
+    tcp_job_tuned(1, tuning, program);
 }
 
 /// [`crate::node::tests::a_dropped_receives_message_wakes_another_waiter`] over TCP.

@@ -78,13 +78,7 @@ fn wires_limit_the_unsent_bytes_and_long_exchanges_arrive_whole() {
             );
         }
         t.links_are_wires();
-        let after = unsent_limits(t);
-        if after
-            .iter()
-            .any(|&v| v != super::WIRE_UNSENT as libc::c_int)
-        {
-            return Err(format!("node {me}: unsent limits on wires {after:?}").into());
-        }
+        unsent_limits_are(t, me, super::WIRE_UNSENT)?;
         let other = me ^ 1;
         for k in 0..2 {
             let data: Vec<u8> = (0..N).map(|i| (i * 13 + k + me as usize) as u8).collect();
@@ -115,11 +109,7 @@ fn a_user_set_unsent_limit_reaches_every_wire() {
         t: &TcpTransport,
     ) -> Result<(), Box<dyn std::error::Error>> {
         t.links_are_wires();
-        let limits = unsent_limits(t);
-        if limits.iter().any(|&v| v != LIMIT as libc::c_int) {
-            return Err(format!("node {me}: unsent limits {limits:?}, set {LIMIT}").into());
-        }
-        Ok(())
+        Ok(unsent_limits_are(t, me, LIMIT)?)
     }
     let mut tuning = Tuning::default();
     tuning.wire.notsent_lowat = Some(LIMIT);
@@ -185,4 +175,16 @@ fn unsent_limits(t: &TcpTransport) -> Vec<libc::c_int> {
     per_link(t, |s| {
         super::sockopt::int_of(s, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT)
     })
+}
+
+/// Every link socket of `t` (node `me`) holds at most `want` bytes unsent: an error naming
+/// what they hold if not.
+fn unsent_limits_are(t: &TcpTransport, me: NodeId, want: usize) -> Result<(), String> {
+    let limits = unsent_limits(t);
+    if limits.iter().any(|&v| v != want as libc::c_int) {
+        return Err(format!(
+            "node {me}: unsent limits {limits:?} on wires, want {want}"
+        ));
+    }
+    Ok(())
 }
