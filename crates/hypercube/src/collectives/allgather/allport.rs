@@ -10,9 +10,12 @@
 //! bound `(p − 1) m/d` exactly, where Alg. 4.7 needs `(p − 1) m`. In Grama's one-port
 //! model it costs `d t_s log p + t_w m (p − 1)`: more start-ups, the same bytes.
 //!
-//! The d parts of every block must end up joined: [`allgather`] (the byte form) joins
-//! them once at the end; [`allgather_to`] (the typed forms, into the caller's memory)
-//! receives each message's parts straight into their places, and sends from there.
+//! The d parts of every block must end up joined: [`allgather_to`] receives each
+//! message's parts straight into their places in one buffer of all blocks, and sends from
+//! there — the typed forms' buffer is the caller's memory, the byte form's
+//! ([`allgather_landed`]) a fresh one whose blocks it returns as views; [`allgather`]
+//! (blocks of any lengths, and the all-port all-reduce's blocks of given lengths) joins
+//! them once at the end.
 
 use bytes::{Bytes, BytesMut};
 
@@ -90,6 +93,31 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
 fn held(me: u32, d: u32, i: u32, j: u32) -> Vec<u32> {
     let free: u32 = (0..j).fold(0, |m, t| m | 1 << ((i + t) % d));
     (0..1u32 << d).filter(|r| r & !free == me & !free).collect()
+}
+
+/// The byte form of blocks of one length: [`allgather_to`] into a fresh buffer of `p · m`
+/// bytes, returned as `p` views of it (so a block kept keeps them all). Was: [`allgather`]
+/// and a join of each block's d parts, a copy of the whole result (~13 % of the samples as
+/// `memmove` on the emulated 3-cube at 1 Gbit/s, 256 KiB; `docs/perf/analysis.md`).
+pub(crate) fn allgather_landed(c: &Ctx<'_>, mine: Bytes) -> Result<Vec<Bytes>> {
+    let (p, m) = (c.p() as usize, mine.len());
+    let n = p.checked_mul(m).ok_or_else(|| too_long(p, m))?;
+    let mut all = Vec::<u8>::with_capacity(n);
+    // SAFETY: `all`'s capacity is `p · m` bytes and nothing else uses it until the call
+    // returns; when it returns `Ok`, every byte of it has been written (`allgather_to`).
+    unsafe {
+        allgather_to(c, Own::From(&mine), all.as_mut_ptr())?;
+        all.set_len(n);
+    }
+    let all = Bytes::from(all);
+    Ok((0..p).map(|r| all.slice(r * m..(r + 1) * m)).collect())
+}
+
+/// A result of `p` blocks of `m` bytes that no buffer can hold.
+fn too_long(p: usize, m: usize) -> crate::error::Error {
+    crate::error::Error::InvalidArgument(format!(
+        "allgather: {p} blocks of {m} bytes exceed the address space; pass shorter blocks"
+    ))
 }
 
 /// [`allgather`] into the caller's memory: `out` holds `p · m` bytes (`m` = this node's

@@ -118,6 +118,7 @@ impl<'a> Own<'a> {
 fn allgather_blocks(alg: Algorithm, c: &Ctx<'_>, block: Bytes) -> Result<Vec<Bytes>> {
     let out = c.guard(match alg {
         Algorithm::Hypercube => hypercube::allgather(c, block, Layout::Equal),
+        Algorithm::AllPort if c.k > 0 => allport::allgather_landed(c, block),
         Algorithm::AllPort => allport::allgather(c, block, Layout::Equal),
         Algorithm::Ring => ring::allgather(c, block),
         Algorithm::Mesh => mesh::allgather(c, block, Layout::Equal),
