@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 
 use crate::Error;
 
+mod clock_fit;
+
 /// One event of a per-rank file.
 #[derive(Debug, Clone)]
 struct Ev {
@@ -46,6 +48,9 @@ struct RankFile {
     ended: bool,
     /// What to add to this rank's times for rank 0's clock (its `clock` line), if known.
     offset: Option<i64>,
+    /// How far that offset may be wrong (half its sample's round trip), for a rank whose
+    /// clock is not rank 0's; refined within it by the messages (`clock_fit.rs`).
+    clock_error: Option<i64>,
     /// Records the rank dropped (buffer full), and their bytes.
     dropped: (u64, u64),
     /// The recorder's memory: peak and bound (the `end` line; the bound also `start`'s).
@@ -172,6 +177,10 @@ fn read_rank(path: &Path) -> Result<Option<RankFile>, Error> {
     let find = |ev: &str| events.iter().find(|e| e.s("ev") == ev).map(|e| &e.v);
     let ended = find("end").is_some();
     let offset = find("clock").and_then(|c| c.get("offset_ns")?.as_i64());
+    let clock_error = find("clock")
+        .filter(|c| c.get("same_clock").and_then(Value::as_bool) == Some(false))
+        .and_then(|c| c.get("rtt_ns")?.as_u64())
+        .map(|rtt| i64::try_from(rtt / 2).unwrap_or(i64::MAX));
     let end_u = |k: &str| find("end").and_then(|e| e.get(k)?.as_u64());
     // Drops: the end line's totals, or (a rank that died) the sum of its `lost` lines.
     let dropped = match (end_u("dropped"), end_u("dropped_bytes")) {
@@ -184,13 +193,7 @@ fn read_rank(path: &Path) -> Result<Option<RankFile>, Error> {
     let mem_peak = end_u("mem_peak");
     let mem_bound = end_u("mem_bound").or(mem_bound);
     if let Some(off) = offset.filter(|o| *o != 0) {
-        for e in &mut events {
-            for k in ["t", "t0", "t1"] {
-                if let Some(t) = e.v.get(k).and_then(Value::as_u64) {
-                    e.v[k] = Value::from(t.saturating_add_signed(off));
-                }
-            }
-        }
+        shift_times(&mut events, off);
     }
     Ok(Some(RankFile {
         rank,
@@ -201,10 +204,22 @@ fn read_rank(path: &Path) -> Result<Option<RankFile>, Error> {
         cut_lines,
         ended,
         offset,
+        clock_error,
         dropped,
         mem_peak,
         mem_bound,
     }))
+}
+
+/// Add `off` ns to every time of `events`.
+fn shift_times(events: &mut [Ev], off: i64) {
+    for e in events {
+        for k in ["t", "t0", "t1"] {
+            if let Some(t) = e.v.get(k).and_then(Value::as_u64) {
+                e.v[k] = Value::from(t.saturating_add_signed(off));
+            }
+        }
+    }
 }
 
 /// Merge the per-rank files of `prefix` into one Chrome / Perfetto document.
@@ -220,6 +235,7 @@ pub fn merge(prefix: &Path) -> Result<Merged, Error> {
     if ranks.is_empty() {
         return Err(Error::new(prefix, "every per-rank trace file is empty"));
     }
+    notes.extend(clock_fit::refine(&mut ranks));
     let mut warnings = Vec::new();
     // Drops: one warning per rank, or one for all when many ranks dropped.
     let droppers = ranks.iter().filter(|r| r.dropped.0 > 0).count();
