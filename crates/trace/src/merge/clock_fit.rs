@@ -20,12 +20,16 @@ use super::{node, shift_times, RankFile};
 /// rounds settle what start-up estimates leave, and the bound keeps the merge finite.
 const PASSES: usize = 8;
 
+/// A point of a message: (time in ns, index into the ranks, order: send 0, hop 1,
+/// receive 2).
+type Point = (i64, usize, u8);
+
 /// Consecutive points of every message on two different ranks, as (earlier, later) pairs
 /// of (time in ns, index into `ranks`): the send before the first hop, each hop before the
 /// next, the last before the receive's end.
 fn constraints(ranks: &[RankFile]) -> Vec<((i64, usize), (i64, usize))> {
-    // Each message's points (time, rank index, order: send 0, hop 1, receive 2).
-    let mut points: HashMap<(u32, u64), Vec<(i64, usize, u8)>> = HashMap::new();
+    // Each message's points, by (source rank, id).
+    let mut points: HashMap<(u32, u64), Vec<Point>> = HashMap::new();
     for (i, r) in ranks.iter().enumerate() {
         for e in &r.events {
             let (src, t, order) = match e.s("ev") {
