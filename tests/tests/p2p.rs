@@ -76,3 +76,50 @@ fn sender_outpacing_receiver_stays_bounded() {
     );
     assert!(out.rank_lines(1).contains(&"RECEIVED 2000"));
 }
+
+/// `HYPERCUBE_LINK_STATS=1`: at finalize every rank prints a line per link — its frames by
+/// kind, written and read — and the p2p suite's traffic shows in them (each link carried
+/// eager messages and the finalize's `Fin` and `Close`). Another value is refused by name.
+#[test]
+fn link_stats_print_every_links_frames_at_finalize() {
+    use std::time::Duration;
+    let prog = env!("CARGO_BIN_EXE_p2p");
+    let out = hypercube_tests::run_hcrun(
+        &["--dim", "2"],
+        &[prog],
+        &[("HYPERCUBE_LINK_STATS", "1")],
+        Duration::from_secs(120),
+    );
+    out.assert_ok();
+    for r in 0..4u32 {
+        let rank = format!("[{r}] ");
+        let lines: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix(rank.as_str()))
+            .filter(|l| l.starts_with("link stats: "))
+            .collect();
+        assert_eq!(lines.len(), 2, "rank {r}: a line per link\n{}", out.stderr);
+        for l in &lines {
+            assert!(
+                l.starts_with(&format!("link stats: node {r}, link to node "))
+                    && l.contains("(Eager ")
+                    && l.contains("Fin ")
+                    && l.contains("Close 1"),
+                "{l}"
+            );
+        }
+    }
+    let out = hypercube_tests::run_hcrun(
+        &["--dim", "1"],
+        &[prog],
+        &[("HYPERCUBE_LINK_STATS", "yes")],
+        Duration::from_secs(60),
+    );
+    assert!(!out.status.success());
+    assert!(
+        out.stderr.contains("HYPERCUBE_LINK_STATS=\"yes\": use 1"),
+        "{}",
+        out.stderr
+    );
+}

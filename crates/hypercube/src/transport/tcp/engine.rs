@@ -95,6 +95,9 @@ pub(crate) struct Engine {
     /// The job has a host process (linked to node 0).
     pub(super) has_host: bool,
     pub(super) tuning: Tuning,
+    /// Print every link's frames by kind at finalize (`HYPERCUBE_LINK_STATS=1`,
+    /// `link_stats.rs`).
+    pub(super) link_stats: bool,
     pub(super) state: Mutex<State>,
     pub(super) inputs: Vec<Mutex<LinkIn>>,
     pub(super) wake_tx: UnixStream,
@@ -237,6 +240,7 @@ impl Engine {
             num_nodes,
             has_host,
             tuning,
+            link_stats: super::link_stats::wanted()?,
             state: Mutex::new(state),
             inputs,
             wake_tx,

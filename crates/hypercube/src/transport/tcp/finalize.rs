@@ -2,14 +2,17 @@
 //! for this one fails instead of hanging), a barrier by recursive doubling over the links
 //! (the host arrives at node 0 first and is released after; afterwards no node needs
 //! another to forward anything), a flush, `Close` on every link and the neighbors' `Close`
-//! awaited; then the report of messages never received, and the progress thread stopped.
+//! awaited; then the report of messages never received, every link's frame counts when
+//! asked for (`HYPERCUBE_LINK_STATS=1`), and the progress thread stopped.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use hypercube_topology::NodeId;
 
+use super::engine::relock;
 use super::link::OutFrame;
+use super::link_stats::FrameCounts;
 use super::TcpTransport;
 use crate::base::ids::HOST;
 use crate::base::message::{Select, MAX_USER_TYPE};
@@ -132,6 +135,9 @@ impl TcpTransport {
                 );
             }
         }
+        if e.link_stats {
+            self.print_link_stats();
+        }
         drop(call);
         trace::finish();
         self.done_flag.store(true, Ordering::SeqCst);
@@ -143,5 +149,34 @@ impl TcpTransport {
             crate::job::finished();
         }
         result
+    }
+}
+
+impl TcpTransport {
+    /// Every link's counts, written and read, as (peer, written, read) (`link_stats.rs`).
+    pub(crate) fn link_counts(&self) -> Vec<(NodeId, FrameCounts, FrameCounts)> {
+        let e = &*self.engine;
+        // The engine's lock and a link's input lock are taken one after the other, never
+        // together.
+        let outs: Vec<(NodeId, FrameCounts)> = e
+            .lock()
+            .out
+            .iter()
+            .map(|o| (o.peer, o.stats.clone()))
+            .collect();
+        outs.into_iter()
+            .zip(&e.inputs)
+            .map(|((peer, out), input)| (peer, out, relock(input.lock()).stats.clone()))
+            .collect()
+    }
+
+    /// Print [`TcpTransport::link_counts`] to standard error, a line per link.
+    fn print_link_stats(&self) {
+        for (peer, out, input) in self.link_counts() {
+            eprintln!(
+                "{}",
+                super::link_stats::line(self.engine.me, peer, &out, &input)
+            );
+        }
     }
 }

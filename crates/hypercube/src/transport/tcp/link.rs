@@ -55,6 +55,9 @@ pub(crate) struct LinkIn {
     landing: Option<Direct>,
     /// Frames read into a landing so far ([`Item::Landed`]).
     pub landed: u64,
+    /// The frames read (counted when their header is acted on), by kind, and the reads
+    /// (`link_stats.rs`).
+    pub(crate) stats: super::link_stats::FrameCounts,
 }
 
 /// One thing a read produced.
@@ -112,6 +115,7 @@ impl LinkIn {
             pass_on: true,
             landing: None,
             landed: 0,
+            stats: Default::default(),
         }
     }
 
@@ -187,6 +191,7 @@ impl LinkIn {
                 Err(e) => return Err(ReadError::Io(e)),
             };
             self.bytes_read += n as u64;
+            self.stats.calls += 1;
             if n == 0 {
                 self.eof = true;
                 self.parse(num_nodes, host, &mut frames, land)?;
@@ -315,10 +320,13 @@ impl LinkIn {
                 if !h.kind.link_local() {
                     self.frames_in += 1;
                 }
+                self.stats.frame(h.kind, total);
                 out.push(Item::Frame(h, payload));
             } else if self.start_landing(&h, land) {
+                self.stats.frame(h.kind, total);
                 break;
             } else if self.passes_through(&h) {
+                self.stats.frame(h.kind, total);
                 let _ = self.buf.split_to(HEADER_LEN);
                 let first = self.buf.split().freeze();
                 self.transit_left = h.body_len() - first.len();

@@ -142,6 +142,7 @@ impl LinkIn {
             return Ok(None);
         };
         self.bytes_read += n as u64;
+        self.stats.calls += 1;
         if left > 0 {
             d.got += n;
         } else if n == 1 {

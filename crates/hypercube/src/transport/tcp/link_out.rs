@@ -211,6 +211,8 @@ pub(crate) struct LinkOut {
     congestion: &'static [&'static str],
     /// Flushes pushed so far (counted for the tests).
     pub pushes: u64,
+    /// The frames written whole, by kind, and the writes (`link_stats.rs`).
+    pub(crate) stats: super::link_stats::FrameCounts,
 }
 
 /// The most bytes of frames that may go ahead of a queued frame ([`LinkOut::enqueue`]):
@@ -240,6 +242,7 @@ impl LinkOut {
             notsent_lowat: 0,
             congestion: &[],
             pushes: 0,
+            stats: Default::default(),
         }
     }
 
@@ -417,7 +420,10 @@ impl LinkOut {
             }
             let n = match send_vectored(&self.stream, &slices) {
                 Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "socket closed")),
-                Ok(n) => n,
+                Ok(n) => {
+                    self.stats.calls += 1;
+                    n
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flush::Blocked),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -437,6 +443,7 @@ impl LinkOut {
                         done.push(id);
                     }
                     if let Some(mut f) = self.queue.pop_front() {
+                        self.stats.frame(f.head.kind, f.len());
                         if !f.head.kind.link_local() {
                             f.unlend();
                             self.kept.push_back((self.sent, f));

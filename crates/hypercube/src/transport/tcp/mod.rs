@@ -23,6 +23,7 @@ mod engine;
 mod finalize;
 mod link;
 mod link_out;
+mod link_stats;
 mod progress;
 mod protocol;
 mod relink;

@@ -357,3 +357,55 @@ fn a_dropped_receives_message_wakes_another_waiter() {
     }
     tcp_job(0, program);
 }
+
+/// The links count their frames by kind (`link_stats.rs`): node 0 sends its neighbour 20
+/// short messages (eager) and one of 1 MiB (past the 64 KiB eager limit: a request, a
+/// clear-to-send back and one data frame); each side's counts say exactly that. Node 0
+/// finalizes only after node 1 has counted (its finalize sends frames too).
+#[test]
+fn the_links_count_their_frames_by_kind() {
+    use crate::wire::frame::Kind;
+    fn program(me: NodeId, _: &Node, t: &TcpTransport) -> Result<(), Box<dyn std::error::Error>> {
+        let counts = |t: &TcpTransport| t.link_counts().into_iter().next().ok_or("no link");
+        let long = || bytes::Bytes::from(vec![7u8; 1 << 20]);
+        match me {
+            0 => {
+                let mut sends = (0..20)
+                    .map(|_| t.isend(1, 5, bytes::Bytes::from(vec![1u8; 1000]).into()))
+                    .collect::<crate::error::Result<Vec<_>>>()?;
+                sends.push(t.isend(1, 6, long().into())?);
+                for s in sends {
+                    t.wait_send(s)?;
+                }
+                let (peer, out, input) = counts(t)?;
+                let got = [Kind::Eager, Kind::Rts, Kind::Data].map(|k| out.of(k));
+                if peer != 1 || got != [20, 1, 1] || input.of(Kind::Cts) != 1 {
+                    return Err(format!(
+                        "node 0 wrote {got:?} (Eager, Rts, Data): {out:?}; read {input:?}"
+                    )
+                    .into());
+                }
+                let r = t.post_recv(Select::internal(Some(1), 7))?;
+                t.wait_recv(r, Some(Duration::from_secs(20)))?;
+                Ok(())
+            }
+            _ => {
+                for tag in std::iter::repeat_n(5, 20).chain([6]) {
+                    let r = t.post_recv(Select::internal(Some(0), tag))?;
+                    t.wait_recv(r, Some(Duration::from_secs(20)))?;
+                }
+                let (_, out, input) = counts(t)?;
+                let got = [Kind::Eager, Kind::Rts, Kind::Data].map(|k| input.of(k));
+                if got != [20, 1, 1] || out.of(Kind::Cts) != 1 || input.calls == 0 {
+                    return Err(format!(
+                        "node 1 read {got:?} (Eager, Rts, Data): {input:?}; wrote {out:?}"
+                    )
+                    .into());
+                }
+                t.wait_send(t.isend(0, 7, Default::default())?)?;
+                Ok(())
+            }
+        }
+    }
+    tcp_job(1, program);
+}
