@@ -101,6 +101,53 @@ fn frames_queue_furthest_first_and_in_arrival_order_among_equals() {
     );
 }
 
+/// A long message's data frames (its rendezvous chunks: one source and destination, so one
+/// distance on a link) keep their order among themselves while frames going further pass
+/// the ones not begun; and every frame reaches the socket whole, in the queue's order.
+#[test]
+fn data_frames_keep_their_order_while_further_frames_pass_them() {
+    use std::io::Read;
+    let (mut out, mut peer) = idle_link();
+    // Chunk `i` of message 10 from node 0 (its bytes all `i`), one link to go.
+    let chunk = |i: u8| {
+        let mut h = Header::control(Kind::Data, 0, 5, 10, 300);
+        h.frame_len = 100;
+        let mut f = OutFrame::new(&h, Parts::from(Bytes::from(vec![i; 100])), None);
+        f.hops = 1;
+        f
+    };
+    out.enqueue(chunk(0));
+    out.enqueue(frame(20, 2, 3, 64));
+    out.enqueue(chunk(1));
+    out.enqueue(frame(21, 2, 3, 64));
+    out.enqueue(chunk(2));
+    assert_eq!(order(&out), [20, 21, 10, 10, 10]);
+    let total: usize = out.queue.iter().map(|f| f.len()).sum();
+    assert!(matches!(out.flush(&mut Vec::new()), Ok(Flush::Empty)));
+    let mut wire = vec![0u8; total];
+    peer.read_exact(&mut wire)
+        .expect("the frames on the socket");
+    let mut seen = Vec::new();
+    let mut at = 0;
+    while at < wire.len() {
+        let head: &[u8; HEADER_LEN] = wire[at..at + HEADER_LEN].try_into().expect("a header");
+        let h = Header::decode(head, 8, false).expect("a valid header");
+        let body = &wire[at + HEADER_LEN..at + HEADER_LEN + h.body_len()];
+        seen.push((h.kind, h.msg_id, body[0]));
+        at += HEADER_LEN + h.body_len();
+    }
+    assert_eq!(
+        seen,
+        [
+            (Kind::Eager, 20, 0),
+            (Kind::Eager, 21, 0),
+            (Kind::Data, 10, 0),
+            (Kind::Data, 10, 1),
+            (Kind::Data, 10, 2)
+        ]
+    );
+}
+
 /// No frame is passed by more than `OVERTAKE_MAX` bytes: a stream of frames going further
 /// queues behind it once that much went ahead.
 #[test]
