@@ -67,20 +67,32 @@ pub(super) fn refine(ranks: &mut [RankFile]) -> Vec<String> {
     if bound.iter().all(Option::is_none) {
         return Vec::new();
     }
-    let pairs = constraints(ranks);
-    let mut shift = vec![0i64; ranks.len()];
+    // Each movable rank's constraints, so that a pass costs one look at every pair:
+    // `before[i]`: (another rank's time, that rank, i's time after it); `after[i]`: (i's
+    // time, the other's time after it, that rank).
+    let n = ranks.len();
+    let mut before: Vec<Vec<(i64, usize, i64)>> = vec![Vec::new(); n];
+    let mut after: Vec<Vec<(i64, i64, usize)>> = vec![Vec::new(); n];
+    for ((ta, a), (tb, b)) in constraints(ranks) {
+        if bound[b].is_some() {
+            before[b].push((ta, a, tb));
+        }
+        if bound[a].is_some() {
+            after[a].push((ta, tb, b));
+        }
+    }
+    let mut shift = vec![0i64; n];
     for _ in 0..PASSES {
         let mut moved = false;
         for (i, e) in bound.iter().enumerate() {
             let Some(e) = *e else { continue };
             // This rank's shift s: s ≥ lo (its points after the others'), s ≤ hi.
             let (mut lo, mut hi) = (-e, e);
-            for &((ta, a), (tb, b)) in &pairs {
-                if b == i && a != i {
-                    lo = lo.max((ta + shift[a]).saturating_sub(tb));
-                } else if a == i && b != i {
-                    hi = hi.min((tb + shift[b]).saturating_sub(ta));
-                }
+            for &(ta, a, tb) in &before[i] {
+                lo = lo.max(ta.saturating_add(shift[a]).saturating_sub(tb));
+            }
+            for &(ta, tb, b) in &after[i] {
+                hi = hi.min(tb.saturating_add(shift[b]).saturating_sub(ta));
             }
             // Inconsistent: leave the estimate (the merge warns about what stays backwards).
             let s = if lo <= hi { 0.clamp(lo, hi) } else { 0 };
