@@ -41,7 +41,8 @@ const KINDS: [Kind; 10] = [
 pub(crate) struct FrameCounts {
     frames: [u64; SLOTS],
     bytes: [u64; SLOTS],
-    /// `sendmsg(2)` or `recv(2)` calls that moved bytes.
+    /// The `sendmsg(2)` calls that took bytes, or the `recv(2)` calls that returned (the
+    /// one that saw the peer's close included).
     pub(crate) calls: u64,
 }
 
