@@ -134,18 +134,40 @@ fn too_long(p: usize, m: usize) -> crate::error::Error {
 /// # Safety
 /// `out .. out + p · m` must be writable and not otherwise used until this returns.
 pub(crate) unsafe fn allgather_to(c: &Ctx<'_>, mine: Own<'_>, out: *mut u8) -> Result<()> {
-    let (d, m) = (c.k, mine.len());
-    let at = |r: u32, i: u32| {
-        let b = bounds(m, d, i);
-        (r as usize * m + b.start, b.len())
-    };
-    // SAFETY (throughout): every range lies in `out` (ranks < p, parts inside a block).
-    // This node's block is written first (or is there); each (block, part) range of
-    // another node is written once, by its message's landing, and only then sent on
-    // (lent), so no range is written while lent or read.
+    let m = mine.len();
     if let Own::From(own) = mine {
+        // SAFETY: this node's block of `out` (the caller's contract).
         unsafe { std::ptr::copy_nonoverlapping(own.as_ptr(), out.add(c.me as usize * m), m) };
     }
+    // SAFETY: forwarded; block r of `m` bytes lies at r · m.
+    unsafe { allgather_placed(c, &vec![m; c.p() as usize], out) }
+}
+
+/// [`allgather_to`] of blocks of the given lengths: block `r` has `sizes[r]` bytes and lies
+/// at `sizes[..r]`'s sum in `out`, this node's already in its place (the all-port
+/// all-reduce's second phase, which lands the reduced blocks in its result).
+///
+/// # Safety
+/// `out .. out + sizes' sum` must be writable and not otherwise used until this returns,
+/// this node's block written.
+pub(crate) unsafe fn allgather_placed(c: &Ctx<'_>, sizes: &[usize], out: *mut u8) -> Result<()> {
+    let d = c.k;
+    let offsets: Vec<usize> = sizes
+        .iter()
+        .scan(0, |at, &z| {
+            let here = *at;
+            *at += z;
+            Some(here)
+        })
+        .collect();
+    let at = |r: u32, i: u32| {
+        let b = bounds(sizes[r as usize], d, i);
+        (offsets[r as usize] + b.start, b.len())
+    };
+    // SAFETY (throughout): every range lies in `out` (ranks < p, parts inside a block).
+    // This node's block is there; each (block, part) range of another node is written
+    // once, by its message's landing, and only then sent on (lent), so no range is
+    // written while lent or read.
     let partner = |i: u32, j: u32| c.me ^ (1 << ((i + j) % d));
     // tables[j][i]: where the parts of step j's message of part i go, in the order it
     // carries them; they outlive every receive (dropped when this returns).

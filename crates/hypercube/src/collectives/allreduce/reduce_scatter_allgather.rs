@@ -33,10 +33,43 @@ fn two_phases<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>, all_port: bool) ->
     let sizes: Vec<usize> = (0..p)
         .map(|j| bounds(n, p, j).len() * T::WIRE_SIZE)
         .collect();
+    if all_port && T::MEMORY_IS_WIRE && T::WIRE_SIZE == size_of::<T>() {
+        return landed(c, &block, n, &sizes);
+    }
     let all = if all_port {
         crate::collectives::allgather::allport::allgather(c, encode(&block), Layout::Given(&sizes))?
     } else {
         allgather(c, encode(&block), Layout::Given(&sizes))?
     };
     decode_blocks(&all, n, "allreduce")
+}
+
+/// The all-port second phase where `T`'s memory is its wire encoding, of its size: every
+/// message of the all-gather lands in the result where its parts belong
+/// (`allgather_placed` in `allgather/allport.rs`), this node's reduced block copied there
+/// first. Was: the all-gather's join of each block's d parts, then their decoding into the
+/// result — two copies of it.
+fn landed<T: Pod>(c: &Ctx<'_>, block: &[T], n: usize, sizes: &[usize]) -> Result<Vec<T>> {
+    let me = c.me as usize;
+    let mine = crate::collectives::pod::as_bytes(block);
+    if mine.len() != sizes[me] {
+        return Err(crate::error::Error::InvalidArgument(format!(
+            "allreduce: this member's reduced block has {} bytes where {} were due",
+            mine.len(),
+            sizes[me]
+        )));
+    }
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    let at: usize = sizes[..me].iter().sum();
+    let base = out.as_mut_ptr().cast::<u8>();
+    // SAFETY: `out`'s capacity is `n` elements, `n · WIRE_SIZE` bytes (`sizes`' sum; the
+    // caller checked that the wire size is the memory size), used by nothing else until
+    // it is set; this node's block goes to its place first, and on `Ok` every other byte has
+    // been written by a landing. Every bit pattern is a `T` (`Pod`).
+    unsafe {
+        std::ptr::copy_nonoverlapping(mine.as_ptr(), base.add(at), mine.len());
+        crate::collectives::allgather::allport::allgather_placed(c, sizes, base)?;
+        out.set_len(n);
+    }
+    Ok(out)
 }
