@@ -42,15 +42,42 @@ pub(crate) fn allgather(c: &Ctx<'_>, mine: Bytes, layout: Layout<'_>) -> Result<
 /// # Safety
 /// `out .. out + p · mine.len()` must be writable and not otherwise used until this returns.
 pub(crate) unsafe fn allgather_landing(c: &Ctx<'_>, mine: Own<'_>, out: *mut u8) -> Result<()> {
-    let own = mine.len();
+    let first = match mine {
+        Own::From(s) => Some(s),
+        Own::InPlace(_) => None,
+    };
+    // SAFETY: forwarded; block r of `own` bytes lies at r · own.
+    unsafe { allgather_placed(c, &vec![mine.len(); c.p() as usize], first, out) }
+}
+
+/// [`allgather_landing`] of blocks of the given lengths: block `r` has `sizes[r]` bytes and
+/// lies at `sizes[..r]`'s sum in `out` (the all-reduce's second phase, which lands the
+/// reduced blocks in its result). `mine`: this node's block, sent as it is by the first
+/// step and copied into its place meanwhile; `None`: it is in its place already.
+///
+/// # Safety
+/// `out .. out + sizes' sum` must be writable and not otherwise used until this returns
+/// (this node's block written, if `mine` is `None`).
+pub(crate) unsafe fn allgather_placed(
+    c: &Ctx<'_>,
+    sizes: &[usize],
+    mine: Option<&[u8]>,
+    out: *mut u8,
+) -> Result<()> {
+    let me = c.me as usize;
+    // at[r]: where block r starts; at[p]: the end.
+    let at: Vec<usize> = std::iter::once(0)
+        .chain(sizes.iter().scan(0, |end, &z| {
+            *end += z;
+            Some(*end)
+        }))
+        .collect();
     // SAFETY (for every step): both ranges lie in `out` (ranks < p); the blocks held were
     // written (this node's in the first step, the others received in earlier steps) and
     // are only read from then on; the partner's range is disjoint from every range lent.
     let copy_own = || {
-        if let Own::From(mine) = mine {
-            unsafe {
-                std::ptr::copy_nonoverlapping(mine.as_ptr(), out.add(c.me as usize * own), own)
-            }
+        if let Some(mine) = mine {
+            unsafe { std::ptr::copy_nonoverlapping(mine.as_ptr(), out.add(at[me]), mine.len()) }
         }
     };
     lend(&|| c.release_lent(), |l| {
@@ -58,19 +85,21 @@ pub(crate) unsafe fn allgather_landing(c: &Ctx<'_>, mine: Own<'_>, out: *mut u8)
             copy_own();
         }
         for i in 0..c.k {
-            let half = 1u32 << i;
-            let partner = c.me ^ half;
-            let n = half as usize * own;
-            let theirs = (partner & !(half - 1)) as usize * own;
+            let half = 1usize << i;
+            let partner = c.me ^ half as u32;
+            // Blocks `from .. from + half`, as a range of `out`.
+            let range = |from: usize| (at[from], at[from + half] - at[from]);
+            let (theirs, n) = range(partner as usize & !(half - 1));
             let got = unsafe {
                 let r = c.irecv_landing(partner, (out.add(theirs), n))?;
-                let held = if i == 0 {
+                let held = match mine {
                     // The first step sends the caller's block itself, and copies it into
-                    // `out` while the exchange is under way (in place: sends it from there).
-                    mine.in_place(out, c.me as usize * own)
-                } else {
-                    let first = (c.me & !(half - 1)) as usize * own;
-                    std::slice::from_raw_parts(out.add(first), n)
+                    // `out` while the exchange is under way.
+                    Some(mine) if i == 0 => mine,
+                    _ => {
+                        let (first, len) = range(me & !(half - 1));
+                        std::slice::from_raw_parts(out.add(first), len)
+                    }
                 };
                 let s = c.isend(partner, l.lend(held))?;
                 if i == 0 {
@@ -81,7 +110,7 @@ pub(crate) unsafe fn allgather_landing(c: &Ctx<'_>, mine: Own<'_>, out: *mut u8)
                 got?
             };
             if let Some(m) = got {
-                return Err(wrong_length(&m, half as usize, own, "allgather", partner));
+                return Err(wrong_length(&m, half, sizes[me], "allgather", partner));
             }
         }
         Ok(())

@@ -33,8 +33,8 @@ fn two_phases<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>, all_port: bool) ->
     let sizes: Vec<usize> = (0..p)
         .map(|j| bounds(n, p, j).len() * T::WIRE_SIZE)
         .collect();
-    if all_port && T::MEMORY_IS_WIRE && T::WIRE_SIZE == size_of::<T>() {
-        return landed(c, &block, n, &sizes);
+    if T::MEMORY_IS_WIRE && T::WIRE_SIZE == size_of::<T>() {
+        return landed(c, &block, n, &sizes, all_port);
     }
     let all = if all_port {
         crate::collectives::allgather::allport::allgather(c, encode(&block), Layout::Given(&sizes))?
@@ -44,12 +44,18 @@ fn two_phases<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>, all_port: bool) ->
     decode_blocks(&all, n, "allreduce")
 }
 
-/// The all-port second phase where `T`'s memory is its wire encoding, of its size: every
-/// message of the all-gather lands in the result where its parts belong
-/// (`allgather_placed` in `allgather/allport.rs`), this node's reduced block copied there
-/// first. Was: the all-gather's join of each block's d parts, then their decoding into the
-/// result — two copies of it.
-fn landed<T: Pod>(c: &Ctx<'_>, block: &[T], n: usize, sizes: &[usize]) -> Result<Vec<T>> {
+/// The second phase where `T`'s memory is its wire encoding, of its size: every message of
+/// the all-gather lands in the result where its blocks (or, all-port, its blocks' parts)
+/// belong (`allgather_placed` in `allgather/hypercube.rs` and `allgather/allport.rs`),
+/// this node's reduced block copied there first. Was: the all-gather's messages (and the
+/// all-port one's join of each block's d parts), then their decoding into the result.
+fn landed<T: Pod>(
+    c: &Ctx<'_>,
+    block: &[T],
+    n: usize,
+    sizes: &[usize],
+    all_port: bool,
+) -> Result<Vec<T>> {
     let me = c.me as usize;
     let mine = crate::collectives::pod::as_bytes(block);
     if mine.len() != sizes[me] {
@@ -68,7 +74,11 @@ fn landed<T: Pod>(c: &Ctx<'_>, block: &[T], n: usize, sizes: &[usize]) -> Result
     // been written by a landing. Every bit pattern is a `T` (`Pod`).
     unsafe {
         std::ptr::copy_nonoverlapping(mine.as_ptr(), base.add(at), mine.len());
-        crate::collectives::allgather::allport::allgather_placed(c, sizes, base)?;
+        if all_port {
+            crate::collectives::allgather::allport::allgather_placed(c, sizes, base)?;
+        } else {
+            crate::collectives::allgather::hypercube::allgather_placed(c, sizes, None, base)?;
+        }
         out.set_len(n);
     }
     Ok(out)
