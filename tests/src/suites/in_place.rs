@@ -1,7 +1,7 @@
 //! The typed forms with messages large enough to be received in place (`node/landing.rs`:
 //! over TCP, read from the socket straight into the caller's memory): point to point into
 //! a buffer, allgather (every algorithm, also in the byte form), the all-port all-reduce
-//! and reduce-scatter, all-to-all (pairwise, e-cube and store-and-forward, whose steps land
+//! and reduce-scatter, `allreduce_into` (every algorithm), all-to-all (pairwise, e-cube and store-and-forward, whose steps land
 //! in two places each) and broadcast, each against a sequential expectation. Part of the typed suite (`typed.rs`, check "in place"), so it
 //! runs over TCP and on threads.
 
@@ -99,6 +99,29 @@ pub fn run(node: &Node) -> Result<()> {
             mine.len() == 1 << 16 && (0..1 << 16).all(|i| mine[i] == sum(at + i)),
             "reduce_scatter AllPort 256 KiB blocks"
         );
+    }
+    // `allreduce_into` lands the reduce-scatter + all-gather's result in the caller's
+    // buffer (one-port and all-port): a length that does not divide into p blocks (blocks
+    // of unequal lengths, long enough to be lent), into a buffer of garbage that every
+    // element must overwrite; the other algorithms compute and copy.
+    {
+        let n = ((p as usize) << 15) + 3;
+        let v: Vec<f32> = (0..n).map(|i| ((i as u32 ^ me) % 251) as f32).collect();
+        let sum = |i: usize| (0..p).map(|r| ((i as u32 ^ r) % 251) as f32).sum::<f32>();
+        for alg in [
+            Algorithm::ReduceScatterAllgather,
+            Algorithm::AllPort,
+            Algorithm::Hypercube,
+            Algorithm::Ring,
+        ] {
+            let mut out = vec![f32::NAN; n];
+            cube.with(alg)
+                .allreduce_into(&v, &mut out, hypercube::collectives::Op::Sum)?;
+            ensure!(
+                (0..n).all(|i| out[i] == sum(i)),
+                "allreduce_into {alg:?}, {n} elements"
+            );
+        }
     }
     // All-to-all of 256 KiB blocks, received in place by pairwise and e-cube exchange, and
     // by store-and-forward (the blocks for this member in the result, the ones it passes

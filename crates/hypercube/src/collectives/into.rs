@@ -168,9 +168,13 @@ impl Subcube<'_> {
     }
 
     /// [`Subcube::allreduce`] into the caller's memory (`MPI_Allreduce`): `out` (as long
-    /// as `data`) receives the reduction. The reduction is computed in the algorithm's own
-    /// vector and copied.
+    /// as `data`) receives the reduction. With reduce-scatter + all-gather (the automatic
+    /// choice for long vectors) the result lands in `out` as it arrives; with the other
+    /// algorithms it is computed in the algorithm's own vector and copied.
     pub fn allreduce_into<T: Pod>(&self, data: &[T], out: &mut [T], op: Op<'_, T>) -> Result<()> {
+        if out.len() == data.len() {
+            return self.allreduce_to(data, out, op);
+        }
         let r = self.allreduce(data, op)?;
         self.fits(out.len(), r.len(), "allreduce_into")?;
         out.copy_from_slice(&r);

@@ -4,6 +4,7 @@ mod hypercube;
 mod reduce_scatter_allgather;
 mod ring;
 
+use super::ctx::Ctx;
 use super::element::Op;
 use super::pod::Pod;
 use super::select::{not_implemented, Algorithm, Operation};
@@ -19,12 +20,50 @@ impl Subcube<'_> {
         op.check()?;
         let m = std::mem::size_of_val(data);
         let (alg, c) = self.start(Operation::Allreduce, m, op.is_commutative())?;
-        c.guard(match alg {
-            Algorithm::Hypercube => hypercube::allreduce(&c, data.to_vec(), op),
-            Algorithm::ReduceScatterAllgather => reduce_scatter_allgather::allreduce(&c, data, op),
-            Algorithm::AllPort => reduce_scatter_allgather::allreduce_all_port(&c, data, op),
-            Algorithm::Ring => ring::allreduce(&c, data.to_vec(), op),
-            other => Err(not_implemented(Operation::Allreduce, other)),
-        })
+        c.guard(by(alg, &c, data, op))
+    }
+
+    /// [`Subcube::allreduce`] into `out`, as long as `data` (`allreduce_into`'s core): with
+    /// reduce-scatter + all-gather (either form) the result lands in `out` where `T`'s
+    /// memory is its wire encoding; otherwise it is computed and copied.
+    pub(crate) fn allreduce_to<T: Pod>(
+        &self,
+        data: &[T],
+        out: &mut [T],
+        op: Op<'_, T>,
+    ) -> Result<()> {
+        op.check()?;
+        let m = std::mem::size_of_val(data);
+        let (alg, c) = self.start(Operation::Allreduce, m, op.is_commutative())?;
+        let two_phases = matches!(alg, Algorithm::ReduceScatterAllgather | Algorithm::AllPort);
+        if two_phases && reduce_scatter_allgather::lands::<T>() && out.len() == data.len() {
+            let all_port = alg == Algorithm::AllPort;
+            return c.guard(reduce_scatter_allgather::allreduce_to(
+                &c, data, op, all_port, out,
+            ));
+        }
+        let r = c.guard(by(alg, &c, data, op))?;
+        if r.len() != out.len() {
+            return Err(crate::error::Error::InvalidArgument(format!(
+                "allreduce_into: out holds {} elements but the result has {}; pass a buffer \
+                 of {} elements (the call completed on every member, nothing was written)",
+                out.len(),
+                r.len(),
+                r.len()
+            )));
+        }
+        out.copy_from_slice(&r);
+        Ok(())
+    }
+}
+
+/// The all-reduce by algorithm `alg`.
+fn by<T: Pod>(alg: Algorithm, c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
+    match alg {
+        Algorithm::Hypercube => hypercube::allreduce(c, data.to_vec(), op),
+        Algorithm::ReduceScatterAllgather => reduce_scatter_allgather::allreduce(c, data, op),
+        Algorithm::AllPort => reduce_scatter_allgather::allreduce_all_port(c, data, op),
+        Algorithm::Ring => ring::allreduce(c, data.to_vec(), op),
+        other => Err(not_implemented(Operation::Allreduce, other)),
     }
 }

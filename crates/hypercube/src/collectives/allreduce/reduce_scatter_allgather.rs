@@ -24,17 +24,18 @@ pub(crate) fn allreduce_all_port<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>)
 
 fn two_phases<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>, all_port: bool) -> Result<Vec<T>> {
     let n = data.len();
-    let p = c.p();
-    let block = if all_port {
-        crate::collectives::reduce_scatter::allport::reduce_scatter(c, data, op)?
-    } else {
-        reduce_scatter(c, data, op)?
-    };
-    let sizes: Vec<usize> = (0..p)
-        .map(|j| bounds(n, p, j).len() * T::WIRE_SIZE)
-        .collect();
-    if T::MEMORY_IS_WIRE && T::WIRE_SIZE == size_of::<T>() {
-        return landed(c, &block, n, &sizes, all_port);
+    let block = first_phase(c, data, op, all_port)?;
+    let sizes = block_bytes::<T>(n, c.p());
+    if lands::<T>() {
+        let mut out: Vec<T> = Vec::with_capacity(n);
+        // SAFETY: `out`'s capacity is `n` elements, `n · WIRE_SIZE` bytes (`sizes`' sum,
+        // the wire size being the memory size: `lands`), used by nothing else until it is
+        // set; on `Ok` every byte has been written. Every bit pattern is a `T` (`Pod`).
+        unsafe {
+            land(c, &block, &sizes, all_port, out.as_mut_ptr().cast())?;
+            out.set_len(n);
+        }
+        return Ok(out);
     }
     let all = if all_port {
         crate::collectives::allgather::allport::allgather(c, encode(&block), Layout::Given(&sizes))?
@@ -44,18 +45,60 @@ fn two_phases<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>, all_port: bool) ->
     decode_blocks(&all, n, "allreduce")
 }
 
-/// The second phase where `T`'s memory is its wire encoding, of its size: every message of
-/// the all-gather lands in the result where its blocks (or, all-port, its blocks' parts)
-/// belong (`allgather_placed` in `allgather/hypercube.rs` and `allgather/allport.rs`),
-/// this node's reduced block copied there first. Was: the all-gather's messages (and the
-/// all-port one's join of each block's d parts), then their decoding into the result.
-fn landed<T: Pod>(
+/// [`allreduce`] (or [`allreduce_all_port`]) into the caller's `out`, as long as `data`,
+/// where the result can land there ([`lands`]; the caller checked both): no copy of it.
+pub(crate) fn allreduce_to<T: Pod>(
+    c: &Ctx<'_>,
+    data: &[T],
+    op: Op<'_, T>,
+    all_port: bool,
+    out: &mut [T],
+) -> Result<()> {
+    let block = first_phase(c, data, op, all_port)?;
+    let sizes = block_bytes::<T>(data.len(), c.p());
+    // SAFETY: `out` is `data.len()` elements of `WIRE_SIZE` bytes (the caller's check),
+    // borrowed mutably for the call; every bit pattern is a `T`.
+    unsafe { land(c, &block, &sizes, all_port, out.as_mut_ptr().cast()) }
+}
+
+/// Whether the result can be landed where it goes: `T`'s memory is its wire encoding, of
+/// its size.
+pub(crate) fn lands<T: Pod>() -> bool {
+    T::MEMORY_IS_WIRE && T::WIRE_SIZE == size_of::<T>()
+}
+
+/// The first phase: this node's block of the reduction.
+fn first_phase<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>, all_port: bool) -> Result<Vec<T>> {
+    if all_port {
+        crate::collectives::reduce_scatter::allport::reduce_scatter(c, data, op)
+    } else {
+        reduce_scatter(c, data, op)
+    }
+}
+
+/// The bytes of each node's block of an `n`-element result over `p` nodes.
+fn block_bytes<T: Pod>(n: usize, p: u32) -> Vec<usize> {
+    (0..p)
+        .map(|j| bounds(n, p, j).len() * T::WIRE_SIZE)
+        .collect()
+}
+
+/// The second phase where the result lands ([`lands`]): every message of the all-gather
+/// lands at `base` where its blocks (or, all-port, its blocks' parts) belong
+/// (`allgather_placed` in `allgather/hypercube.rs` and `allgather/allport.rs`), this node's
+/// reduced block copied there first. Was: the all-gather's messages (and the all-port
+/// one's join of each block's d parts), then their decoding into the result.
+///
+/// # Safety
+/// `base .. base + sizes' sum` must be writable and not otherwise used until this returns;
+/// on `Ok` every byte of it has been written.
+unsafe fn land<T: Pod>(
     c: &Ctx<'_>,
     block: &[T],
-    n: usize,
     sizes: &[usize],
     all_port: bool,
-) -> Result<Vec<T>> {
+    base: *mut u8,
+) -> Result<()> {
     let me = c.me as usize;
     let mine = crate::collectives::pod::as_bytes(block);
     if mine.len() != sizes[me] {
@@ -65,21 +108,15 @@ fn landed<T: Pod>(
             sizes[me]
         )));
     }
-    let mut out: Vec<T> = Vec::with_capacity(n);
     let at: usize = sizes[..me].iter().sum();
-    let base = out.as_mut_ptr().cast::<u8>();
-    // SAFETY: `out`'s capacity is `n` elements, `n · WIRE_SIZE` bytes (`sizes`' sum; the
-    // caller checked that the wire size is the memory size), used by nothing else until
-    // it is set; this node's block goes to its place first, and on `Ok` every other byte has
-    // been written by a landing. Every bit pattern is a `T` (`Pod`).
+    // SAFETY: this node's block lies in `base`'s range (the caller's contract); the
+    // all-gathers write the others' blocks (forwarded).
     unsafe {
         std::ptr::copy_nonoverlapping(mine.as_ptr(), base.add(at), mine.len());
         if all_port {
-            crate::collectives::allgather::allport::allgather_placed(c, sizes, base)?;
+            crate::collectives::allgather::allport::allgather_placed(c, sizes, base)
         } else {
-            crate::collectives::allgather::hypercube::allgather_placed(c, sizes, None, base)?;
+            crate::collectives::allgather::hypercube::allgather_placed(c, sizes, None, base)
         }
-        out.set_len(n);
     }
-    Ok(out)
 }
