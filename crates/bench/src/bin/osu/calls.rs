@@ -20,7 +20,10 @@ pub(crate) fn call(
 ) -> anyhow::Result<()> {
     let me = node.mynode();
     let d = node.cubedim();
-    let typed = matches!(bench, Bench::Bcast | Bench::Allgather | Bench::Alltoall);
+    let typed = matches!(
+        bench,
+        Bench::Bcast | Bench::Allgather | Bench::Alltoall | Bench::Allreduce | Bench::ReduceScatter
+    );
     match bench {
         _ if typed && buf.form != Form::Bytes => typed_call(c, bench, s, me, buf)?,
         Bench::Bcast => {

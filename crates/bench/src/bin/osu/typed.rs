@@ -1,11 +1,12 @@
-//! The typed, converting and serde forms of bcast, allgather and alltoall (`--form`), and
-//! what they pay on top of the byte form's transfer, measured in-process on rank 0.
+//! The typed, converting and serde forms of bcast, allgather and alltoall (`--form`), the
+//! `into` forms of allreduce and reduce-scatter, and what the forms pay on top of the byte
+//! form's transfer, measured in-process on rank 0.
 
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use bytes::Bytes;
-use hypercube::collectives::Subcube;
+use hypercube::collectives::{Op, Subcube};
 use hypercube_bench::Bench;
 
 use crate::buffers::Buffers;
@@ -23,7 +24,8 @@ fn to_floats(blocks: &[Bytes]) -> Vec<f32> {
     out
 }
 
-/// One call of the typed, converting or serde form of bcast, allgather or alltoall.
+/// One call of the typed, converting or serde form of bcast, allgather or alltoall, or of
+/// the `into` form of allreduce or reduce-scatter.
 pub(crate) fn typed_call(
     c: Subcube<'_>,
     bench: Bench,
@@ -52,6 +54,12 @@ pub(crate) fn typed_call(
         }
         (Form::Into, Bench::Allgather) => c.allgather_into(&buf.floats, &mut buf.out)?,
         (Form::Into, Bench::Alltoall) => c.alltoall_into(&buf.floats, &mut buf.out)?,
+        (Form::Into, Bench::Allreduce) => c.allreduce_into(&buf.floats, &mut buf.out, Op::Sum)?,
+        (Form::Into, Bench::ReduceScatter) => {
+            // This rank's block of the reduction (`out` holds the whole input's length).
+            let n = buf.floats.len() / c.size() as usize;
+            c.reduce_scatter_into(&buf.floats, &mut buf.out[..n], Op::Sum)?
+        }
         // The rank's block was put in its place once (`Buffers::new`); the call never
         // writes it.
         (Form::InPlace, Bench::Allgather) => c.allgather_in_place(&mut buf.out)?,
