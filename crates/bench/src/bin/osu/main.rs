@@ -80,8 +80,9 @@ struct Args {
     /// `alltoall_values` of a `Vec<f32>`; also prints the codec's in-process cost per value),
     /// `into` (`*_into(&[f32], &mut [f32])`, the result copied into a buffer allocated
     /// once per size, as MPI's receive buffer is; also allreduce and reduce_scatter, whose
-    /// default is the slice form returning a `Vec<f32>`), `buf` (`*_buf(Vec<f32>)`: the owned input
-    /// of `vec`, the result a `TypedBuf<f32>` viewing the message buffers in place),
+    /// default is the slice form returning a `Vec<f32>`), `buf` (`*_buf(Vec<f32>)`: the
+    /// owned input of `vec`, the result a `TypedBuf<f32>` viewing the message buffers in
+    /// place),
     /// `in-place` (allgather only: `allgather_in_place(&mut [f32])`, the rank's block
     /// already in its place in the result, as with `MPI_IN_PLACE`)
     #[arg(long, value_enum, default_value = "bytes")]
