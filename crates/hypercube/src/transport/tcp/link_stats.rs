@@ -8,6 +8,9 @@
 //!   (Eager 1024 263.2 MB, Credit 4, Ack 3); in 1029 frames, 263.4 MB in 2051 reads (…)
 //! ```
 //!
+//! A link's counts go on over its connections: after a dead link comes back
+//! (`relink.rs`), its new connection adds to them, and frames resent on it count again.
+//!
 //! A protocol that does more than it should shows here first: a credit leak of messages
 //! landed in two pieces sent the typed all-to-all's steps by rendezvous (`Rts`, `Cts` and
 //! `Data` frames where `Eager` ones were due) — found by counting frames by kind
