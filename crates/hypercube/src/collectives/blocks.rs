@@ -15,6 +15,17 @@ pub(crate) fn bounds(len: usize, p: u32, j: u32) -> std::ops::Range<usize> {
     (j * len / p)..((j + 1) * len / p)
 }
 
+/// Where each of blocks of `sizes` bytes starts when they lie one after the other, and
+/// (the last entry) where they end: `sizes.len() + 1` offsets.
+pub(crate) fn starts(sizes: &[usize]) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(sizes.iter().scan(0, |end, &z| {
+            *end += z;
+            Some(*end)
+        }))
+        .collect()
+}
+
 /// How the blocks of one message are delimited.
 #[derive(Clone, Copy)]
 pub(crate) enum Layout<'a> {

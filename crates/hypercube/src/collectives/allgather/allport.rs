@@ -21,7 +21,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::Own;
 use crate::base::parts::Parts;
-use crate::collectives::blocks::{bounds, pack, unpack_equal, wrong_length, Layout};
+use crate::collectives::blocks::{bounds, pack, starts, unpack_equal, wrong_length, Layout};
 use crate::collectives::ctx::Ctx;
 use crate::collectives::lend::lend;
 use crate::error::Result;
@@ -152,14 +152,7 @@ pub(crate) unsafe fn allgather_to(c: &Ctx<'_>, mine: Own<'_>, out: *mut u8) -> R
 /// this node's block written.
 pub(crate) unsafe fn allgather_placed(c: &Ctx<'_>, sizes: &[usize], out: *mut u8) -> Result<()> {
     let d = c.k;
-    let offsets: Vec<usize> = sizes
-        .iter()
-        .scan(0, |at, &z| {
-            let here = *at;
-            *at += z;
-            Some(here)
-        })
-        .collect();
+    let offsets = starts(sizes);
     let at = |r: u32, i: u32| {
         let b = bounds(sizes[r as usize], d, i);
         (offsets[r as usize] + b.start, b.len())

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 
 use super::Own;
-use crate::collectives::blocks::{pack, unpack_equal, wrong_length, Layout};
+use crate::collectives::blocks::{pack, starts, unpack_equal, wrong_length, Layout};
 use crate::collectives::ctx::Ctx;
 use crate::collectives::lend::lend;
 use crate::error::Result;
@@ -66,12 +66,7 @@ pub(crate) unsafe fn allgather_placed(
 ) -> Result<()> {
     let me = c.me as usize;
     // at[r]: where block r starts; at[p]: the end.
-    let at: Vec<usize> = std::iter::once(0)
-        .chain(sizes.iter().scan(0, |end, &z| {
-            *end += z;
-            Some(*end)
-        }))
-        .collect();
+    let at = starts(sizes);
     // SAFETY (for every step): both ranges lie in `out` (ranks < p); the blocks held were
     // written (this node's in the first step, the others received in earlier steps) and
     // are only read from then on; the partner's range is disjoint from every range lent.
