@@ -172,13 +172,7 @@ impl Subcube<'_> {
     /// choice for long vectors) the result lands in `out` as it arrives; with the other
     /// algorithms it is computed in the algorithm's own vector and copied.
     pub fn allreduce_into<T: Pod>(&self, data: &[T], out: &mut [T], op: Op<'_, T>) -> Result<()> {
-        if out.len() == data.len() {
-            return self.allreduce_to(data, out, op);
-        }
-        let r = self.allreduce(data, op)?;
-        self.fits(out.len(), r.len(), "allreduce_into")?;
-        out.copy_from_slice(&r);
-        Ok(())
+        self.allreduce_to(data, out, op)
     }
 
     /// [`Subcube::reduce_scatter`] into the caller's memory (`MPI_Reduce_scatter_block`
@@ -197,7 +191,7 @@ impl Subcube<'_> {
     }
 
     /// The caller's buffer holds `len` elements where the result has `need`.
-    fn fits(&self, len: usize, need: usize, what: &str) -> Result<()> {
+    pub(crate) fn fits(&self, len: usize, need: usize, what: &str) -> Result<()> {
         if len != need {
             return Err(Error::InvalidArgument(format!(
                 "{what}: out holds {len} elements but the result has {need}; pass a buffer of \

@@ -23,9 +23,10 @@ impl Subcube<'_> {
         c.guard(by(alg, &c, data, op))
     }
 
-    /// [`Subcube::allreduce`] into `out`, as long as `data` (`allreduce_into`'s core): with
-    /// reduce-scatter + all-gather (either form) the result lands in `out` where `T`'s
-    /// memory is its wire encoding; otherwise it is computed and copied.
+    /// [`Subcube::allreduce`] into `out` (`allreduce_into`): with reduce-scatter +
+    /// all-gather (either form) and `out` as long as `data` the result lands in `out` where
+    /// `T`'s memory is its wire encoding; otherwise it is computed, and copied if `out`
+    /// fits it (`Subcube::fits`'s error if not, after the call).
     pub(crate) fn allreduce_to<T: Pod>(
         &self,
         data: &[T],
@@ -43,15 +44,7 @@ impl Subcube<'_> {
             ));
         }
         let r = c.guard(by(alg, &c, data, op))?;
-        if r.len() != out.len() {
-            return Err(crate::error::Error::InvalidArgument(format!(
-                "allreduce_into: out holds {} elements but the result has {}; pass a buffer \
-                 of {} elements (the call completed on every member, nothing was written)",
-                out.len(),
-                r.len(),
-                r.len()
-            )));
-        }
+        self.fits(out.len(), r.len(), "allreduce_into")?;
         out.copy_from_slice(&r);
         Ok(())
     }
