@@ -13,53 +13,26 @@ sums `tx_packets` and `tx_bytes` of their `dim*` / `cube*` interfaces in
 iterations per second (1e6 / the `# loop:` µs), that is packets per call and barrier
 (docs/perf/cubenet.md, the run at 5a5f006).
 """
-import glob
-import os
 import sys
 import time
 
-
-def ranks(program):
-    out = []
-    for p in glob.glob('/proc/[0-9]*/comm'):
-        try:
-            if open(p).read().strip() == program:
-                out.append(int(p.split('/')[2]))
-        except OSError:
-            pass
-    return out
+from cube_procs import one_per_netns, tx, wait_for
 
 
 def totals(pids):
     packets = sent = 0
     for pid in pids:
-        try:
-            for line in open(f'/proc/{pid}/net/dev').read().splitlines()[2:]:
-                name, rest = line.split(':', 1)
-                if name.strip().startswith(('dim', 'cube')):
-                    f = rest.split()
-                    sent += int(f[8])
-                    packets += int(f[9])
-        except OSError:
-            pass
+        for b, n in tx(pid, ('dim', 'cube')).values():
+            sent += b
+            packets += n
     return packets, sent
 
 
 def main():
     program, dur = sys.argv[1], float(sys.argv[2])
-    deadline = time.time() + 20
-    pids = ranks(program)
-    while len(pids) < 8 and time.time() < deadline:
-        time.sleep(0.05)
-        pids = ranks(program)
+    pids = wait_for(program, 8, 20)
     time.sleep(0.3)
-    by_netns = {}
-    for pid in pids:
-        try:
-            by_netns.setdefault(os.readlink(f'/proc/{pid}/ns/net'), pid)
-        except OSError:
-            pass
-    pids = list(by_netns.values())
+    pids = one_per_netns(pids)
     a = totals(pids)
     t0 = time.time()
     time.sleep(dur)

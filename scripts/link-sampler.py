@@ -14,21 +14,11 @@ links stopped (earliest, median, latest, ms from the call's start), the links' i
 inside the call, and how the two correlate (docs/perf/cubenet.md, "Frames by distance"
 and "CUBIC on wires").
 """
-import glob
 import os
 import sys
 import time
 
-
-def ranks(program):
-    out = []
-    for p in glob.glob('/proc/[0-9]*/comm'):
-        try:
-            if open(p).read().strip() == program:
-                out.append(int(p.split('/')[2]))
-        except OSError:
-            pass
-    return out
+from cube_procs import one_per_netns, tx, wait_for
 
 
 def main():
@@ -37,29 +27,14 @@ def main():
     want = int(sys.argv[3]) if len(sys.argv) > 3 else 16
     program = sys.argv[4] if len(sys.argv) > 4 else 'osu'
     rate = float(os.environ.get('RATE', '12.5e6'))
-    deadline = time.time() + 10
-    ps = ranks(program)
-    while len(ps) < want and time.time() < deadline:  # bounded: 10 s
-        time.sleep(0.05)
-        ps = ranks(program)
-    by_ns = {}
-    for p in ps:
-        try:
-            by_ns[os.readlink(f'/proc/{p}/ns/net')] = p
-        except OSError:
-            pass
+    nodes = one_per_netns(wait_for(program, want, 10))
     samples = []
     t0 = time.time()
     while time.time() - t0 < dur:
         row = {}
-        for p in by_ns.values():
-            try:
-                for line in open(f'/proc/{p}/net/dev').read().splitlines()[2:]:
-                    name, rest = line.split(':', 1)
-                    if name.strip().startswith('dim'):
-                        row[(p, name.strip())] = int(rest.split()[8])
-            except OSError:
-                pass
+        for p in nodes:
+            for name, (sent, _) in tx(p, ('dim',)).items():
+                row[(p, name)] = sent
         samples.append((time.time() - t0, row))
         time.sleep(dt)
     keys = sorted(samples[0][1])
