@@ -16,7 +16,9 @@
 //! no receive can ever be posted for them (`collectives/ctx.rs`), so no message a program
 //! could receive is lost.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
@@ -95,22 +97,22 @@ pub(crate) struct Mailbox {
     next_token: RecvToken,
     unexpected: VecDeque<Envelope>,
     posted: VecDeque<(RecvToken, Select)>,
-    bound: HashMap<RecvToken, Envelope>,
-    rendezvous: HashMap<(NodeId, u64), RecvToken>,
+    bound: FxHashMap<RecvToken, Envelope>,
+    rendezvous: FxHashMap<(NodeId, u64), RecvToken>,
     /// Abandoned receives whose large message is still arriving: when it is complete it goes
     /// back to the queue instead of waiting for a receive that will never take it.
-    orphans: HashSet<RecvToken>,
+    orphans: FxHashSet<RecvToken>,
     /// Tags whose messages are dropped, queued or arriving ([`Mailbox::discard`]).
-    discarded: HashSet<u32>,
+    discarded: FxHashSet<u32>,
     /// Rendezvous messages of discarded tags whose payload is still arriving: dropped when
     /// complete.
-    sinks: HashSet<RecvToken>,
+    sinks: FxHashSet<RecvToken>,
     /// Dropped eager messages whose credit the sender is owed: (source, length).
     dropped: Vec<(NodeId, u64)>,
     /// Receives whose message is to land in the caller's memory ([`Mailbox::post_landing`]),
     /// and how many of its bytes are there: posted ones, and bound rendezvous messages of
     /// the landing's exact length (any other message is received as usual).
-    landings: HashMap<RecvToken, (Landing, usize)>,
+    landings: FxHashMap<RecvToken, (Landing, usize)>,
 }
 
 impl Mailbox {

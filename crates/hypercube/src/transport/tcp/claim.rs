@@ -16,7 +16,7 @@
 //! under the claim's lock, a leaf lock held for one non-blocking read), and the claimant
 //! reads the rest of its copy into a buffer; that copy is then a duplicate and is dropped.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// A reader's right to write one frame into a receive's memory; see the module
@@ -46,7 +46,7 @@ impl Claim {
 /// The frames being landed now, by (source slot, sequence number): the link reading each
 /// and its claim. At most one per stream of each source: a frame is landed only in its turn.
 #[derive(Default)]
-pub(super) struct Claims(HashMap<(usize, u64), (usize, Weak<Claim>)>);
+pub(super) struct Claims(FxHashMap<(usize, u64), (usize, Weak<Claim>)>);
 
 impl Claims {
     /// May `link` land frame `seq` from the node in `slot`? Yes, with a new claim, unless

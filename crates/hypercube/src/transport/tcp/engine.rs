@@ -3,7 +3,7 @@
 //! queuing and writing frames; failure and wake-ups. The message protocol that runs on it
 //! is `protocol.rs`, how callers wait `wait.rs`, the progress thread `progress.rs`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -40,7 +40,7 @@ pub(crate) struct State {
     pub(super) credits: Vec<u64>,
     /// Eager bytes received from each node and consumed, not yet credited back.
     pub(super) consumed: Vec<u64>,
-    pub(super) pending: HashMap<u64, PendingSend>,
+    pub(super) pending: FxHashMap<u64, PendingSend>,
     pub(super) pending_bytes: u64,
     pub(super) next_msg_id: u64,
     pub(super) failure: Option<Error>,
@@ -211,7 +211,7 @@ impl Engine {
             out,
             credits: vec![tuning.eager_window; num_nodes as usize + 1],
             consumed: vec![0; num_nodes as usize + 1],
-            pending: HashMap::new(),
+            pending: FxHashMap::default(),
             pending_bytes: 0,
             next_msg_id: 0,
             failure: None,

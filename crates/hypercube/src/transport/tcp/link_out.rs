@@ -14,6 +14,7 @@ use std::os::fd::AsRawFd;
 
 use bytes::Bytes;
 use hypercube_topology::NodeId;
+use smallvec::SmallVec;
 
 use crate::base::parts::Parts;
 use crate::wire::frame::{Header, Kind, HEADER_LEN};
@@ -145,7 +146,7 @@ impl OutFrame {
     }
 
     /// Append what is left to write of this frame to `slices`, stopping at `max` slices.
-    fn unwritten<'a>(&'a self, slices: &mut Vec<IoSlice<'a>>, max: usize) {
+    fn unwritten<'a>(&'a self, slices: &mut Slices<'a>, max: usize) {
         let mut skip = self.written;
         if skip < HEADER_LEN {
             slices.push(IoSlice::new(&self.header[skip..]));
@@ -182,6 +183,11 @@ pub(crate) const PUSH_FROM: usize = 32 << 10;
 /// How long after a long write a link's writes are pushed ([`PUSH_FROM`]): longer than a
 /// 64 KiB packet takes on the slowest link worth pushing for (5 ms at 100 Mbit/s).
 pub(crate) const PUSH_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The buffers of one gather write: a short message's header and payload, or a few
+/// frames', fit on the stack (a heap allocation per write was ~7 % of the instructions a
+/// small message costs its sender, `docs/perf/analysis.md`).
+type Slices<'a> = SmallVec<[IoSlice<'a>; 8]>;
 
 /// The output side of a link.
 pub(crate) struct LinkOut {
@@ -407,7 +413,7 @@ impl LinkOut {
         ended_long: &mut bool,
     ) -> io::Result<Flush> {
         while self.has_writable() {
-            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(16);
+            let mut slices = Slices::new();
             for f in &self.queue {
                 if slices.len() >= max_slices {
                     break;

@@ -5,7 +5,9 @@
 //! exists, else a detour of two hops more: `[j, k, j]` around a dead link `k`). Pure state,
 //! no I/O: `reroute.rs` acts on it. See `docs/reliability.md`, "Rerouting".
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use hypercube_topology::NodeId;
 
@@ -14,12 +16,12 @@ use hypercube_topology::NodeId;
 pub(crate) struct Routes {
     /// The latest report of each end about its link: (reporting node, dimension) →
     /// (the report's number, down).
-    reports: HashMap<(NodeId, u32), (u64, bool)>,
+    reports: FxHashMap<(NodeId, u32), (u64, bool)>,
     /// The edges down (either end said so), as (the end with the bit clear, dimension).
-    down: HashSet<(NodeId, u32)>,
+    down: FxHashSet<(NodeId, u32)>,
     /// Next hop (dimension) from a node towards another while some edge is down; `None`:
     /// unreachable.
-    cache: HashMap<(NodeId, NodeId), Option<u32>>,
+    cache: FxHashMap<(NodeId, NodeId), Option<u32>>,
 }
 
 /// The edge across dimension `k` at node `a`, as its key in [`Routes::down`].

@@ -7,7 +7,9 @@
 //! overtakes queued data on a link and so must not wait behind it at the other end.
 //! See `docs/reliability.md`, "Rerouting".
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 
 use bytes::Bytes;
 
@@ -23,7 +25,7 @@ pub(crate) struct Streams {
     /// Per node slot: the number of the next frame to act on from that node, per stream.
     next_in: Vec<[u64; 2]>,
     /// Frames that came early, per (node slot, stream), by number.
-    early: HashMap<(usize, usize), BTreeMap<u64, Early>>,
+    early: FxHashMap<(usize, usize), BTreeMap<u64, Early>>,
 }
 
 /// The stream of a frame kind: 1 for flow control, 0 for messages.
@@ -47,7 +49,7 @@ impl Streams {
         Streams {
             next_out: vec![[0; 2]; slots],
             next_in: vec![[0; 2]; slots],
-            early: HashMap::new(),
+            early: FxHashMap::default(),
         }
     }
 
