@@ -123,6 +123,9 @@ pub(crate) struct Engine {
     /// decremented by the caller itself as soon as its `poll` returns (it looks at the
     /// state again before it parks again, so a notification missed then is not needed).
     pub(super) parked: AtomicUsize,
+    /// The progress thread sleeps until woken because callers are parked (`progress.rs`):
+    /// the last of them to leave its wait wakes it (`wait.rs`, `HandBack`).
+    pub(super) progress_asleep: AtomicBool,
     /// Counts dispatched frames: a waiter that sees it move knows the job is alive.
     pub(super) activity: AtomicU64,
     /// When this node last forwarded a frame, in ms since `epoch` (0: never).
@@ -252,6 +255,7 @@ impl Engine {
             wire_eager: std::sync::atomic::AtomicUsize::new(0),
             spinners: Default::default(),
             parked: Default::default(),
+            progress_asleep: Default::default(),
             activity: Default::default(),
             last_forward_ms: Default::default(),
             last_wait_end_us: Default::default(),

@@ -34,7 +34,22 @@ pub(super) fn run(e: &Engine) {
             e.tuning.progress_tick
         };
         let aside_us = aside.as_micros() as u64;
-        let busy = e.spinners.load(Ordering::SeqCst) > 0 || e.parked.load(Ordering::SeqCst) > 0;
+        // Announced before `parked` is read: the last parked caller to leave its wait reads
+        // this after its own decrement (`wait.rs`, `HandBack`), so either this thread sees
+        // it gone, or it sees this thread asleep and wakes it.
+        e.progress_asleep.store(true, Ordering::SeqCst);
+        let spinning = e.spinners.load(Ordering::SeqCst) > 0;
+        let parked = e.parked.load(Ordering::SeqCst) > 0;
+        // Only parked callers: they drive the sockets from their `poll` and wake on what
+        // comes, so this thread sleeps until the last of them leaves its wait (and wakes
+        // it) instead of looking every tick — an idle rank (waiting in a barrier, or in
+        // finalize for a long benchmark of two others) woke 120 times a second, and on
+        // 16 ranks over 2 cores those wake-ups take the core from the ranks at work.
+        let asleep = parked && !spinning;
+        if !asleep {
+            e.progress_asleep.store(false, Ordering::SeqCst);
+        }
+        let busy = spinning || parked;
         let since_wait = match e.last_wait_end_us.load(Ordering::Relaxed) {
             0 => u64::MAX,
             t => (e.epoch.elapsed().as_micros() as u64 + 1).saturating_sub(t),
@@ -47,15 +62,34 @@ pub(super) fn run(e: &Engine) {
         } else {
             Duration::from_secs(1)
         };
-        let (fds, timeout) = if busy {
+        let (fds, timeout) = if asleep {
+            (Vec::new(), idle)
+        } else if busy {
             (Vec::new(), aside)
         } else if recent {
             (Vec::new(), Duration::from_micros(aside_us - since_wait))
         } else {
             (e.poll_set(&e.lock()), idle)
         };
-        woken = e.poll_and_service(&e.wake_rx, fds, timeout, true, None);
+        woken = e
+            .poll_and_service(&e.wake_rx, fds, timeout, true, None)
+            .woken;
+        if asleep {
+            e.progress_asleep.store(false, Ordering::SeqCst);
+            // Woken from this sleep: look again (the caller that left asked for no more:
+            // if it left output queued, it said so with `last_wait_end_us` = 0).
+            woken = false;
+        }
     }
+}
+
+/// What one [`Engine::poll_and_service`] saw.
+pub(super) struct Polled {
+    /// The wake-up pipe was written to.
+    pub(super) woken: bool,
+    /// Anything at all was ready (the pipe, a link's input or room for its output);
+    /// false: the timeout passed.
+    pub(super) any: bool,
 }
 
 impl Engine {
@@ -83,7 +117,8 @@ impl Engine {
     }
 
     /// Block in poll(2) on `wake` and the given links (at most `timeout`), then read what
-    /// is readable and write what is writable; returns whether `wake` was written to.
+    /// is readable and write what is writable; returns whether `wake` was written to and
+    /// whether anything was ready.
     /// `blocking_locks`: wait for a link's input lock held by another reader (the progress
     /// thread) rather than skip it. `parked`: the count of parked callers this caller was
     /// counted in ([`Engine::parked`], incremented under the state lock before the park),
@@ -96,7 +131,7 @@ impl Engine {
         timeout: Duration,
         blocking_locks: bool,
         parked: Option<&std::sync::atomic::AtomicUsize>,
-    ) -> bool {
+    ) -> Polled {
         let mut fds: Vec<libc::pollfd> = Vec::with_capacity(links.len() + 1);
         fds.push(libc::pollfd {
             fd: wake.as_raw_fd(),
@@ -108,7 +143,7 @@ impl Engine {
         // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfd structs.
         let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
         if let Some(parked) = parked {
-            parked.fetch_sub(1, Ordering::Relaxed);
+            parked.fetch_sub(1, Ordering::SeqCst);
         }
         if r < 0 {
             let err = std::io::Error::last_os_error();
@@ -116,7 +151,10 @@ impl Engine {
                 tracing::error!("poll failed: {err}");
                 std::thread::sleep(Duration::from_millis(10));
             }
-            return false;
+            return Polled {
+                woken: false,
+                any: true,
+            };
         }
         let woken = fds[0].revents != 0;
         if woken {
@@ -141,7 +179,7 @@ impl Engine {
                 self.notify();
             }
         }
-        woken
+        Polled { woken, any: r > 0 }
     }
 }
 

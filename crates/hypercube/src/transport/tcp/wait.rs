@@ -131,6 +131,11 @@ impl Drop for HandBack<'_> {
             // message the caller is about to read itself.
             let now = e.epoch.elapsed().as_micros() as u64 + 1;
             e.last_wait_end_us.store(now, Ordering::Relaxed);
+            if e.progress_asleep.load(Ordering::SeqCst) {
+                // It sleeps until told (this wait parked): it keeps aside for the rest
+                // of a tick from now, then takes the sockets while the program computes.
+                e.wake_progress();
+            }
         }
     }
 }
@@ -320,7 +325,7 @@ impl Engine {
                     }
                     // Park in poll(2) on the links and the waiter pipe: whatever arrives
                     // wakes this thread directly, and it reads it itself.
-                    self.parked.fetch_add(1, Ordering::Relaxed);
+                    self.parked.fetch_add(1, Ordering::SeqCst);
                     let fds = self.poll_set(&st);
                     drop(st);
                     if trace::on() {
@@ -330,11 +335,21 @@ impl Engine {
                     // No longer parked once poll returns, before it reads what woke it: a
                     // frame it lands itself must not make it notify itself (a write to
                     // its own waiter pipe, and a spurious wake-up at its next park).
-                    self.poll_and_service(&self.waiter_rx, fds, park, false, Some(&self.parked));
+                    let polled = self.poll_and_service(
+                        &self.waiter_rx,
+                        fds,
+                        park,
+                        false,
+                        Some(&self.parked),
+                    );
+                    // The progress thread sleeps while callers are parked: the quiet
+                    // links' acknowledgements are looked for here.
+                    self.ack_idle();
                     blocked.tick(&self.lock(), describe);
-                    // Woken (by a frame, a notification or the park timeout): spin a while
-                    // again before the next park, since a reply often follows quickly.
-                    if !self.tuning.spin.is_zero() {
+                    // Woken (by a frame or a notification): spin a while again before the
+                    // next park, since a reply often follows quickly. Not after a park
+                    // that timed out with nothing: an idle rank spun 200 µs every 50 ms.
+                    if polled.any && !self.tuning.spin.is_zero() {
                         spin_until = Instant::now() + self.tuning.spin;
                         spinning = Some(Spinning::new(self));
                     }
