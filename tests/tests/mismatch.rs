@@ -55,3 +55,28 @@ fn mismatch_d2_received_in_place() {
     .assert_ok()
     .assert_every_rank_passed(4, &CHECK_NAMES);
 }
+
+/// The automatic choices as on links that are wires (`HYPERCUBE_MODEL_LINK_TW_NS` in place
+/// of the start-up probe, which on a loaded machine sometimes measures loopback that slow):
+/// then node 2's half length and the others' full length fall on either side of the
+/// reduce-scatter's threshold, and node 2 runs the recursive halving while the others run
+/// the all-port algorithm. Their first step's receives from node 2 must take its failure
+/// notice (the message they wait for never comes); when they took only data, nodes 0 and 6
+/// waited forever (with 12 ns per byte, blocks of 20 000 elements; with 40, the default
+/// sizes).
+#[test]
+fn mismatch_d3_choosing_as_on_wires() {
+    for (tw, size) in [("12", "20000"), ("40", "1000")] {
+        run_hcrun(
+            &["--dim", "3", "--timeout-s", "120"],
+            &[env!("CARGO_BIN_EXE_mismatch_suite"), "4", size],
+            &[
+                ("HYPERCUBE_EAGER_LIMIT", "65536"),
+                ("HYPERCUBE_MODEL_LINK_TW_NS", tw),
+            ],
+            Duration::from_secs(150),
+        )
+        .assert_ok()
+        .assert_every_rank_passed(8, &CHECK_NAMES);
+    }
+}

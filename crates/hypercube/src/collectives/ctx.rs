@@ -15,6 +15,16 @@
 //! it, or returns an error (the node that found the problem names it; the others quote
 //! it). The notices cost nothing while calls succeed.
 //!
+//! This holds for the first step's receives too, although every member sends its first
+//! message before it can fail: members that disagree on a length may run different
+//! algorithms (the automatic choice prices each member's own length, and the links as the
+//! start-up probe measured them, which vary from run to run), and then the message a
+//! member's first step waits for may never be sent. (The first steps of the reduce-scatters
+//! once took only data, so that a lent message was always received; a member whose
+//! all-port reduce-scatter waited there for node 2, whose length had made it choose the
+//! recursive halving, waited forever: `tests_mixed.rs`. A lent message that is not
+//! received is dropped when its receiver leaves the call, below, which lets go of it.)
+//!
 //! **A member that leaves a failed call drops the rest of it.** The moment a member learns
 //! that the call failed — it takes a notice, or its own part ends in an error — it has the
 //! transport discard the call's tag and failure tag (`Node::discard_call`): every message
@@ -164,6 +174,13 @@ impl<'a> Ctx<'a> {
         self.node.discard_call(self.tag);
     }
 
+    /// Has this member left the call ([`Ctx::leave`]: it took a failure notice, or its
+    /// part failed)? Then no receive of the call can complete any more — whatever of the
+    /// call arrives is dropped — so none may be waited for.
+    pub(crate) fn has_left(&self) -> bool {
+        self.told.load(Ordering::Relaxed)
+    }
+
     /// The transport copies what it still keeps of lent memory whose lender is returning
     /// (`collectives/lend.rs`).
     pub(crate) fn release_lent(&self) {
@@ -246,15 +263,6 @@ impl<'a> Ctx<'a> {
     pub fn irecv(&self, rel: u32) -> Result<CallRecv<'_>> {
         Ok(CallRecv {
             r: self.node.irecv_sel(self.select(Some(rel)))?,
-            c: self,
-        })
-    }
-
-    /// [`Ctx::irecv`] that takes only the data, never a failure notice (as
-    /// [`Ctx::sendrecv_first`]: for a step every member reaches without receiving first).
-    pub fn irecv_first(&self, rel: u32) -> Result<CallRecv<'_>> {
-        Ok(CallRecv {
-            r: self.node.irecv_internal(Some(self.phys(rel)), self.tag)?,
             c: self,
         })
     }
@@ -350,18 +358,6 @@ impl<'a> Ctx<'a> {
             c: self,
             from: rel,
         })
-    }
-
-    /// [`Ctx::sendrecv`] whose receive takes only the data, never a failure notice: for a
-    /// step that every member reaches without receiving anything first, so its message
-    /// always comes, and must be taken — a message of lent memory (`lend.rs`) left
-    /// unreceived in a mailbox of the in-process transport would keep its sender waiting.
-    pub fn sendrecv_first(&self, to: u32, data: impl Into<Parts>, from: u32) -> Result<Bytes> {
-        let r = self.node.irecv_internal(Some(self.phys(from)), self.tag)?;
-        let s = self.node.isend_internal(self.phys(to), self.tag, data)?;
-        let m = r.wait()?;
-        s.wait()?;
-        Ok(m.into_data())
     }
 }
 

@@ -68,6 +68,8 @@ mod values;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_mixed;
 
 /// Blocks (and broadcasts) of at least this many bytes are received by the typed forms into
 /// their result in place and sent from the caller's memory (`node/landing.rs`, `lend.rs`):

@@ -64,17 +64,11 @@ fn rotated<'a, T: Pod>(
                 .filter(|j| j & mask == c.me & mask && ((j & bit) == (c.me & bit)) == keep)
                 .collect()
         };
-        // The first step's messages may be lent memory: taken whatever else arrives
-        // (every member sends them before it can fail; `Ctx::sendrecv_first`).
+        // Every receive takes a failure notice in place of its message, the first step's
+        // too: a member whose length made it choose another algorithm (the automatic
+        // choice prices each member's own length) never sends it (`collectives/ctx.rs`).
         let recvs = (0..d)
-            .map(|i| {
-                let from = c.me ^ (1 << dim(i));
-                if s == 0 {
-                    c.irecv_first(from)
-                } else {
-                    c.irecv(from)
-                }
-            })
+            .map(|i| c.irecv(c.me ^ (1 << dim(i))))
             .collect::<Result<Vec<_>>>()?;
         let mut sends = Vec::with_capacity(d as usize);
         for i in 0..d {
@@ -90,6 +84,9 @@ fn rotated<'a, T: Pod>(
         }
         // In the first step every message is taken before an error returns (a lent one
         // left unreceived would keep its sender waiting); later, the first error returns.
+        // A failure notice returns at once in any step: this member has left the call, no
+        // other receive of it can complete, and what arrives of it, lent or not, is
+        // dropped (`Ctx::has_left`).
         let mut failed = None;
         for (i, r) in (0..d).zip(recvs) {
             let keep = ids(i, true);
@@ -99,7 +96,7 @@ fn rotated<'a, T: Pod>(
                 check_len::<T>(&got, expected, "reduce_scatter").map(|()| got)
             }) {
                 Ok(got) => got,
-                Err(e) if s == 0 => {
+                Err(e) if s == 0 && !c.has_left() => {
                     failed.get_or_insert(e);
                     continue;
                 }

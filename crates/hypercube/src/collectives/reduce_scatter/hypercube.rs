@@ -95,13 +95,11 @@ fn halving<'a, T: Pod>(
             }
             parts.into()
         };
-        // The first step's message may be lent memory: taken whatever else arrives
-        // (every member sends it before it can fail; `Ctx::sendrecv_first`).
-        let got = if i == 0 {
-            c.sendrecv_first(partner, out, partner)?
-        } else {
-            c.sendrecv(partner, out, partner)?
-        };
+        // A failure notice in place of the partner's message (the first step's too: a
+        // member whose length made it choose another algorithm may never send it) ends
+        // the call here; a lent message of ours that the partner does not take is dropped
+        // when it leaves the call (`collectives/ctx.rs`).
+        let got = c.sendrecv(partner, out, partner)?;
         check_len::<T>(&got, expected, "reduce_scatter")?;
         let mut off = 0;
         for j in keep_ids {
@@ -175,15 +173,7 @@ fn in_pieces<'a, T: Pod>(
 ) -> Result<()> {
     let (n, p, partner) = (data.len(), c.p(), step.partner);
     let (sends_n, expected) = (step.sends_n, step.expected);
-    // The first step's messages may be lent memory: taken whatever else arrives
-    // (`Ctx::sendrecv_first`).
-    let irecv = || {
-        if step.i == 0 {
-            c.irecv_first(partner)
-        } else {
-            c.irecv(partner)
-        }
-    };
+    let irecv = || c.irecv(partner);
     let r = irecv()?;
     let s = c.isend(partner, Bytes::from(head(sends_n, expected)))?;
     let got = r.wait()?.into_data();
