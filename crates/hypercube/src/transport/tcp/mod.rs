@@ -18,6 +18,7 @@
 
 mod blocked;
 mod claim;
+mod describe;
 mod dispatch;
 mod engine;
 mod finalize;
@@ -344,7 +345,7 @@ impl Transport for TcpTransport {
             let t0 = std::time::Instant::now();
             e.poll_inputs();
             let found = e.lock().mailbox.probe(sel);
-            e.after_poll(t0, found.is_some(), || wait::describe_select(sel));
+            e.after_poll(t0, found.is_some(), || describe::describe_select(sel));
             return Ok(found);
         }
         e.wait_probe(sel, timeout).map(Some)

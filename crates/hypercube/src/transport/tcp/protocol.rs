@@ -7,10 +7,10 @@
 
 use hypercube_topology::{NodeId, Route};
 
+use super::describe::{describe_sends, SEND_WAIT};
 use super::engine::relock;
 use super::engine::{Engine, PendingSend, State};
 use super::link::{LinkOut, OutFrame};
-use super::wait::{describe_sends, SEND_WAIT};
 use crate::base::landing::Landing;
 use crate::base::message::{Message, Select, Status};
 use crate::base::parts::Parts;
