@@ -49,7 +49,6 @@ pub(super) fn run(e: &Engine) {
         if !asleep {
             e.progress_asleep.store(false, Ordering::SeqCst);
         }
-        let busy = spinning || parked;
         let since_wait = match e.last_wait_end_us.load(Ordering::Relaxed) {
             0 => u64::MAX,
             t => (e.epoch.elapsed().as_micros() as u64 + 1).saturating_sub(t),
@@ -64,7 +63,7 @@ pub(super) fn run(e: &Engine) {
         };
         let (fds, timeout) = if asleep {
             (Vec::new(), idle)
-        } else if busy {
+        } else if spinning {
             (Vec::new(), aside)
         } else if recent {
             (Vec::new(), Duration::from_micros(aside_us - since_wait))
@@ -234,5 +233,65 @@ mod tests {
             ..Tuning::default()
         };
         tcp_job_tuned(1, tuning, program);
+    }
+
+    /// The progress thread of a node whose caller is parked sleeps until that caller
+    /// leaves its wait, and is then woken (`HandBack`): frames for other nodes are
+    /// forwarded while the program computes. Nodes 1 and 2 (the two routes from 0 to 3)
+    /// park for node 0's word; a message of another type wakes them meanwhile, so that
+    /// their progress threads look again while the callers are parked, and sleep; they
+    /// take the word, then compute for 600 ms without a call. Node 0's message to node 3
+    /// must pass them before that ends. Without the wake their progress threads slept on
+    /// for up to a second (checked by leaving it out: node 3 took the message after the
+    /// computing).
+    #[test]
+    fn a_node_that_waited_parked_forwards_while_it_computes() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        // Nodes 1 and 2 that have finished computing.
+        static COMPUTED: AtomicU32 = AtomicU32::new(0);
+        fn program(
+            me: NodeId,
+            node: &Node,
+            _: &TcpTransport,
+        ) -> Result<(), Box<dyn std::error::Error>> {
+            let (word, other) = (MsgType(1), MsgType(2));
+            let pause = || std::thread::sleep(Duration::from_millis(40));
+            match me {
+                0 => {
+                    for ty in [other, word] {
+                        // Long enough for nodes 1 and 2 to park (and sleep) first.
+                        pause();
+                        for n in [1, 2] {
+                            node.send(n, ty, vec![0])?;
+                        }
+                    }
+                    pause();
+                    node.send(3, word, vec![1])?;
+                }
+                1 | 2 => {
+                    node.recv(Select::from_node(0, TypeSel::Is(word.0)))?;
+                    node.recv(Select::from_node(0, TypeSel::Is(other.0)))?;
+                    std::thread::sleep(Duration::from_millis(600));
+                    COMPUTED.fetch_add(1, Ordering::SeqCst);
+                }
+                _ => {
+                    node.recv(Select::from_node(0, TypeSel::Is(word.0)))?;
+                    let done = COMPUTED.load(Ordering::SeqCst);
+                    if done != 0 {
+                        return Err(format!(
+                            "node 3 got node 0's message after {done} of the nodes on its \
+                             routes had finished computing: not forwarded meanwhile"
+                        )
+                        .into());
+                    }
+                }
+            }
+            Ok(())
+        }
+        let tuning = Tuning {
+            spin: Duration::from_micros(100),
+            ..Tuning::default()
+        };
+        tcp_job_tuned(2, tuning, program);
     }
 }
