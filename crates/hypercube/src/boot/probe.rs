@@ -120,8 +120,7 @@ pub(crate) fn run(t: &dyn Transport) -> Result<()> {
         let m = recv(t, 0, RESULT)?;
         let b: [u8; 16] = m.data().as_ref().try_into().map_err(|_| {
             Error::Bootstrap(format!(
-                "the link probe's result from node 0 has {} bytes, not 16 (a rank of another \
-                 version of hypercube? run every rank from the same build)",
+                "the link probe's result from node 0 has {} bytes, not 16 ({OTHER_BUILD})",
                 m.data().len()
             ))
         })?;
@@ -238,11 +237,14 @@ fn answer(t: &dyn Transport) -> Result<()> {
         send(t, 0, ACK, 1)?;
     }
     Err(Error::Bootstrap(format!(
-        "the link probe from node 0 sent more than {} transfers (a rank of another version \
-         of hypercube? run every rank from the same build)",
+        "the link probe from node 0 sent more than {} transfers ({OTHER_BUILD})",
         2 + TIMED_RUNS_MAX
     )))
 }
+
+/// What a probe message that does not follow this build's probe says about its sender.
+const OTHER_BUILD: &str =
+    "a rank of another version of hypercube? run every rank from the same build";
 
 #[cfg(test)]
 mod tests {
