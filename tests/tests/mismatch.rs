@@ -63,10 +63,13 @@ fn mismatch_d2_received_in_place() {
 /// the all-port algorithm. Their first step's receives from node 2 must take its failure
 /// notice (the message they wait for never comes); when they took only data, nodes 0 and 6
 /// waited forever (with 12 ns per byte, blocks of 20 000 elements; with 40, the default
-/// sizes).
+/// sizes). With 100 ns per byte, node 2's gather goes up the binomial tree while the
+/// others send straight to the root by e-cube: node 2's block reaches node 3, whose part
+/// had ended, and the root waited for node 2 forever (hcrun reported a deadlock) until a
+/// member whose part has ended tells the others of such a message (`Transport::close`).
 #[test]
 fn mismatch_d3_choosing_as_on_wires() {
-    for (tw, size) in [("12", "20000"), ("40", "1000")] {
+    for (tw, size) in [("12", "20000"), ("40", "1000"), ("100", "1000")] {
         run_hcrun(
             &["--dim", "3", "--timeout-s", "120"],
             &[env!("CARGO_BIN_EXE_mismatch_suite"), "4", size],

@@ -3,6 +3,8 @@
 use bytes::Bytes;
 use hypercube_topology::NodeId;
 
+use crate::base::tags;
+
 pub use crate::base::tags::MAX_USER_TYPE;
 
 /// A message type, as in the iPSC's `TYPE` argument. User types are `0..=MAX_USER_TYPE`.
@@ -43,7 +45,8 @@ pub struct Select {
     /// Whether `TypeSel::Any` may also match reserved (internal) types. Only the runtime sets it.
     pub(crate) internal: bool,
     /// A reserved tag also accepted, from any source: a collective call's failure notice
-    /// (`tags::failure`). Only the runtime sets it.
+    /// (`tags::failure`); then another variant of the call's tag is accepted too
+    /// ([`Select::internal_or`]). Only the runtime sets it.
     pub(crate) or_any: Option<u32>,
 }
 
@@ -78,7 +81,10 @@ impl Select {
         }
     }
 
-    /// [`Select::internal`] that also accepts a message of tag `also` from any source.
+    /// A collective call's receive: [`Select::internal`] for the call's tag `tag` that also
+    /// accepts, from any source, a message of tag `also` (the call's failure notice) or of
+    /// another variant of the call (`tags::with_variant`: a member that runs another
+    /// algorithm).
     pub(crate) fn internal_or(source: Option<NodeId>, tag: u32, also: u32) -> Self {
         Select {
             or_any: Some(also),
@@ -88,8 +94,15 @@ impl Select {
 
     /// Does a message with this source and raw tag match?
     pub(crate) fn matches(&self, source: NodeId, tag: u32) -> bool {
-        if self.or_any == Some(tag) {
-            return true;
+        if let Some(also) = self.or_any {
+            if also == tag {
+                return true;
+            }
+            if let TypeSel::Is(own) = self.ty {
+                if tag != own && tags::call_key(tag) == tags::call_key(own) {
+                    return true;
+                }
+            }
         }
         if let Some(s) = self.source {
             if s != source {

@@ -9,5 +9,6 @@ pub(crate) mod landing;
 pub(crate) mod lent;
 pub(crate) mod memory;
 pub(crate) mod message;
+pub(crate) mod notice;
 pub(crate) mod parts;
 pub(crate) mod tags;

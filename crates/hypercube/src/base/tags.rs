@@ -10,8 +10,8 @@
 //! | tags (inclusive) | slot | owner | low 26 bits |
 //! |---|---|---|---|
 //! | `0x0000_0000..=0x7FFF_FFFF` | — | user message types ([`USER`], [`MAX_USER_TYPE`]) | — |
-//! | `0x8000_0000..=0xC3FF_FFFF` | 0..=16 | utilities and collectives on a subcube of dimension = slot ([`COLLECTIVE`], [`collective`]) | the call counter (wrapping) |
-//! | `0xC400_0000..=0xD7FF_FFFF` | 17..=21 | a collective call's failure notices ([`FAILURE`], [`failure`]) | the subcube dimension (bits 24..29) and the call counter's low 24 bits |
+//! | `0x8000_0000..=0xC3FF_FFFF` | 0..=16 | utilities and collectives on a subcube of dimension = slot ([`COLLECTIVE`], [`collective`]) | the algorithm's variant (bits 21..26, [`with_variant`]) and the call counter (bits 0..21, wrapping) |
+//! | `0xC400_0000..=0xD7FF_FFFF` | 17..=21 | a collective call's failure notices ([`FAILURE`], [`failure`]) | the subcube dimension (bits 24..29) and the call counter (bits 0..21) |
 //! | `0xD800_0000..=0xE7FF_FFFF` | 22..=25 | spare, unassigned ([`SPARE`]) | — |
 //! | `0xE800_0000..=0xEBFF_FFFF` | 26 | the start-up link probe ([`BOOTSTRAP`], `boot::probe`) | — |
 //! | `0xEC00_0000..=0xEFFF_FFFF` | 27 | the trace's start-up clock exchange ([`TRACE`], `boot::clock::estimate_clock`) | — |
@@ -29,7 +29,12 @@
 //! - **Collective tags** need no type from the user: each utility or collective call takes
 //!   the next value of a per-node counter for the subcube's dimension (`Node::collective_tag`).
 //!   The members of a subcube make the same calls in the same order, so their counters
-//!   agree and two calls never exchange messages. Cubes have at most [`MAX_DIM`] = 16
+//!   agree and two calls never exchange messages. A collective's algorithm sets the tag's
+//!   *variant* (`Algorithm` as a number): members whose automatic choices differ (they
+//!   passed different lengths) send on different tags, and a member's receive that meets
+//!   another variant of its call fails the call instead of taking the message as its own
+//!   (`collectives/ctx.rs`). The call without its variant is its *key* ([`call_key`]):
+//!   discarding and closing a call (`transport/mailbox.rs`) go by the key. Cubes have at most [`MAX_DIM`] = 16
 //!   dimensions (the launcher, the TCP bootstrap and `run_local` refuse larger ones).
 //! - **Type-keyed tags** serve the utilities whose receivers do not take part in every call
 //!   (long messages, the sparse send): the tag is the slot plus the user's type, so they
@@ -40,9 +45,9 @@
 //!   a block of another length than its own) tells every other member on the call's
 //!   failure tag, which each of the call's receives also accepts, from any member
 //!   (`collectives/ctx.rs`), so that no member waits for a message that will never come
-//!   and none takes a wrong result for a right one. The tag keeps the counter's low 24 bits:
-//!   a notice nobody took (its receiver had finished) could only meet the call 2^24 calls
-//!   later on a subcube of the same dimension. A member that leaves a failed call has the
+//!   and none takes a wrong result for a right one. The tag keeps the call's counter: a
+//!   notice nobody took could only meet the call 2^21 calls later on a subcube of the same
+//!   dimension (a member whose part of the call has ended drops it: `Transport::close`). A member that leaves a failed call has the
 //!   transport drop both of its tags, queued and arriving, until the counter draws them
 //!   for a new call (`Node::discard_call`), so a late message of the failed call never
 //!   holds its sender.
@@ -121,22 +126,56 @@ pub(crate) fn keyed(slot: Keyed, ty: u32) -> Option<u32> {
     (ty <= MAX_RESERVED_USER_TYPE).then_some(*slot.range().start() | ty)
 }
 
-/// The tag of call number `counter` (wrapping at 2^26) of a utility or collective on a
-/// subcube of dimension `dim` (at most [`MAX_DIM`]).
+/// Bits of a collective tag that number the call (below its [variant](with_variant)).
+const COUNTER_BITS: u32 = 21;
+/// The call number's bits of a collective tag.
+const COUNTER_MASK: u32 = (1 << COUNTER_BITS) - 1;
+/// The variant's bits of a collective tag (bits 21..26).
+const VARIANT_MASK: u32 = LOW_MASK & !COUNTER_MASK;
+
+/// The tag of call number `counter` (wrapping at 2^21) of a utility or collective on a
+/// subcube of dimension `dim` (at most [`MAX_DIM`]); its variant 0 (the call's *key*).
 pub(crate) fn collective(dim: u32, counter: u32) -> u32 {
     debug_assert!(dim <= MAX_DIM, "subcube dimension {dim} > {MAX_DIM}");
-    *COLLECTIVE.start() | (dim << LOW_BITS) | (counter & LOW_MASK)
+    *COLLECTIVE.start() | (dim << LOW_BITS) | (counter & COUNTER_MASK)
 }
 
-/// The failure-notice tag of the collective call whose tag is `call` ([`collective`]):
-/// in [`FAILURE`], the subcube dimension above the counter's low 24 bits.
+/// The tag of the collective call `call` as the algorithm numbered `variant` (0..32) sends
+/// it: members that run different algorithms for one call use different tags, so no
+/// message of one algorithm is taken for another's (`collectives/ctx.rs`).
+pub(crate) fn with_variant(call: u32, variant: u32) -> u32 {
+    debug_assert!(COLLECTIVE.contains(&call) && variant < 32);
+    call_key(call) | (variant << COUNTER_BITS)
+}
+
+/// The variant of a collective tag ([`with_variant`]).
+pub(crate) fn variant(tag: u32) -> u32 {
+    (tag & VARIANT_MASK) >> COUNTER_BITS
+}
+
+/// The call a tag belongs to: a collective tag without its variant (every algorithm's
+/// tag of one call has one key); any other tag as it is.
+pub(crate) fn call_key(tag: u32) -> u32 {
+    if COLLECTIVE.contains(&tag) {
+        tag & !VARIANT_MASK
+    } else {
+        tag
+    }
+}
+
+/// The failure-notice tag of the collective call whose tag is `call` ([`collective`], of
+/// any variant): in [`FAILURE`], the subcube dimension above the call's number.
 pub(crate) fn failure(call: u32) -> u32 {
     debug_assert!(
         COLLECTIVE.contains(&call),
         "{call:#x} is not a collective tag"
     );
-    let dim = (call >> LOW_BITS) & 0x1F;
-    *FAILURE.start() + (dim << 24 | (call & 0xFF_FFFF))
+    *FAILURE.start() + (call_dim(call) << 24 | (call & COUNTER_MASK))
+}
+
+/// The subcube dimension of the collective call whose tag is `call` ([`collective`]).
+pub(crate) fn call_dim(call: u32) -> u32 {
+    (call >> LOW_BITS) & 0x1F
 }
 
 #[cfg(test)]

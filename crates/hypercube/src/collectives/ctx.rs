@@ -25,6 +25,19 @@
 //! recursive halving, waited forever: `tests_mixed.rs`. A lent message that is not
 //! received is dropped when its receiver leaves the call, below, which lets go of it.)
 //!
+//! **Members that run different algorithms do not take each other's messages.** A call's
+//! messages carry its algorithm as the *variant* of the call's tag ([`Ctx::variant`],
+//! `tags::with_variant`), and every receive of the call also accepts another variant from
+//! any member, which fails the call ([`Ctx::checked`]; `guard` then tells every member).
+//! That covers a message that reaches a member still in the call. One that reaches a member
+//! whose part has ended is the transport's to report: `guard` closes the call on success
+//! (`Node::close_call`, `Transport::close`), and a message of a closed call is dropped and
+//! every other member sent a failure notice naming it (`base/notice.rs`). With both, a
+//! gather whose odd member went up the binomial tree while the others sent straight to the
+//! root — node 3, finished, got node 2's block; the root waited for node 2 forever — and
+//! the reverse — the root, in the tree, got node 2's block straight — fail on the root
+//! instead of hanging (`tests_mixed.rs`).
+//!
 //! **A member that leaves a failed call drops the rest of it.** The moment a member learns
 //! that the call failed — it takes a notice, or its own part ends in an error — it has the
 //! transport discard the call's tag and failure tag (`Node::discard_call`): every message
@@ -44,7 +57,10 @@ use bytes::Bytes;
 use hypercube_topology::NodeId;
 
 use crate::base::message::{Message, Select};
+use crate::base::notice;
 use crate::base::parts::Parts;
+use crate::base::tags;
+use crate::collectives::select::Algorithm;
 use crate::error::{Error, Result};
 use crate::node::landing::{Landed, RecvLanding};
 use crate::node::{Node, RecvRequest};
@@ -89,7 +105,6 @@ impl CallRecv<'_> {
 pub(crate) struct CallLanding<'c> {
     r: RecvLanding,
     c: &'c Ctx<'c>,
-    from: u32,
 }
 
 impl CallLanding<'_> {
@@ -98,11 +113,11 @@ impl CallLanding<'_> {
     pub fn wait(self) -> Result<Option<Bytes>> {
         let to = self.r.memory();
         match self.r.wait()? {
-            Landed::Here { tag } if tag == self.c.failure => {
-                // A failure notice of just that length: it is in the memory (just written,
-                // `Ctx::irecv_landing`).
+            Landed::Here { tag, source } if tag != self.c.tag => {
+                // A failure notice (or another variant's message) of just that length: it
+                // is in the memory (just written, `Ctx::irecv_landing`).
                 let notice = Message {
-                    source: self.c.phys(self.from),
+                    source,
                     tag,
                     data: Bytes::from(to.copy_of(to.len())),
                 };
@@ -114,15 +129,9 @@ impl CallLanding<'_> {
     }
 }
 
-/// The error a failure notice `m` carries.
+/// The error a failure notice `m` carries (`base/notice.rs`).
 fn notice_error(m: &Message) -> Error {
-    let (origin, text) = match m.data.split_first_chunk::<4>() {
-        Some((n, text)) => (
-            u32::from_le_bytes(*n).to_string(),
-            String::from_utf8_lossy(text).into_owned(),
-        ),
-        None => (m.source.to_string(), String::new()),
-    };
+    let (origin, text) = notice::decode(&m.data).unwrap_or((m.source, String::new()));
     Error::InvalidArgument(format!(
         "node {origin} stopped this collective call on every member: {text}"
     ))
@@ -147,23 +156,52 @@ impl<'a> Ctx<'a> {
         })
     }
 
+    /// The call as algorithm `alg` runs it: its messages carry `alg`'s variant of the
+    /// call's tag (`tags::with_variant`), and a receive that meets another variant — a
+    /// member that runs another algorithm — fails the call ([`Ctx::checked`]).
+    pub(crate) fn variant(mut self, alg: Algorithm) -> Self {
+        self.tag = tags::with_variant(self.tag, alg.variant());
+        self
+    }
+
     /// The selector of this call's receives: its tag from `from` (or any member), or its
-    /// failure notice from any member.
+    /// failure notice or another variant of its tag from any member.
     fn select(&self, from: Option<u32>) -> Select {
         Select::internal_or(from.map(|r| self.phys(r)), self.tag, self.failure)
     }
 
-    /// A received message of this call, or the error a failure notice carries (then the
-    /// call is over for this member: the rest of it is dropped, [`Ctx::leave`]).
+    /// A received message of this call; or the error a failure notice carries (then the
+    /// call is over for this member: the rest of it is dropped, [`Ctx::leave`]); or, for a
+    /// message of another variant of the call, an error that says so (its caller's
+    /// [`Ctx::guard`] then tells every member).
     fn checked(&self, m: Message) -> Result<Message> {
-        if m.tag != self.failure {
+        if m.tag == self.tag {
             return Ok(m);
+        }
+        if m.tag != self.failure {
+            return Err(self.other_variant(m.source, m.tag));
         }
         let e = notice_error(&m);
         if !self.told.swap(true, Ordering::Relaxed) {
             self.leave();
         }
         Err(e)
+    }
+
+    /// The error of a message of tag `tag` from `source`, another variant of this call's.
+    fn other_variant(&self, source: NodeId, tag: u32) -> Error {
+        let name = |t: u32| match Algorithm::of_variant(tags::variant(t)) {
+            Some(a) => format!("{a:?}"),
+            None => format!("variant {}", tags::variant(t)),
+        };
+        Error::InvalidArgument(format!(
+            "node {source} ran this collective call by another algorithm ({}) than node {} \
+             ({}): the members passed different lengths, so their automatic choices \
+             differ; every member must pass the same length (or call the v-variant)",
+            name(tag),
+            self.node.mynode(),
+            name(self.tag),
+        ))
     }
 
     /// This member takes no further part in the failed call: the transport drops the
@@ -192,24 +230,32 @@ impl<'a> Ctx<'a> {
     /// the subcube (see the module docs), so none of them waits for this node or goes on
     /// with a partial result. Every collective passes its algorithm's result through here.
     pub fn guard<R>(&self, r: Result<R>) -> Result<R> {
-        if let Err(e) = &r {
-            if !self.told.swap(true, Ordering::Relaxed) {
-                self.leave();
-                let mut notice = (self.node.mynode()).to_le_bytes().to_vec();
-                notice.extend_from_slice(e.to_string().as_bytes());
-                let notice = Bytes::from(notice);
-                // Best effort: a member that cannot be reached learns of the failure from
-                // the transport. The sends are not waited for: a notice goes eagerly, and
-                // one that had to wait for its receiver (the eager credit spent) must not
-                // hold this member on a member that finished the call and never takes it.
-                for j in (0..self.p()).filter(|&j| j != self.me) {
-                    let _ = self
-                        .node
-                        .isend_internal(self.phys(j), self.failure, notice.clone());
-                }
-            }
+        match &r {
+            // Every message of the call for this member has been taken: one that still
+            // comes is another algorithm's, and its members are told (`Node::close_call`).
+            Ok(_) => self.node.close_call(self.tag),
+            Err(e) => self.fail(e),
         }
         r
+    }
+
+    /// This member's part failed with `e`: unless a notice told it so, tell every other
+    /// member (see [`Ctx::guard`]).
+    fn fail(&self, e: &Error) {
+        if self.told.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        self.leave();
+        let notice = notice::encode(self.node.mynode(), &e.to_string());
+        // Best effort: a member that cannot be reached learns of the failure from the
+        // transport. The sends are not waited for: a notice goes eagerly, and one that had
+        // to wait for its receiver (the eager credit spent) must not hold this member on a
+        // member that finished the call and never takes it.
+        for j in (0..self.p()).filter(|&j| j != self.me) {
+            let _ = self
+                .node
+                .isend_internal(self.phys(j), self.failure, notice.clone());
+        }
     }
 
     /// Name the call in the trace (tracing on): operation, algorithm, message bytes.
@@ -330,11 +376,7 @@ impl<'a> Ctx<'a> {
             self.node
                 .irecv_landing(self.select(Some(rel)), head, tail)?
         };
-        Ok(CallLanding {
-            r,
-            c: self,
-            from: rel,
-        })
+        Ok(CallLanding { r, c: self })
     }
 
     /// [`Ctx::irecv_landing`] of a message whose bytes fill the pieces of `pieces` in turn.
@@ -353,11 +395,7 @@ impl<'a> Ctx<'a> {
             self.node
                 .irecv_landing_pieces(self.select(Some(rel)), pieces)?
         };
-        Ok(CallLanding {
-            r,
-            c: self,
-            from: rel,
-        })
+        Ok(CallLanding { r, c: self })
     }
 }
 

@@ -178,7 +178,7 @@ impl<'a> Subcube<'a> {
         commutative: bool,
     ) -> Result<(Algorithm, Ctx<'a>)> {
         let alg = choose(op, self.alg, self.dim, m_bytes, commutative)?;
-        let ctx = Ctx::new(self.node, self.dim)?;
+        let ctx = Ctx::new(self.node, self.dim)?.variant(alg);
         let ctx = if ctx.call.is_some() {
             ctx.traced(op.env_name(), &alg, m_bytes)
         } else {

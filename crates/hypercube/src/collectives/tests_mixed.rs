@@ -34,6 +34,8 @@ fn cases() -> Vec<(Operation, Algorithm, Algorithm)> {
             Operation::Reduce,
             &[Hypercube, ReduceScatterGather, AllPort][..],
         ),
+        (Operation::Gather, &[Hypercube, Ecube, AllPort][..]),
+        (Operation::Allgather, &[Hypercube, Ring, AllPort][..]),
     ] {
         for &odd in algs {
             for &rest in algs.iter().filter(|&&a| a != odd) {
@@ -62,9 +64,12 @@ fn mixed(node: &Node, m: usize) -> Result<(), String> {
             Operation::Allreduce => sc
                 .allreduce(&vec![1.0f64; len(me)], Op::Sum)
                 .map(|v| v == vec![p_f; m]),
-            _ => sc
+            Operation::Reduce => sc
                 .reduce(0, &vec![1.0f64; len(me)], Op::Sum)
                 .map(|v| v.is_none_or(|v| v == vec![p_f; m])),
+            // The root cannot complete: one block has another length.
+            Operation::Gather => sc.gather_slice(1, &vec![me; len(me)]).map(|v| v.is_none()),
+            _ => sc.allgather_slice(&vec![me; len(me)]).map(|_| false),
         };
         match r {
             Ok(true) | Err(Error::InvalidArgument(_)) => {}

@@ -28,8 +28,11 @@ pub(crate) struct RecvLanding {
 
 /// What a [`RecvLanding`] received.
 pub(crate) enum Landed {
-    /// A message of the named length, now in the named memory.
-    Here { tag: u32 },
+    /// A message of the named length, now in the named memory: its tag and sender.
+    Here {
+        tag: u32,
+        source: hypercube_topology::NodeId,
+    },
     /// A message of another length, as it came (nothing was written).
     Other(crate::base::message::Message),
 }
@@ -118,10 +121,10 @@ impl RecvLanding {
         let RecvLanding { r, to } = self;
         // An error drops `r` unfinished: the receive is abandoned and the memory let go.
         let m = r.wait()?;
-        let tag = m.tag;
+        let (tag, source) = (m.tag, m.source);
         if to.holds(&m.data) {
             // Landed: the transport's view of the memory, dropped here.
-            return Ok(Landed::Here { tag });
+            return Ok(Landed::Here { tag, source });
         }
         if m.data.len() != to.len() {
             return Ok(Landed::Other(m));
@@ -129,6 +132,6 @@ impl RecvLanding {
         // The message came as a buffer of the transport's own: into the named memory
         // (the contract of `irecv_landing`: the caller's, writable, untouched meanwhile).
         to.write(0, &m.data);
-        Ok(Landed::Here { tag })
+        Ok(Landed::Here { tag, source })
     }
 }

@@ -215,13 +215,26 @@ impl Node {
     /// it any more: the transport drops every message of the call (`tag`) and every
     /// failure notice of it, queued or arriving later (`Transport::discard`), so that no
     /// member's send of it waits for a receive that will never be posted. No receive can
-    /// match these tags again until `collective_tag` draws them for a new call (2^24 calls
-    /// on subcubes of the same dimension later for the notices', 2^26 for the call's).
+    /// match these tags again until `collective_tag` draws them for a new call (2^21 calls
+    /// on subcubes of the same dimension later). Of any variant: `tag`'s key is recorded.
     pub(crate) fn discard_call(&self, tag: u32) {
-        let tags = [tag, crate::base::tags::failure(tag)];
+        let tags = [
+            crate::base::tags::call_key(tag),
+            crate::base::tags::failure(tag),
+        ];
         let mut calls = self.calls();
         calls.discarded.extend(tags);
         self.inner.t.discard(&tags);
+    }
+
+    /// This node's part of the collective call whose tag is `tag` completed: every message
+    /// of the call for it has been taken, so one that comes later (or is queued) was sent
+    /// by a member running another algorithm. The transport drops it and sends the call's
+    /// other members a failure notice naming it (`Transport::close`, `base/notice.rs`), so
+    /// that a member waiting in the call for that sender's message fails instead of waiting
+    /// forever.
+    pub(crate) fn close_call(&self, tag: u32) {
+        self.inner.t.close(tag);
     }
 
     fn calls(&self) -> std::sync::MutexGuard<'_, Calls> {

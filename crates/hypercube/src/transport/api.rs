@@ -117,6 +117,16 @@ pub trait Transport: Send + Sync + 'static {
     fn discard(&self, tags: &[u32]) {
         let _ = tags;
     }
+    /// This node's part of the collective call whose tag is `call` has completed: a message
+    /// of the call that is queued or arrives later is one no step of this node's algorithm
+    /// takes (its sender ran another algorithm). Drop it as [`Transport::discard`] does,
+    /// and send the other members of the call's subcube a failure notice naming it
+    /// (`base/notice.rs`); drop the call's own failure notices quietly (they are for
+    /// members still in the call). The mailbox remembers the last 1 024 calls closed.
+    /// The default does nothing: a transport without a mailbox of its own.
+    fn close(&self, call: u32) {
+        let _ = call;
+    }
     /// Copy what the transport still keeps of lent memory whose lender is returning
     /// (`base::lent`, `collectives/lend.rs`): frames written but kept for a resend. The
     /// default does nothing: a transport that keeps nothing after a send completes.

@@ -58,7 +58,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
 use crate::base::message::{Message, Select, Status};
@@ -67,7 +67,7 @@ use crate::error::{Error, Result};
 use crate::transport::api::{SendToken, Transport};
 use crate::transport::local_clock::{ClockModel, NodeClock};
 use crate::transport::mailbox::RecvToken;
-use crate::transport::mailbox::{Body, Mailbox};
+use crate::transport::mailbox::{Body, Mailbox, Stray};
 
 /// How often a blocked call re-checks for failed peers and deadlock.
 const POLL: Duration = Duration::from_millis(50);
@@ -164,6 +164,42 @@ impl Cube {
             .state
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Deliver a message from `from` into `dest`'s mailbox (a timed cube's stamp behind
+    /// its `len` bytes) and wake `dest`; the strays its mailbox dropped
+    /// (`Mailbox::close`).
+    fn put(&self, from: NodeId, dest: NodeId, tag: u32, len: u64, body: Bytes) -> Vec<Stray> {
+        let mut st = self.lock(dest);
+        // The mailbox records the user-visible length; the stamp rides behind it.
+        let _ = st.mailbox.arrive(from, tag, len, Body::Ready(body));
+        // No eager credit here: a dropped message (of a discarded tag) owes nothing.
+        st.mailbox.take_dropped();
+        if st.waiting {
+            st.waiting = false;
+            self.blocked.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.progress.fetch_add(1, Ordering::SeqCst);
+        self.slots[dest as usize].cv.notify_all();
+        st.mailbox.take_strays()
+    }
+
+    /// Node `at` dropped `strays` (messages of calls whose part there had ended): send
+    /// each call's other members a failure notice from `at` (`base/notice.rs`), with a
+    /// zero clock stamp on a timed cube (a notice takes no model time).
+    fn tell_strays(&self, at: NodeId, strays: Vec<Stray>) {
+        for s in strays {
+            let (tag, members, notice) = crate::base::notice::stray(at, s.source, s.call);
+            let len = notice.len() as u64;
+            let body = match self.clock {
+                Some(_) => [&notice[..], &0f64.to_le_bytes()].concat().into(),
+                None => notice,
+            };
+            for m in members {
+                // A notice is never a stray: a closed call's notices are dropped quietly.
+                let _ = self.put(at, m, tag, len, body.clone());
+            }
+        }
     }
 
     fn wake_all(&self) {
@@ -327,19 +363,8 @@ impl Transport for LocalTransport {
             }
             None => data,
         };
-        {
-            let mut st = self.cube.lock(dest);
-            // The mailbox records the user-visible length; the stamp rides behind it.
-            let _ = st.mailbox.arrive(self.rank, tag, len, Body::Ready(body));
-            // No eager credit here: a dropped message (of a discarded tag) owes nothing.
-            st.mailbox.take_dropped();
-            if st.waiting {
-                st.waiting = false;
-                self.cube.blocked.fetch_sub(1, Ordering::SeqCst);
-            }
-            self.cube.progress.fetch_add(1, Ordering::SeqCst);
-            self.cube.slots[dest as usize].cv.notify_all();
-        }
+        let strays = self.cube.put(self.rank, dest, tag, len, body);
+        self.cube.tell_strays(dest, strays);
         Ok(token)
     }
 
@@ -397,6 +422,17 @@ impl Transport for LocalTransport {
         let mut st = self.cube.lock(self.rank);
         let _ = st.mailbox.discard(tags);
         st.mailbox.take_dropped();
+    }
+
+    fn close(&self, call: u32) {
+        // Every message here is complete: no clear-to-send to issue.
+        let strays = {
+            let mut st = self.cube.lock(self.rank);
+            let _ = st.mailbox.close(call);
+            st.mailbox.take_dropped();
+            st.mailbox.take_strays()
+        };
+        self.cube.tell_strays(self.rank, strays);
     }
 
     fn keep(&self, tags: &[u32]) {

@@ -15,6 +15,12 @@
 //! the runtime discards, and only the reserved tags of a call that has ended on this node:
 //! no receive can ever be posted for them (`collectives/ctx.rs`), so no message a program
 //! could receive is lost.
+//!
+//! **Closed calls.** A collective call whose part here completed ([`Mailbox::close`]) has
+//! taken every message of it meant for this node; one that is queued or comes later was
+//! sent by a member running another algorithm. It is dropped as a discarded tag's is, and
+//! recorded ([`Mailbox::take_strays`]) for the transport to tell the call's members
+//! (`mailbox/closed.rs`).
 
 use std::collections::VecDeque;
 
@@ -25,6 +31,9 @@ use hypercube_topology::NodeId;
 
 use crate::base::landing::Landing;
 use crate::base::message::{Message, MsgType, Select, Status};
+use crate::base::tags;
+use closed::Closed;
+pub(crate) use closed::Stray;
 
 /// Identifies a posted receive (the mailbox issues them; `hypercube::transport::RecvToken`).
 pub type RecvToken = u64;
@@ -113,6 +122,10 @@ pub(crate) struct Mailbox {
     /// and how many of its bytes are there: posted ones, and bound rendezvous messages of
     /// the landing's exact length (any other message is received as usual).
     landings: FxHashMap<RecvToken, (Landing, usize)>,
+    /// The collective calls whose part here has completed ([`Mailbox::close`]).
+    closed: Closed,
+    /// Messages of closed calls, dropped, for the transport to tell the calls' members of.
+    strays: Vec<Stray>,
 }
 
 impl Mailbox {
@@ -133,9 +146,10 @@ impl Mailbox {
     ) -> Option<NeedCts> {
         let eager = matches!(body, Body::Ready(_));
         let env = self.envelope(source, tag, len, body, eager, wire_id);
-        if self.is_discarded(tag) {
-            return self.drop_envelope(env);
-        }
+        let env = match self.refuse(env) {
+            Ok(need) => return need,
+            Err(env) => env,
+        };
         match self.bind_posted(env) {
             Ok(need) => need,
             Err(env) => {
@@ -171,7 +185,7 @@ impl Mailbox {
     /// Are messages of `tag` dropped (their call failed: [`Mailbox::discard`])? (The
     /// emptiness test first: no hashing per message while no call has failed.)
     fn is_discarded(&self, tag: u32) -> bool {
-        !self.discarded.is_empty() && self.discarded.contains(&tag)
+        !self.discarded.is_empty() && self.discarded.contains(&tags::call_key(tag))
     }
 
     /// Bind `env` to the oldest posted receive that matches it, as an arrival does;
@@ -409,10 +423,10 @@ impl Mailbox {
     /// matches: it would have bound that at its post), else into the queue in arrival
     /// order — or drop it, if its tag is discarded.
     fn requeue(&mut self, env: Envelope) {
-        if self.is_discarded(env.tag) {
-            let _ = self.drop_envelope(env);
-            return;
-        }
+        let env = match self.refuse(env) {
+            Ok(_) => return,
+            Err(env) => env,
+        };
         let env = match self.bind_posted(env) {
             Ok(_) => return,
             Err(env) => env,
@@ -426,15 +440,17 @@ impl Mailbox {
     }
 
     /// Drop every message of `tags`, queued now or arriving later, until
-    /// [`Mailbox::keep`] (see the module docs). Returns the clear-to-sends to issue: one
+    /// [`Mailbox::keep`] (see the module docs); a collective tag stands for its call, every
+    /// variant (`tags::call_key`). Returns the clear-to-sends to issue: one
     /// for each queued rendezvous message of these tags, whose payload is then dropped as
     /// it arrives. A receive still posted or bound for these tags is left alone (its
     /// message is dropped if the receive is abandoned).
     pub fn discard(&mut self, tags: &[u32]) -> Vec<NeedCts> {
-        self.discarded.extend(tags.iter().copied());
+        self.discarded
+            .extend(tags.iter().map(|&t| tags::call_key(t)));
         let (gone, kept): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.unexpected)
             .into_iter()
-            .partition(|e| self.discarded.contains(&e.tag));
+            .partition(|e| self.is_discarded(e.tag));
         self.unexpected = kept;
         gone.into_iter()
             .filter_map(|e| self.drop_envelope(e))
@@ -443,8 +459,8 @@ impl Mailbox {
 
     /// Deliver `tags` again (their calls' tags are drawn anew: see `Node::collective_tag`).
     pub fn keep(&mut self, tags: &[u32]) {
-        for t in tags {
-            self.discarded.remove(t);
+        for &t in tags {
+            self.discarded.remove(&tags::call_key(t));
         }
     }
 
@@ -486,6 +502,7 @@ impl Mailbox {
     }
 }
 
+mod closed;
 mod held;
 mod landing;
 

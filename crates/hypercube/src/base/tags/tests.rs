@@ -93,19 +93,33 @@ fn every_tag_falls_in_its_own_range() {
     // Collectives: first and last dimension, first and last counter; the counter wraps
     // and the dimension is the slot.
     assert_eq!(collective(0, 0), *COLLECTIVE.start());
-    assert_eq!(collective(MAX_DIM, LOW_MASK), *COLLECTIVE.end());
+    assert_eq!(
+        with_variant(collective(MAX_DIM, COUNTER_MASK), 31),
+        *COLLECTIVE.end()
+    );
     for dim in [0, 1, MAX_DIM - 1, MAX_DIM] {
-        for counter in [0, 1, LOW_MASK, LOW_MASK + 1, u32::MAX] {
-            let t = collective(dim, counter);
-            assert_eq!(owners(t), ["collectives"], "dim {dim}, call {counter}");
-            assert_eq!((t >> LOW_BITS) & 0x1F, dim);
-            assert_eq!(t & LOW_MASK, counter & LOW_MASK);
-            // Its failure notices: a tag of their own, one per dimension and counter
-            // (low 24 bits), never another call's data or another dimension's notice.
-            let f = failure(t);
-            assert_eq!(owners(f), ["failure notices"], "dim {dim}, call {counter}");
-            assert_eq!((f - FAILURE.start()) >> 24, dim);
-            assert_eq!(f & 0xFF_FFFF, counter & 0xFF_FFFF);
+        for counter in [0, 1, COUNTER_MASK, COUNTER_MASK + 1, LOW_MASK, u32::MAX] {
+            let key = collective(dim, counter);
+            assert_eq!(variant(key), 0);
+            for v in [0, 1, 13, 31] {
+                // Every variant of the call: the call's own dimension, counter and key.
+                let t = with_variant(key, v);
+                assert_eq!(owners(t), ["collectives"], "dim {dim}, call {counter}");
+                assert_eq!(call_dim(t), dim);
+                assert_eq!((t >> LOW_BITS) & 0x1F, dim);
+                assert_eq!(t & COUNTER_MASK, counter & COUNTER_MASK);
+                assert_eq!(variant(t), v);
+                assert_eq!(call_key(t), key);
+                // Its failure notices: a tag of their own, one per dimension and counter
+                // (21 bits), the same for every variant, never another call's data or
+                // another dimension's notice.
+                let f = failure(t);
+                assert_eq!(f, failure(key));
+                assert_eq!(owners(f), ["failure notices"], "dim {dim}, call {counter}");
+                assert_eq!((f - FAILURE.start()) >> 24, dim);
+                assert_eq!(f & 0xFF_FFFF, counter & COUNTER_MASK);
+                assert_eq!(call_key(f), f);
+            }
         }
     }
     assert_eq!(failure(collective(0, 0)), *FAILURE.start());

@@ -113,7 +113,7 @@ impl Subcube<'_> {
         } else {
             None
         };
-        let c = Ctx::new(self.node, self.dim)?;
+        let c = Ctx::new(self.node, self.dim)?.variant(alg);
         let bytes = blocks.iter().map(Bytes::len).max().unwrap_or(0);
         let c = if c.call.is_some() {
             c.traced(Operation::Alltoallv.env_name(), &alg, bytes)

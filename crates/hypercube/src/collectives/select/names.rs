@@ -57,6 +57,39 @@ pub enum Algorithm {
     Tree,
 }
 
+impl Algorithm {
+    /// Every algorithm, in declaration order: an algorithm's index here is the *variant*
+    /// its messages' tags carry (`base/tags.rs`, [`Algorithm::variant`]).
+    const VARIANTS: [Algorithm; 15] = [
+        Algorithm::Auto,
+        Algorithm::Hypercube,
+        Algorithm::Ring,
+        Algorithm::Mesh,
+        Algorithm::ScatterAllgather,
+        Algorithm::ReduceScatterGather,
+        Algorithm::ReduceScatterAllgather,
+        Algorithm::StoreForward,
+        Algorithm::Pairwise,
+        Algorithm::Ecube,
+        Algorithm::GrayRing,
+        Algorithm::Chain,
+        Algorithm::Planned,
+        Algorithm::AllPort,
+        Algorithm::Tree,
+    ];
+
+    /// The variant (0..32) of the tags this algorithm's messages carry: members that run
+    /// different algorithms for one call never take each other's messages as their own.
+    pub(crate) fn variant(self) -> u32 {
+        self as u32
+    }
+
+    /// The algorithm whose messages carry `variant` ([`Algorithm::variant`]).
+    pub(crate) fn of_variant(variant: u32) -> Option<Algorithm> {
+        Self::VARIANTS.get(variant as usize).copied()
+    }
+}
+
 impl FromStr for Algorithm {
     type Err = Error;
     fn from_str(s: &str) -> Result<Algorithm> {
@@ -154,5 +187,23 @@ impl Operation {
             Operation::Alltoallv => &[Pairwise, Ecube, Planned],
             Operation::Shift => &[Ecube, GrayRing],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Algorithm;
+
+    #[test]
+    fn every_algorithm_has_its_own_variant_below_32() {
+        for (i, &a) in Algorithm::VARIANTS.iter().enumerate() {
+            assert_eq!(a.variant(), i as u32, "{a:?}");
+            assert_eq!(Algorithm::of_variant(a.variant()), Some(a));
+        }
+        assert!(Algorithm::VARIANTS.len() <= 32);
+        assert_eq!(
+            Algorithm::of_variant(Algorithm::VARIANTS.len() as u32),
+            None
+        );
     }
 }

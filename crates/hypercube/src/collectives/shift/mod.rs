@@ -31,7 +31,7 @@ impl Subcube<'_> {
                 "shift: the GrayRing algorithm shifts along the ring order only".into(),
             ));
         }
-        let c = Ctx::new(self.node, self.dim)?;
+        let c = Ctx::new(self.node, self.dim)?.variant(alg);
         c.guard(match alg {
             Algorithm::Ecube => ecube::shift(&c, data, qn, order),
             Algorithm::GrayRing => gray_ring::shift(&c, data, qn),

@@ -292,6 +292,7 @@ impl Engine {
                     h.msg_id,
                 );
                 self.issue_cts(st, need);
+                self.tell_strays(st);
             }
             Kind::Cts => self.start_payload(st, h.src, h.msg_id),
             Kind::Data => {

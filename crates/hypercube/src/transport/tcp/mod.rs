@@ -326,6 +326,10 @@ impl Transport for TcpTransport {
         self.engine.discard(tags);
     }
 
+    fn close(&self, call: u32) {
+        self.engine.close(call);
+    }
+
     fn keep(&self, tags: &[u32]) {
         self.engine.lock().mailbox.keep(tags);
     }

@@ -66,6 +66,7 @@ impl Engine {
             st.next_msg_id += 1;
             st.mailbox
                 .arrive_id(dest, tag, len, Body::Ready(data.into_bytes()), id);
+            self.tell_strays(&mut st);
             self.notify();
             return Ok((SENT, id));
         }
@@ -83,24 +84,7 @@ impl Engine {
             let eager_max = (eager_limit as u64 + EAGER_SLACK).min(MAX_FRAME_LEN as u64);
             if len <= eager_max && st.credits[slot] >= cost {
                 st.credits[slot] -= cost;
-                // Every message gets a number, eager ones too: it names it in a trace.
-                let id = st.next_msg_id;
-                st.next_msg_id += 1;
-                let h = Header {
-                    kind: Kind::Eager,
-                    src: self.me,
-                    dest,
-                    tag,
-                    msg_id: id,
-                    total_len: len,
-                    frame_len: len as u32,
-                    route,
-                    seq: 0,
-                    trailer: false,
-                    ack_now: false,
-                };
-                st.sent_to[slot] += 1;
-                self.originate(&mut st, h, data, None);
+                let id = self.eager(&mut st, dest, tag, data, route);
                 return Ok((SENT, id));
             }
         }
@@ -132,6 +116,73 @@ impl Engine {
         };
         self.originate(&mut st, h, Parts::default(), None);
         Ok((id, id))
+    }
+
+    /// Send `data` to `dest` as one eager frame (its credit taken by the caller); the
+    /// message's number.
+    pub(super) fn eager(
+        &self,
+        st: &mut State,
+        dest: NodeId,
+        tag: u32,
+        data: Parts,
+        route: Route,
+    ) -> u64 {
+        // Every message gets a number, eager ones too: it names it in a trace.
+        let id = st.next_msg_id;
+        st.next_msg_id += 1;
+        let len = data.len() as u64;
+        let h = Header {
+            kind: Kind::Eager,
+            src: self.me,
+            dest,
+            tag,
+            msg_id: id,
+            total_len: len,
+            frame_len: len as u32,
+            route,
+            seq: 0,
+            trailer: false,
+            ack_now: false,
+        };
+        st.sent_to[self.slot(dest)] += 1;
+        self.originate(st, h, data, None);
+        id
+    }
+
+    /// Tell the members of each closed call a message of which the mailbox dropped
+    /// (`Mailbox::close`, `base/notice.rs`): a failure notice to every other member, sent
+    /// at once, eagerly, under the lock. A notice is small, so it goes even where the eager
+    /// credit is spent (the credit is taken down to zero): it must not wait, nor make the
+    /// reader that found the stray wait, for a receiver that may have finished the call.
+    pub(super) fn tell_strays(&self, st: &mut State) {
+        for s in st.mailbox.take_strays() {
+            if st.failure.is_some() {
+                return;
+            }
+            let (tag, members, body) = crate::base::notice::stray(self.me, s.source, s.call);
+            tracing::warn!(
+                "dropped a message from node {} of a collective call whose part here had \
+                 ended (the members ran different algorithms); telling the call's members",
+                s.source
+            );
+            for m in members {
+                let slot = self.slot(m);
+                let cost = body.len() as u64 + EAGER_OVERHEAD;
+                st.credits[slot] = st.credits[slot].saturating_sub(cost);
+                self.eager(st, m, tag, body.clone().into(), Route::ECUBE);
+            }
+        }
+    }
+
+    /// This node's part of the collective call `call` completed (`Transport::close`):
+    /// drop its messages queued and arriving, telling the call's members of each.
+    pub(super) fn close(&self, call: u32) {
+        let mut st = self.lock();
+        for need in st.mailbox.close(call) {
+            self.issue_cts(&mut st, Some(need));
+        }
+        self.settle_dropped(&mut st);
     }
 
     /// Has the send finished (its bytes handed to the socket)?
@@ -294,12 +345,13 @@ impl Engine {
         self.settle_dropped(&mut st);
     }
 
-    /// Credit back the eager messages the mailbox dropped (their tags are discarded), as
-    /// if they had been received.
+    /// Credit back the eager messages the mailbox dropped (their tags are discarded, or
+    /// their calls closed), as if they had been received; tell of the strays.
     pub(super) fn settle_dropped(&self, st: &mut State) {
         for (source, len) in st.mailbox.take_dropped() {
             self.consumed(st, source, len);
         }
+        self.tell_strays(st);
     }
 
     /// Send the clear-to-send a receive that just bound a rendezvous message needs.
