@@ -87,6 +87,14 @@ struct Args {
     /// already in its place in the result, as with `MPI_IN_PLACE`)
     #[arg(long, value_enum, default_value = "bytes")]
     form: Form,
+    /// Collectives: also call the form VS in the same job, one call of each in turn
+    /// (`--form`'s first), each timed apart, and print `# vs VS:` with VS's average and the
+    /// ratio of the two. Both forms then run on the same processes, placed alike, through
+    /// the same moments of the machine's load: a ratio from two jobs varies with where the
+    /// scheduler put the ranks (identical jobs of 8 ranks on 2 cores differ by up to 2×),
+    /// a ratio from one job much less
+    #[arg(long, value_enum, value_name = "VS")]
+    vs: Option<Form>,
 }
 
 /// How `--form` calls bcast, allgather and alltoall.
@@ -274,13 +282,22 @@ fn collective(
     } else {
         (lo, hi)
     };
+    let form = if args.typed { Form::Slice } else { args.form };
+    // The forms timed in turn: `--form`'s, then `--vs`'s.
+    let forms: Vec<Form> = std::iter::once(form).chain(args.vs).collect();
     for s in osu::sizes(lo, hi) {
         let n = osu::iters_for(s, args.iters, 1000, 100);
         let skip = osu::warmup_for(s, args.warmup, 100, 10);
-        let mut buf = Buffers::new(bench, s as usize, p, a, me);
-        buf.form = if args.typed { Form::Slice } else { args.form };
-        let mut scratch = buf.floats.clone();
-        let mut total = 0.0f64;
+        let mut runs: Vec<(Buffers, Vec<f32>)> = forms
+            .iter()
+            .map(|&f| {
+                let mut buf = Buffers::new(bench, s as usize, p, a, me);
+                buf.form = f;
+                let scratch = buf.floats.clone();
+                (buf, scratch)
+            })
+            .collect();
+        let mut totals = vec![0.0f64; forms.len()];
         // With --per-rank: the sum of this rank's barrier exit times (CLOCK_MONOTONIC, one
         // clock for every process on a machine), µs after the first timed exit.
         let mut exits = 0.0f64;
@@ -294,47 +311,63 @@ fn collective(
         // the others were still in theirs: the 1 MiB `buf` all-to-all on 4 ranks took
         // 1.08–1.23× the byte form's time, and the whole job 10–20 % more CPU;
         // `docs/perf/typed.md`, "The forms that consume their input".)
-        let fresh_input = buf.consumes_input(bench);
         let prepare = |buf: &mut Buffers, scratch: &mut Vec<f32>| {
             if bench == Bench::Gop {
                 scratch.copy_from_slice(&buf.floats);
             }
             buf.refill(bench, p, me);
         };
-        prepare(&mut buf, &mut scratch);
+        for (buf, scratch) in &mut runs {
+            prepare(buf, scratch);
+        }
         cube.barrier()?;
         // When the first timed call began on this rank: the whole loop's time, barriers
         // included, printed as `# loop:` with --per-rank.
         let mut loop0 = None;
         for i in 0..n + skip {
-            let t0 = Instant::now();
-            if i == skip {
-                loop0 = Some(t0);
-            }
-            call(node, c, bench, s as usize, &mut buf, &mut scratch)
-                .with_context(|| format!("size {s}, iteration {i}"))?;
-            let t = t0.elapsed().as_secs_f64();
-            if i >= skip {
-                total += t;
-            }
-            if i + 1 < n + skip {
-                if fresh_input {
-                    cube.barrier()?;
+            for (f, (buf, scratch)) in runs.iter_mut().enumerate() {
+                let t0 = Instant::now();
+                if i == skip && f == 0 {
+                    loop0 = Some(t0);
                 }
-                prepare(&mut buf, &mut scratch);
+                call(node, c, bench, s as usize, buf, scratch)
+                    .with_context(|| format!("size {s}, iteration {i}, {:?}", buf.form))?;
+                let t = t0.elapsed().as_secs_f64();
+                if i >= skip {
+                    totals[f] += t;
+                }
+                if i + 1 < n + skip {
+                    if buf.consumes_input(bench) {
+                        cube.barrier()?;
+                    }
+                    prepare(buf, scratch);
+                }
+                cube.barrier()?;
             }
-            cube.barrier()?;
             if args.per_rank && i >= skip {
                 let t = hypercube_bench::monotonic_ns() as f64 / 1e3;
                 exits += t - *exit0.get_or_insert(t);
             }
         }
         let looped = loop0.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64);
-        let mine = total * 1e6 / n.max(1) as f64;
-        let sum = cube.reduce(0, &[mine], Op::Sum)?;
-        if let Some(sum) = sum {
-            say(node, &osu::row_line(s, sum[0] / p as f64));
+        let means: Vec<f64> = totals.iter().map(|t| t * 1e6 / n.max(1) as f64).collect();
+        let mine = means[0];
+        let sums = cube.reduce(0, &means, Op::Sum)?;
+        if let Some(sums) = sums {
+            let avg: Vec<f64> = sums.iter().map(|t| t / p as f64).collect();
+            say(node, &osu::row_line(s, avg[0]));
+            if let (Some(vs), Some(&other)) = (args.vs, avg.get(1)) {
+                say(
+                    node,
+                    &format!(
+                        "# vs {vs:?}: {other:.2} us; {:?} / {vs:?} = {:.3}",
+                        forms[0],
+                        avg[0] / other
+                    ),
+                );
+            }
         }
+        let buf = &runs[0].0;
         if matches!(buf.form, Form::Slice | Form::Vec | Form::BytesToVec)
             && matches!(bench, Bench::Bcast | Bench::Allgather | Bench::Alltoall)
             && me == 0
