@@ -87,9 +87,9 @@ struct Args {
     /// already in its place in the result, as with `MPI_IN_PLACE`)
     #[arg(long, value_enum, default_value = "bytes")]
     form: Form,
-    /// Collectives: also call the form VS in the same job, one call of each in turn
-    /// (`--form`'s first), each timed apart, and print `# vs VS:` with VS's average and the
-    /// ratio of the two. Both forms then run on the same processes, placed alike, through
+    /// Collectives: also call the form VS in the same job, one call of each in turn (each
+    /// first every other time, both after the same barriers), each timed apart, and print
+    /// `# vs VS:` with VS's average and the ratio of the two (`# loop:` then covers both). Both forms then run on the same processes, placed alike, through
     /// the same moments of the machine's load: a ratio from two jobs varies with where the
     /// scheduler put the ranks (identical jobs of 8 ranks on 2 cores differ by up to 2×),
     /// a ratio from one job much less
@@ -317,6 +317,10 @@ fn collective(
             }
             buf.refill(bench, p, me);
         };
+        // (With `--vs`, both forms' calls follow the same barriers: what precedes a call —
+        // the order in which the ranks left the barrier — changes a short call's time more
+        // than the form does: a 8 B `bcast` of bytes took 18 or 43 µs after one or two.)
+        let fresh_input = runs.iter().any(|(buf, _)| buf.consumes_input(bench));
         for (buf, scratch) in &mut runs {
             prepare(buf, scratch);
         }
@@ -325,9 +329,13 @@ fn collective(
         // included, printed as `# loop:` with --per-rank.
         let mut loop0 = None;
         for i in 0..n + skip {
-            for (f, (buf, scratch)) in runs.iter_mut().enumerate() {
+            // Each form goes first every other iteration: neither always follows the other.
+            let k = runs.len();
+            for j in 0..k {
+                let f = if i % 2 == 0 { j } else { k - 1 - j };
+                let (buf, scratch) = &mut runs[f];
                 let t0 = Instant::now();
-                if i == skip && f == 0 {
+                if i == skip && j == 0 {
                     loop0 = Some(t0);
                 }
                 call(node, c, bench, s as usize, buf, scratch)
@@ -337,7 +345,7 @@ fn collective(
                     totals[f] += t;
                 }
                 if i + 1 < n + skip {
-                    if buf.consumes_input(bench) {
+                    if fresh_input {
                         cube.barrier()?;
                     }
                     prepare(buf, scratch);
