@@ -71,18 +71,28 @@ mod tests;
 #[cfg(test)]
 mod tests_mixed;
 
-/// Blocks (and broadcasts) of at least this many bytes are received by the typed forms into
-/// their result in place and sent from the caller's memory (`node/landing.rs`, `lend.rs`):
-/// the allgather's hypercube algorithm, the all-to-all's pairwise and e-cube exchanges (and
-/// the last step of its store-and-forward exchange, half the result), the broadcast's
-/// hypercube algorithm. Smaller ones go through message buffers, copied: measured on
-/// loopback (np = 4 and 8, `osu allgather --form into`), at 64 KiB the two ways cost the
-/// same within the noise (the lent sends wait for their acknowledgements), at 1 MiB
-/// receiving in place saves 10–30 % (`docs/perf/typed.md`). The typed forms do not pick
-/// another algorithm to receive more in place, since members that disagree on the length
-/// would then run different algorithms and a wrong result could pass unnoticed. Members on
+/// Blocks of at least this many bytes are received by the typed forms into their result
+/// in place and sent from the caller's memory (`node/landing.rs`, `lend.rs`): the
+/// allgather's hypercube algorithm, the all-to-all's pairwise and e-cube exchanges (and the
+/// last step of its store-and-forward exchange, half the result); the broadcast from
+/// [`BCAST_LAND_FROM`]. Smaller ones go through message buffers, copied. Measured on
+/// loopback in one job against the byte form (`osu --form into|slice --vs bytes`, 4 and 8
+/// ranks, two jobs each): at 64 KiB landing took the all-to-all from 1.08–1.23× the byte
+/// form's time to 1.01–1.10×, the 4-rank all-gather from 1.21–1.30× to 1.10–1.16× (once a
+/// link reads a frame's header alone while a landing waits, `LinkIn::header_first`, and
+/// lent memory of less than 256 KiB is copied at once when its lender returns instead of
+/// waited for; before, 64 KiB cost the same both ways); at 1 MiB receiving in place saves
+/// 10–30 %. The typed forms do not pick another algorithm to receive more in place, since
+/// members that disagree on the length would then run different algorithms. Members on
 /// either side of the limit exchange the same messages.
-pub(crate) const LAND_FROM: usize = 128 << 10;
+pub(crate) const LAND_FROM: usize = 64 << 10;
+
+/// The broadcast's [`LAND_FROM`]: landing 64 KiB, the typed broadcast on loopback took
+/// 1.23–1.29× the byte form's time on 4 ranks and 1.31–1.41× on 8 (lent memory copied at
+/// once), copying 1.12–1.22× and 1.16–1.26× (`osu bcast --form into --vs bytes`): a
+/// broadcast's member passes on what it received, and its lent copy is rarely read by the
+/// time it returns.
+pub(crate) const BCAST_LAND_FROM: usize = 128 << 10;
 
 pub use element::{Element, Op};
 pub use pod::{Builtin, Loc, LocIndex, Pod};

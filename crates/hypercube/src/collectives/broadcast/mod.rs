@@ -36,7 +36,7 @@ impl Subcube<'_> {
     /// [`Subcube::bcast`] between the caller's memories (the typed forms' core): the root
     /// passes its `len` bytes as `data` (its `out` is not used), every other member receives
     /// them into `out`. With the hypercube algorithm and at least
-    /// [`LAND_FROM`](super::LAND_FROM) bytes the message lands in `out` and is passed on
+    /// [`BCAST_LAND_FROM`](super::BCAST_LAND_FROM) bytes the message lands in `out` and is passed on
     /// from there (`hypercube::bcast_landing`);
     /// otherwise the byte form's result is copied into `out`.
     ///
@@ -59,7 +59,7 @@ impl Subcube<'_> {
             )));
         }
         let (alg, c) = self.start(Operation::Bcast, len, true)?;
-        if alg == Algorithm::Hypercube && len >= super::LAND_FROM {
+        if alg == Algorithm::Hypercube && len >= super::BCAST_LAND_FROM {
             // SAFETY: forwarded.
             return c.guard(unsafe { hypercube::bcast_landing(&c, r, data, out, len) });
         }

@@ -13,6 +13,11 @@ use crate::base::landing::Landing;
 use crate::base::message::Select;
 
 impl Mailbox {
+    /// Is any receive posted or bound with a landing?
+    pub(crate) fn has_landings(&self) -> bool {
+        !self.landings.is_empty()
+    }
+
     /// Post a receive whose message is to land in `landing` (`base/landing.rs`): the
     /// payload of a rendezvous message of exactly that length is written there as it
     /// arrives ([`Mailbox::data`], [`Mailbox::landed`]), and the message is then a view of

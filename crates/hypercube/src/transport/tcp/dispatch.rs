@@ -29,20 +29,27 @@ impl Engine {
     /// Read one link (the caller holds its input lock) and act on what came.
     pub(super) fn service_input(&self, inp: &mut LinkIn, link: usize) {
         inp.pass_on = !self.detour.load(Ordering::Relaxed);
+        inp.header_first = self.landing_hint.load(Ordering::Relaxed);
         let res = inp.read_into(self.num_nodes, self.has_host, &mut |h| {
             let mut st = self.lock();
-            let slot = self.slot(h.src);
-            if !st.streams.in_turn(slot, h) {
-                return None;
+            let found = (|| {
+                let slot = self.slot(h.src);
+                if !st.streams.in_turn(slot, h) {
+                    return None;
+                }
+                // Not while another link's reader lands a copy of it (`claim.rs`).
+                let claim = st.claims.take(slot, h.seq, link)?;
+                let (to, at) = match h.kind {
+                    // A long eager message lands if its receive is posted with a landing.
+                    Kind::Eager => st.mailbox.land_eager(h.src, h.tag, h.total_len, h.msg_id),
+                    _ => st.mailbox.landing_at(h.src, h.msg_id),
+                }?;
+                Some((to, at, claim))
+            })();
+            if found.is_none() && !st.mailbox.has_landings() {
+                self.landing_hint.store(false, Ordering::Relaxed);
             }
-            // Not while another link's reader lands a copy of it (`claim.rs`).
-            let claim = st.claims.take(slot, h.seq, link)?;
-            let (to, at) = match h.kind {
-                // A long eager message lands if its receive is posted with a landing.
-                Kind::Eager => st.mailbox.land_eager(h.src, h.tag, h.total_len, h.msg_id),
-                _ => st.mailbox.landing_at(h.src, h.msg_id),
-            }?;
-            Some((to, at, claim))
+            found
         });
         if matches!(&res, Ok(ReadOutcome::Frames(f)) if f.is_empty()) {
             return;

@@ -51,6 +51,9 @@ pub(crate) struct LinkIn {
     /// turns it off while it routes around a dead link: then every frame is read whole,
     /// and none straight into a landing).
     pub pass_on: bool,
+    /// Read a frame's header alone when the buffer is empty at a frame's start (set by the
+    /// engine while a receive may wait with a landing: `Engine::landing_hint`).
+    pub header_first: bool,
     /// The frame being read into a landing, if one is (see the module documentation).
     landing: Option<Direct>,
     /// Frames read into a landing so far ([`Item::Landed`]).
@@ -113,6 +116,7 @@ impl LinkIn {
             transit_left: 0,
             frames_in: 0,
             pass_on: true,
+            header_first: false,
             landing: None,
             landed: 0,
             stats: Default::default(),
@@ -179,6 +183,10 @@ impl LinkIn {
             let mut want = self.next_need(num_nodes, host)?.max(64 << 10);
             if self.transit_left > 0 {
                 want = want.min((TRANSIT_READ - passing).max(4096));
+            } else if self.header_first && self.buf.is_empty() {
+                // A frame's start while a receive may wait with a landing: its header
+                // alone, so that a frame for that receive is read into it whole.
+                want = HEADER_LEN;
             }
             self.buf.reserve(want);
             let start = self.buf.len();

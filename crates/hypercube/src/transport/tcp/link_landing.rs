@@ -439,4 +439,40 @@ mod tests {
             "written after the claim was revoked"
         );
     }
+
+    /// A 40 KiB frame for a receive that named memory, all in the socket at once: read in
+    /// one piece with the link's first read (64 KiB), too little of it is left to land
+    /// (`LAND_MIN`) and it comes as an ordinary frame, to be copied; with the header read
+    /// alone first (`LinkIn::header_first`, while a landing waits) it lands whole.
+    #[test]
+    fn a_frame_read_header_first_lands_whole() {
+        let frame = data_frame(0, 40 << 10, 13, false);
+        for header_first in [false, true] {
+            let (mut link, mut w) = link();
+            link.header_first = header_first;
+            w.write_all(&encode(std::slice::from_ref(&frame)))
+                .expect("write");
+            let mut memory = vec![0u8; 40 << 10];
+            // SAFETY: `memory` outlives the landing and is read only after the reads.
+            let landing = unsafe { Landing::from_raw(memory.as_mut_ptr(), memory.len()) };
+            let mut got = Vec::new();
+            for _ in 0..100 {
+                match link.read_into(4, false, &mut |_| Some((landing, 0, Claim::new()))) {
+                    Ok(ReadOutcome::Frames(f)) => got.extend(f),
+                    _ => panic!("an error or end of file on a valid frame"),
+                }
+                if !got.is_empty() {
+                    break;
+                }
+            }
+            match (&got[..], header_first) {
+                ([Item::Landed(h, _)], true) => {
+                    assert_eq!(h.frame_len, 40 << 10);
+                    assert_eq!(&memory[..], &frame.1[..]);
+                }
+                ([Item::Frame(_, p)], false) => assert_eq!(p, &frame.1),
+                _ => panic!("header_first {header_first}: {} items", got.len()),
+            }
+        }
+    }
 }
