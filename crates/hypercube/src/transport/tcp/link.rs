@@ -53,7 +53,7 @@ pub(crate) struct LinkIn {
     pub pass_on: bool,
     /// Read a frame's header alone when the buffer is empty at a frame's start (set by the
     /// engine while a receive may wait with a landing: `Engine::landing_hint`).
-    pub header_first: bool,
+    pub(crate) header_first: bool,
     /// The frame being read into a landing, if one is (see the module documentation).
     landing: Option<Direct>,
     /// Frames read into a landing so far ([`Item::Landed`]).
