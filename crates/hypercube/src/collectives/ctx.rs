@@ -239,6 +239,22 @@ impl<'a> Ctx<'a> {
         r
     }
 
+    /// `r` as it is; an error is told to every other member at once, as [`Ctx::guard`]
+    /// would at the end of the call (and then does not again). A call that lends memory
+    /// (`lend.rs`) passes its result through here inside [`lend`](super::lend::lend): the
+    /// lender waits, before the call returns, until every copy of the lent bytes is
+    /// dropped, and on the in-process transport the receivers hold those copies — a
+    /// receiver that still waits in the call for a message this member will now not send
+    /// holds them, and waits, until it is told. (The mismatch suite on threads with blocks
+    /// of 80 000 bytes: node 3 of a 2-cube stopped at node 2's short block and waited for
+    /// node 2 to drop its lent block; node 2 waited for node 1, node 1 for node 3.)
+    pub(crate) fn tell_now<R>(&self, r: Result<R>) -> Result<R> {
+        if let Err(e) = &r {
+            self.fail(e);
+        }
+        r
+    }
+
     /// This member's part failed with `e`: unless a notice told it so, tell every other
     /// member (see [`Ctx::guard`]).
     fn fail(&self, e: &Error) {

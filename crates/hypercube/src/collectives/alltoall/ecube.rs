@@ -49,36 +49,41 @@ pub(crate) unsafe fn alltoall_landing(
     data: &[u8],
     m: usize,
     out: *mut u8,
-) -> Result<Option<(u32, Bytes)>> {
+) -> Result<()> {
     crate::collectives::lend::lend(&|| c.release_lent(), |l| {
-        let p = c.p();
-        let me = c.me as usize;
-        let recvs = (1..p)
-            .map(|j| {
-                let t = c.me ^ j;
-                // SAFETY: block `t` of `out`, written by this receive only; every receive
-                // is waited for or dropped before this returns.
-                unsafe { c.irecv_landing(t, (out.add(t as usize * m), m)) }.map(|r| (t, r))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let sends = (1..p)
-            .map(|j| {
-                let t = (c.me ^ j) as usize;
-                c.isend(t as u32, l.lend(&data[t * m..(t + 1) * m]))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        // This node's own block, copied while the others are under way.
-        // SAFETY: block `me` of `out` (the caller's contract).
-        unsafe { super::copy_block(data, out, me, m) };
-        let mut other = None;
-        for (from, r) in recvs {
-            if let Some(b) = r.wait()? {
-                other.get_or_insert((from, b));
-            }
-        }
-        for s in sends {
-            s.wait()?;
-        }
-        Ok(other)
+        c.tell_now(
+            (|| {
+                let p = c.p();
+                let me = c.me as usize;
+                let recvs = (1..p)
+                    .map(|j| {
+                        let t = c.me ^ j;
+                        // SAFETY: block `t` of `out`, written by this receive only; every receive
+                        // is waited for or dropped before this returns.
+                        unsafe { c.irecv_landing(t, (out.add(t as usize * m), m)) }.map(|r| (t, r))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let sends = (1..p)
+                    .map(|j| {
+                        let t = (c.me ^ j) as usize;
+                        c.isend(t as u32, l.lend(&data[t * m..(t + 1) * m]))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                // This node's own block, copied while the others are under way.
+                // SAFETY: block `me` of `out` (the caller's contract).
+                unsafe { super::copy_block(data, out, me, m) };
+                let mut other = None;
+                for (from, r) in recvs {
+                    if let Some(b) = r.wait()? {
+                        other.get_or_insert((from, b));
+                    }
+                }
+                for s in sends {
+                    s.wait()?;
+                }
+                Ok(other)
+            })()
+            .and_then(|other| super::as_error(other, m)),
+        )
     })
 }

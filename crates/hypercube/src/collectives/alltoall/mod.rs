@@ -79,10 +79,7 @@ impl Subcube<'_> {
                 return Ok(());
             }
         };
-        c.guard(landed.and_then(|other| match other {
-            None => Ok(()),
-            Some((from, b)) => Err(super::blocks::wrong_length(&b, 1, m, "alltoall", from)),
-        }))
+        c.guard(landed)
     }
 
     /// All-to-all personalized with blocks of any lengths: pairwise exchange (Alg. 4.10),
@@ -232,4 +229,13 @@ fn alltoall_blocks(alg: Algorithm, c: &Ctx<'_>, blocks: &[Bytes], m: usize) -> R
         return Err(super::blocks::unequal_blocks("alltoall"));
     }
     Ok(out)
+}
+
+/// A landing all-to-all's message of another length (`Some((from, message))`, from the
+/// relative rank `from`), as the error that names it; `None`: every block came whole.
+fn as_error(other: Option<(u32, Bytes)>, m: usize) -> Result<()> {
+    match other {
+        None => Ok(()),
+        Some((from, b)) => Err(super::blocks::wrong_length(&b, 1, m, "alltoall", from)),
+    }
 }

@@ -32,7 +32,9 @@ pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> 
     if c.k == 0 {
         return Ok(data.to_vec());
     }
-    lend(&|| c.release_lent(), |lender| rotated(c, data, op, lender))
+    lend(&|| c.release_lent(), |lender| {
+        c.tell_now(rotated(c, data, op, lender))
+    })
 }
 
 /// The d rotated halvings, the first step's pieces lent from `data`.

@@ -39,7 +39,9 @@ const PIECE: usize = 512 << 10;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
 pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
-    lend(&|| c.release_lent(), |lender| halving(c, data, op, lender))
+    lend(&|| c.release_lent(), |lender| {
+        c.tell_now(halving(c, data, op, lender))
+    })
 }
 
 /// Alg. 4.8 with the first step's outgoing blocks lent from `data`.
