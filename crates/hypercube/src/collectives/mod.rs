@@ -77,8 +77,8 @@ mod tests_mixed;
 /// last step of its store-and-forward exchange, half the result); the broadcast from
 /// [`BCAST_LAND_FROM`]. Smaller ones go through message buffers, copied. Measured on
 /// loopback in one job against the byte form (`osu --form into|slice --vs bytes`, 4 and 8
-/// ranks, two jobs each): at 64 KiB landing took the all-to-all from 1.08–1.23× the byte
-/// form's time to 1.01–1.10×, the 4-rank all-gather from 1.21–1.30× to 1.10–1.16× (once a
+/// ranks, three jobs each): at 64 KiB landing took the all-to-all from 1.07–1.20× the byte
+/// form's time to 1.00–1.08×, the 4-rank all-gather from 1.20–1.29× to 1.09–1.18× (once a
 /// link reads a frame's header alone while a landing waits, `LinkIn::header_first`, and
 /// lent memory of less than 256 KiB is copied at once when its lender returns instead of
 /// waited for; before, 64 KiB cost the same both ways); at 1 MiB receiving in place saves
