@@ -95,6 +95,11 @@ struct Args {
     /// a ratio from one job much less
     #[arg(long, value_enum, value_name = "VS")]
     vs: Option<Form>,
+    /// Collectives: as `--vs`, but the second run's algorithm is ALG (with `--vs`'s form if
+    /// given, else `--form`'s): two algorithms compared in one job, e.g. `--alg pairwise
+    /// --vs-alg ecube`
+    #[arg(long, value_name = "ALG")]
+    vs_alg: Option<String>,
 }
 
 /// How `--form` calls bcast, allgather and alltoall.
@@ -276,21 +281,30 @@ fn collective(
     );
     say(node, &osu::header_line(osu::COL_AVG_LATENCY));
     let cube = node.cube();
-    let c = cube.with(alg);
     let (lo, hi) = if bench == Bench::Barrier {
         (0, 0)
     } else {
         (lo, hi)
     };
     let form = if args.typed { Form::Slice } else { args.form };
-    // The forms timed in turn: `--form`'s, then `--vs`'s.
-    let forms: Vec<Form> = std::iter::once(form).chain(args.vs).collect();
+    // The (form, algorithm) pairs timed in turn: `--form`'s with `--alg`, then the one
+    // `--vs` and `--vs-alg` make of it.
+    let vs_alg: Option<Algorithm> = match &args.vs_alg {
+        Some(a) => Some(
+            a.parse()
+                .map_err(|e| anyhow::anyhow!("--vs-alg {a}: {e}"))?,
+        ),
+        None => None,
+    };
+    let second = (args.vs.is_some() || vs_alg.is_some())
+        .then(|| (args.vs.unwrap_or(form), vs_alg.unwrap_or(alg)));
+    let forms: Vec<(Form, Algorithm)> = std::iter::once((form, alg)).chain(second).collect();
     for s in osu::sizes(lo, hi) {
         let n = osu::iters_for(s, args.iters, 1000, 100);
         let skip = osu::warmup_for(s, args.warmup, 100, 10);
         let mut runs: Vec<(Buffers, Vec<f32>)> = forms
             .iter()
-            .map(|&f| {
+            .map(|&(f, _)| {
                 let mut buf = Buffers::new(bench, s as usize, p, a, me);
                 buf.form = f;
                 let scratch = buf.floats.clone();
@@ -338,7 +352,7 @@ fn collective(
                 if i == skip && j == 0 {
                     loop0 = Some(t0);
                 }
-                call(node, c, bench, s as usize, buf, scratch)
+                call(node, cube.with(forms[f].1), bench, s as usize, buf, scratch)
                     .with_context(|| format!("size {s}, iteration {i}, {:?}", buf.form))?;
                 let t = t0.elapsed().as_secs_f64();
                 if i >= skip {
@@ -364,12 +378,19 @@ fn collective(
         if let Some(sums) = sums {
             let avg: Vec<f64> = sums.iter().map(|t| t / p as f64).collect();
             say(node, &osu::row_line(s, avg[0]));
-            if let (Some(vs), Some(&other)) = (args.vs, avg.get(1)) {
+            if let (Some(&(vf, va)), Some(&other)) = (forms.get(1), avg.get(1)) {
+                let name = |(f, a): (Form, Algorithm)| {
+                    if vs_alg.is_some() {
+                        format!("{f:?}/{a:?}")
+                    } else {
+                        format!("{f:?}")
+                    }
+                };
+                let (first, vs) = (name(forms[0]), name((vf, va)));
                 say(
                     node,
                     &format!(
-                        "# vs {vs:?}: {other:.2} us; {:?} / {vs:?} = {:.3}",
-                        forms[0],
+                        "# vs {vs}: {other:.2} us; {first} / {vs} = {:.3}",
                         avg[0] / other
                     ),
                 );

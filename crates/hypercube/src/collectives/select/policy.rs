@@ -124,7 +124,19 @@ fn path_time(
 ///   4-cube at 100 Mbit/s: 81 against 126 ms). The all-port reduce-scatter measured as the
 ///   model prices it against the hypercube's there (slower at 64 and 256 KiB, faster at
 ///   1 MiB: 126–137 against 205 ms) and needs no rule.
+/// - Scan with more ranks than cores, from 64 KiB on: the pipelined chain, as on shared
+///   cores. The model prices the hypercube scan's `log p` steps at the links' `t_w` and
+///   the chain's `p − 1` messages too, and so keeps the hypercube up to 256 KiB on the
+///   4-cubes; but a shaped link passes a step of up to its burst at core speed, and the
+///   hypercube scan's two messages and a combine per step on the shared cores cost more
+///   than the chain's one each. Measured in one job (`osu scan --alg hypercube --vs-alg
+///   chain`, 200 calls of each, hypercube / chain): 64 KiB 1.62 / 1.10 / 1.32 / 0.90 on the
+///   3-cube at 1 Gbit/s, at 100 Mbit/s, the 4-cube at 1 Gbit/s, at 100 Mbit/s; 128 KiB
+///   2.13 / 1.08 / 1.77 / 1.04; 256 KiB 1.85 / 2.04 / 1.98 / 2.14 (below 64 KiB the
+///   hypercube is the faster on the 4-cubes, 0.63–0.91, and the two are near on the
+///   3-cubes).
 fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {
+    let oversubscribed = machine.cores < (1usize << k.min(30));
     if machine.links_bound(k) {
         let step = m_bytes.saturating_mul(1usize << k.min(30)) / 2;
         return match (op, a) {
@@ -134,10 +146,10 @@ fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: 
                 !machine.within_burst(step)
             }
             (Operation::Allreduce, Algorithm::AllPort) => !machine.links_outrun_cores(k),
+            (Operation::Scan, Algorithm::Hypercube) => !oversubscribed || m_bytes < 64 << 10,
             _ => true,
         };
     }
-    let oversubscribed = machine.cores < (1usize << k.min(30));
     match (op, a) {
         (Operation::Bcast, Algorithm::ScatterAllgather)
         | (Operation::Reduce, Algorithm::ReduceScatterGather) => false,
