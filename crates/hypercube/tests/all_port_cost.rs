@@ -287,8 +287,9 @@ fn all_reduce_is_not_all_port_where_the_links_outrun_the_cores() {
 /// A scan from 64 KiB on wires whose ranks share the cores is the pipelined chain, as on
 /// loopback: the hypercube scan's steps are priced at the links' `t_w`, but a shaped link
 /// passes them at core speed, where the chain's one message and combine per rank cost less
-/// (measured 1.1–2.1× faster from 64 KiB on the emulated cubes, `policy.rs`). Shorter
-/// vectors, and ranks with a core each, keep the model's choice.
+/// (by the slowest rank as fast or faster on the emulated cubes from 64 KiB, up to 1.8× at
+/// 256 KiB, but for 128 KiB at 100 Mbit/s: `policy.rs`). Shorter vectors, and ranks with a
+/// core each, keep the model's choice.
 #[test]
 fn scan_on_shared_cores_is_the_chain_from_64_kib_on_wires_too() {
     use hypercube::collectives::select::{automatic, machine, Algorithm, Machine, Operation};

@@ -129,12 +129,14 @@ fn path_time(
 ///   the chain's `p − 1` messages too, and so keeps the hypercube up to 256 KiB on the
 ///   4-cubes; but a shaped link passes a step of up to its burst at core speed, and the
 ///   hypercube scan's two messages and a combine per step on the shared cores cost more
-///   than the chain's one each. Measured in one job (`osu scan --alg hypercube --vs-alg
-///   chain`, 200 calls of each, hypercube / chain): 64 KiB 1.62 / 1.10 / 1.32 / 0.90 on the
-///   3-cube at 1 Gbit/s, at 100 Mbit/s, the 4-cube at 1 Gbit/s, at 100 Mbit/s; 128 KiB
-///   2.13 / 1.08 / 1.77 / 1.04; 256 KiB 1.85 / 2.04 / 1.98 / 2.14 (below 64 KiB the
-///   hypercube is the faster on the 4-cubes, 0.63–0.91, and the two are near on the
-///   3-cubes).
+///   than the chain's one each. Measured, the slowest rank's mean time, chain against
+///   hypercube (`osu scan -m 65536:262144 -i 100 --alg chain|hypercube --per-rank`, one
+///   job each), at 64 / 128 / 256 KiB: 3-cube at 1 Gbit/s 0.88 / 1.60 / 3.22 ms against
+///   1.18 / 2.03 / 4.54; at 100 Mbit/s 5.43 / 13.9 / 23.7 against 5.44 / 10.9 / 43.8;
+///   4-cube at 1 Gbit/s 2.67 / 3.53 / 7.33 against 2.77 / 4.91 / 12.7; at 100 Mbit/s
+///   5.35 / 19.3 / 33.1 against 5.29 / 15.5 / 58.9 — the chain as fast or faster but at
+///   128 KiB on the 100 Mbit/s links (past their 96 KiB bucket: 1.25–1.28× the hypercube's
+///   time), where the rule loses. Below 64 KiB the hypercube is the faster on the 4-cubes.
 fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {
     let oversubscribed = machine.cores < (1usize << k.min(30));
     if machine.links_bound(k) {
