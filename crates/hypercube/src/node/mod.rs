@@ -2,6 +2,7 @@
 //! and typed point-to-point messaging with iPSC semantics (`csend`, `crecv`, `isend`,
 //! `irecv`, `msgwait`, `cprobe`, `iprobe`, `infocount`, ...).
 
+mod calls;
 pub(crate) mod landing;
 
 use std::net::SocketAddr;
@@ -34,7 +35,7 @@ struct NodeInner {
     /// Per subcube dimension: how many utility/collective calls this node has made on
     /// subcubes of that dimension (every member makes the same calls in the same order);
     /// and the tags of failed calls whose messages the transport discards.
-    calls: std::sync::Mutex<Calls>,
+    calls: std::sync::Mutex<calls::Calls>,
     /// Messages taken off the queue and set aside for the next matching receive
     /// ([`Node::hold`]).
     held: std::sync::Mutex<Held>,
@@ -50,14 +51,6 @@ impl Drop for NodeInner {
             tracing::error!("finalize failed: {e}");
         }
     }
-}
-
-/// The per-dimension call counters and the discarded tags of failed calls
-/// ([`Node::discard_call`]).
-#[derive(Default)]
-struct Calls {
-    seq: [u32; 32],
-    discarded: std::collections::HashSet<u32>,
 }
 
 /// A started send ([`Node::isend`]).
@@ -159,7 +152,7 @@ impl Node {
         Node {
             inner: Arc::new(NodeInner {
                 t,
-                calls: std::sync::Mutex::new(Calls::default()),
+                calls: std::sync::Mutex::new(calls::Calls::default()),
                 held: std::sync::Mutex::new(Held::default()),
             }),
         }
@@ -180,65 +173,10 @@ impl Node {
         self.inner.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A fresh tag in the reserved type space for one utility/collective call on a subcube
-    /// of dimension `dim`, numbered by a per-dimension call counter (see `crate::base::tags`).
-    /// Messages of different calls therefore never match each other or a user's message.
-    ///
-    /// A tag (or failure tag) that a failed call had the transport discard
-    /// ([`Node::discard_call`]) is delivered again from here on: it names this new call.
-    pub(crate) fn collective_tag(&self, dim: u32) -> u32 {
-        let mut calls = self.calls();
-        let d = (dim & 0x1F) as usize;
-        let n = calls.seq[d];
-        calls.seq[d] = n.wrapping_add(1);
-        let tag = crate::base::tags::collective(d as u32, n);
-        if !calls.discarded.is_empty() {
-            let tags = [tag, crate::base::tags::failure(tag)];
-            let reused: Vec<u32> = tags
-                .into_iter()
-                .filter(|t| calls.discarded.remove(t))
-                .collect();
-            if !reused.is_empty() {
-                self.inner.t.keep(&reused);
-            }
-        }
-        tag
-    }
-
     /// The transport copies what it still keeps of returning lent memory
     /// (`Transport::release_lent`).
     pub(crate) fn release_lent(&self) {
         self.inner.t.release_lent();
-    }
-
-    /// The collective call whose tag is `tag` failed on this node, which takes no part in
-    /// it any more: the transport drops every message of the call (`tag`) and every
-    /// failure notice of it, queued or arriving later (`Transport::discard`), so that no
-    /// member's send of it waits for a receive that will never be posted. No receive can
-    /// match these tags again until `collective_tag` draws them for a new call (2^21 calls
-    /// on subcubes of the same dimension later). Of any variant: `tag`'s key is recorded.
-    pub(crate) fn discard_call(&self, tag: u32) {
-        let tags = [
-            crate::base::tags::call_key(tag),
-            crate::base::tags::failure(tag),
-        ];
-        let mut calls = self.calls();
-        calls.discarded.extend(tags);
-        self.inner.t.discard(&tags);
-    }
-
-    /// This node's part of the collective call whose tag is `tag` completed: every message
-    /// of the call for it has been taken, so one that comes later (or is queued) was sent
-    /// by a member running another algorithm. The transport drops it and sends the call's
-    /// other members a failure notice naming it (`Transport::close`, `base/notice.rs`), so
-    /// that a member waiting in the call for that sender's message fails instead of waiting
-    /// forever.
-    pub(crate) fn close_call(&self, tag: u32) {
-        self.inner.t.close(tag);
-    }
-
-    fn calls(&self) -> std::sync::MutexGuard<'_, Calls> {
-        self.inner.calls.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Start a send with a raw tag (a reserved one, or a user type already checked).

@@ -31,7 +31,6 @@ use hypercube_topology::NodeId;
 
 use crate::base::landing::Landing;
 use crate::base::message::{Message, MsgType, Select, Status};
-use crate::base::tags;
 use closed::Closed;
 pub(crate) use closed::Stray;
 
@@ -180,12 +179,6 @@ impl Mailbox {
             eager,
             wire_id,
         }
-    }
-
-    /// Are messages of `tag` dropped (their call failed: [`Mailbox::discard`])? (The
-    /// emptiness test first: no hashing per message while no call has failed.)
-    fn is_discarded(&self, tag: u32) -> bool {
-        !self.discarded.is_empty() && self.discarded.contains(&tags::call_key(tag))
     }
 
     /// Bind `env` to the oldest posted receive that matches it, as an arrival does;
@@ -437,31 +430,6 @@ impl Mailbox {
             .position(|e| e.id > env.id)
             .unwrap_or(self.unexpected.len());
         self.unexpected.insert(pos, env);
-    }
-
-    /// Drop every message of `tags`, queued now or arriving later, until
-    /// [`Mailbox::keep`] (see the module docs); a collective tag stands for its call, every
-    /// variant (`tags::call_key`). Returns the clear-to-sends to issue: one
-    /// for each queued rendezvous message of these tags, whose payload is then dropped as
-    /// it arrives. A receive still posted or bound for these tags is left alone (its
-    /// message is dropped if the receive is abandoned).
-    pub fn discard(&mut self, tags: &[u32]) -> Vec<NeedCts> {
-        self.discarded
-            .extend(tags.iter().map(|&t| tags::call_key(t)));
-        let (gone, kept): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.unexpected)
-            .into_iter()
-            .partition(|e| self.is_discarded(e.tag));
-        self.unexpected = kept;
-        gone.into_iter()
-            .filter_map(|e| self.drop_envelope(e))
-            .collect()
-    }
-
-    /// Deliver `tags` again (their calls' tags are drawn anew: see `Node::collective_tag`).
-    pub fn keep(&mut self, tags: &[u32]) {
-        for &t in tags {
-            self.discarded.remove(&tags::call_key(t));
-        }
     }
 
     /// The dropped eager messages whose credit is owed to their senders, since the last

@@ -1,4 +1,6 @@
-//! The collective calls whose part on this node has completed (`Transport::close`): a
+//! The collective calls that ended on this node. A call that failed here has its tags
+//! *discarded* ([`Mailbox::discard`]: see the mailbox's module
+//! docs). A call whose part here has completed is *closed* (`Transport::close`): a
 //! message of one of them is a *stray* — its sender ran another algorithm than this node
 //! (the members disagree on a length, so their automatic choices differ) — and the call's
 //! failure notices are for members still in the call. The mailbox drops both; a stray is
@@ -13,7 +15,7 @@ use std::collections::VecDeque;
 use hypercube_topology::NodeId;
 use rustc_hash::FxHashMap;
 
-use super::{Envelope, NeedCts};
+use super::{Envelope, Mailbox, NeedCts};
 use crate::base::tags;
 
 /// How many closed calls the mailbox remembers.
@@ -70,11 +72,42 @@ impl Closed {
     }
 }
 
-impl super::Mailbox {
+impl Mailbox {
+    /// Drop every message of `tags`, queued now or arriving later, until
+    /// [`Mailbox::keep`] (see the module docs); a collective tag stands for its call, every
+    /// variant (`tags::call_key`). Returns the clear-to-sends to issue: one
+    /// for each queued rendezvous message of these tags, whose payload is then dropped as
+    /// it arrives. A receive still posted or bound for these tags is left alone (its
+    /// message is dropped if the receive is abandoned).
+    pub(crate) fn discard(&mut self, tags: &[u32]) -> Vec<NeedCts> {
+        self.discarded
+            .extend(tags.iter().map(|&t| tags::call_key(t)));
+        let (gone, kept): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.unexpected)
+            .into_iter()
+            .partition(|e| self.is_discarded(e.tag));
+        self.unexpected = kept;
+        gone.into_iter()
+            .filter_map(|e| self.drop_envelope(e))
+            .collect()
+    }
+
+    /// Deliver `tags` again (their calls' tags are drawn anew: see `Node::collective_tag`).
+    pub(crate) fn keep(&mut self, tags: &[u32]) {
+        for &t in tags {
+            self.discarded.remove(&tags::call_key(t));
+        }
+    }
+
+    /// Are messages of `tag` dropped (their call failed: [`Mailbox::discard`])? (The
+    /// emptiness test first: no hashing per message while no call has failed.)
+    pub(super) fn is_discarded(&self, tag: u32) -> bool {
+        !self.discarded.is_empty() && self.discarded.contains(&tags::call_key(tag))
+    }
+
     /// This node's part of the collective call whose tag is `call` completed: drop the
     /// call's messages queued here and arriving later, recording each as a stray, and its
     /// failure notices quietly (see the module docs). Returns the clear-to-sends to issue,
-    /// as [`Mailbox::discard`](super::Mailbox::discard) does.
+    /// as [`Mailbox::discard`] does.
     pub(crate) fn close(&mut self, call: u32) -> Vec<NeedCts> {
         self.closed.close(call);
         if self.unexpected.is_empty() {

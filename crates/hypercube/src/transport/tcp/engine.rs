@@ -126,11 +126,9 @@ pub(crate) struct Engine {
     /// The progress thread sleeps until woken because callers are parked (`progress.rs`):
     /// the last of them to leave its wait wakes it (`wait.rs`, `HandBack`).
     pub(super) progress_asleep: AtomicBool,
-    /// A receive may be waiting with a landing (`Mailbox::post_landing`): then a link at a
-    /// frame's start reads its header alone first (`LinkIn::header_first`), so that a frame
-    /// for that receive is read into its memory whole, not after a first read of up to
-    /// 64 KiB into the link's buffer. Set by `post_landing`; cleared when a frame's header is
-    /// looked at while the mailbox has no landing.
+    /// A receive may wait with a landing: links read a frame's header alone first
+    /// (`LinkIn::header_first`), so that its payload lands whole. Set by `post_landing`;
+    /// cleared when a header is looked at while the mailbox has no landing.
     pub(super) landing_hint: AtomicBool,
     /// Counts dispatched frames: a waiter that sees it move knows the job is alive.
     pub(super) activity: AtomicU64,
