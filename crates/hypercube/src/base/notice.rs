@@ -46,8 +46,9 @@ pub(crate) fn stray(me: NodeId, source: NodeId, call: u32) -> (u32, Vec<NodeId>,
     let reason = format!(
         "node {me} received a message of this call from node {source} after its own part \
          had ended: the members ran different algorithms, which happens when they pass \
-         different lengths (every member must pass the same length, or call the \
-         v-variant)"
+         different lengths (the automatic choice depends on the length) or ask for \
+         different algorithms; every member must pass the same length (or call the \
+         v-variant) and ask for the same algorithm"
     );
     (tags::failure(call), members, encode(me, &reason))
 }

@@ -196,8 +196,9 @@ impl<'a> Ctx<'a> {
         };
         Error::InvalidArgument(format!(
             "node {source} ran this collective call by another algorithm ({}) than node {} \
-             ({}): the members passed different lengths, so their automatic choices \
-             differ; every member must pass the same length (or call the v-variant)",
+             ({}): the members passed different lengths (the automatic choice depends on \
+             the length) or asked for different algorithms; every member must pass the \
+             same length (or call the v-variant) and ask for the same algorithm",
             name(tag),
             self.node.mynode(),
             name(self.tag),

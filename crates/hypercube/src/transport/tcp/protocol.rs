@@ -34,7 +34,7 @@ pub(super) const EAGER_SLACK: u64 = 64;
 /// took 1.10–1.12× the byte form's time when it waited (up to 100 µs) and 1.00–1.04× when
 /// it copied at once, the all-gather 1.16–1.27× and 1.14×; at 256 KiB the two were alike
 /// (1.05–1.16× and 1.03–1.27×), and at 1 MiB waiting was the better (all-gather on 8 ranks
-/// 1.04–1.07× against 1.11×).
+/// 1.04–1.05× against 1.10×).
 const COPY_LENT_BELOW: usize = 256 << 10;
 /// The token of a send that completed inside `isend` (eager or to this node itself).
 const SENT: SendToken = SendToken::MAX;
