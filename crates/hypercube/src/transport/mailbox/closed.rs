@@ -64,8 +64,8 @@ impl Closed {
 
     /// What `tag` is, if it is a closed call's.
     pub(crate) fn get(&self, tag: u32) -> Option<ClosedTag> {
-        // (The emptiness test first: no hashing per message before the first call.)
-        if self.tags.is_empty() {
+        // (No hashing for a user's message, nor before the first call.)
+        if tag <= tags::MAX_USER_TYPE || self.tags.is_empty() {
             return None;
         }
         self.tags.get(&tags::call_key(tag)).copied()
