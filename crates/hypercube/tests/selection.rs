@@ -53,6 +53,29 @@ fn automatic_choice_follows_the_model() {
         a(Operation::Alltoall, 2, 1 << 20, true),
         Algorithm::Pairwise
     );
+    // The e-cube all-to-all on shared cores where its blocks go eagerly and
+    // store-and-forward's steps (m p/2) would not (64 KiB eager limit); where both are
+    // eager, or neither, store-and-forward as before.
+    let eager = Machine {
+        eager_limit: 64 << 10,
+        ..two
+    };
+    for (k, m) in [(2, 64 << 10), (3, 32 << 10), (3, 64 << 10), (4, 16 << 10)] {
+        assert!(eager.blocks_eager_steps_not(k, m));
+        assert_eq!(
+            automatic(Operation::Alltoall, k, m, true, &eager),
+            Algorithm::Ecube,
+            "k = {k}, m = {m}"
+        );
+    }
+    for (k, m) in [(2, 32 << 10), (3, 16 << 10), (4, 128 << 10), (3, 8)] {
+        assert!(!eager.blocks_eager_steps_not(k, m));
+        assert_eq!(
+            automatic(Operation::Alltoall, k, m, true, &eager),
+            Algorithm::StoreForward,
+            "k = {k}, m = {m}"
+        );
+    }
     // The measured rules: the chain scan and the e-cube scatter/gather when ranks
     // outnumber cores, from 64 KiB (the gather at every size).
     assert_eq!(a(Operation::Scan, 4, 1 << 20, true), Algorithm::Hypercube);

@@ -349,7 +349,7 @@ fn collective(
             // byte form against itself measured 1.02–1.11 (an acknowledgement every
             // 256 KiB a link reads: every fourth 64 KiB call).
             let k = runs.len();
-            let swap = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 63 == 1;
+            let swap = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 63 == 1;
             for j in 0..k {
                 let f = if swap { k - 1 - j } else { j };
                 let (buf, scratch) = &mut runs[f];

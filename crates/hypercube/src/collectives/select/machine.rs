@@ -32,6 +32,10 @@ pub struct Machine {
     /// 128 KiB), or `HYPERCUBE_MODEL_LINK_BURST`; 0 on a plain wire or where nothing was
     /// measured.
     pub link_burst: usize,
+    /// Bytes up to which a message goes whole at once (`HYPERCUBE_EAGER_LIMIT`, 64 KiB by
+    /// default; `Tuning::eager_limit`); a longer one waits for its receiver's
+    /// clear-to-send, a round trip more.
+    pub eager_limit: usize,
 }
 
 impl Machine {
@@ -81,6 +85,14 @@ impl Machine {
         self.cores.clamp(1, 1 << k.min(30)) as f64
     }
 
+    /// Does the all-to-all of `m_bytes` blocks on a subcube of dimension `k` send each block
+    /// eagerly when it sends the blocks on their own (e-cube), but its store-and-forward
+    /// steps (`m p/2` bytes) by rendezvous ([`Machine::eager_limit`])?
+    pub fn blocks_eager_steps_not(&self, k: u32, m_bytes: usize) -> bool {
+        let step = m_bytes.saturating_mul(1usize << k.min(30)) / 2;
+        m_bytes <= self.eager_limit && step > self.eager_limit
+    }
+
     /// Do `bytes` sent over one link at once, on a link idle since the last call, go
     /// through at core speed ([`Machine::link_burst`])?
     pub fn within_burst(&self, bytes: usize) -> bool {
@@ -124,6 +136,8 @@ pub fn machine() -> Machine {
             cores,
             link_tw: crate::boot::probe::measured(),
             link_burst: crate::boot::probe::measured_burst(),
+            eager_limit: crate::transport::tcp::Tuning::from_env(1)
+                .map_or(64 << 10, |t| t.eager_limit),
         };
         // A wire is no faster than the probe measured it.
         if let Some(tw) = m.wire_tw() {

@@ -95,6 +95,15 @@ fn path_time(
 ///   ~100 KB under cut-through, but store-and-forward measured faster there: 256 KiB
 ///   835–889 µs against 1020–1034, 1 MiB 3.82–4.02 ms against 4.16–4.40 (three
 ///   alternations of `osu alltoall -a store-forward|pairwise` on a 2-cube, 2 cores).
+///   Except where its blocks go eagerly and store-and-forward's steps (`m p/2` bytes) would
+///   not ([`Machine::blocks_eager_steps_not`]): then e-cube, every block sent at once with
+///   no clear-to-send to wait for. Measured in one job (`osu alltoall --alg store-forward
+///   --vs-alg ecube`, 300 calls, three jobs; store-and-forward / e-cube): 64 KiB blocks
+///   1.41–1.43 on 4 ranks, 1.14–1.19 on 8, 1.04–1.08 on 16; 16 KiB on 16 ranks 1.35–1.44;
+///   where both are eager (16 KiB on 8 ranks) 0.90, both by rendezvous (256 KiB) 0.81–0.93.
+///   With the rule (`--alg auto --vs-alg store-forward`, auto / store-and-forward): 0.64–0.69
+///   at 64 KiB on 4 ranks, 0.68–0.73 at 32 KiB and 0.78–0.85 at 64 KiB on 8, 0.68–0.72 at
+///   16 KiB, 0.76–0.78 at 32 KiB and 0.92–0.94 at 64 KiB on 16.
 ///
 /// Where the links, not the cores, limit the operation ([`Machine::links_bound`]: the
 /// probe found them slow), the rules that rest on shared cores do not apply, and the
@@ -161,6 +170,11 @@ fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: 
         (Operation::Scatter, Algorithm::Ecube) => oversubscribed && m_bytes >= 64 << 10,
         (Operation::Scan, Algorithm::Hypercube) => !oversubscribed || m_bytes < 64 << 10,
         (Operation::Scan, Algorithm::Chain) => oversubscribed && m_bytes >= 64 << 10,
+        (Operation::Alltoall, a)
+            if oversubscribed && machine.blocks_eager_steps_not(k, m_bytes) =>
+        {
+            a == Algorithm::Ecube
+        }
         (Operation::Alltoall, Algorithm::Pairwise) => !oversubscribed,
         (Operation::Alltoall, Algorithm::Ecube) | (_, Algorithm::AllPort) => false,
         _ => true,
