@@ -172,14 +172,21 @@ impl<'a> Ctx<'a> {
 
     /// A received message of this call; or the error a failure notice carries (then the
     /// call is over for this member: the rest of it is dropped, [`Ctx::leave`]); or, for a
-    /// message of another variant of the call, an error that says so (its caller's
-    /// [`Ctx::guard`] then tells every member).
+    /// message of another variant of the call, an error that says so, told to every member
+    /// and the call left at once ([`Ctx::fail`]).
     fn checked(&self, m: Message) -> Result<Message> {
         if m.tag == self.tag {
             return Ok(m);
         }
         if m.tag != self.failure {
-            return Err(self.other_variant(m.source, m.tag));
+            // Told and left at once, as for a notice: this member may next wait for a send
+            // of its own to a partner whose receive another variant took as well (the
+            // mismatch suite above the eager limit: nodes 0 and 1, in store-and-forward,
+            // each waited in its 320 000-byte send to the other, both receives taken by
+            // node 2's e-cube blocks).
+            let e = self.other_variant(m.source, m.tag);
+            self.fail(&e);
+            return Err(e);
         }
         let e = notice_error(&m);
         if !self.told.swap(true, Ordering::Relaxed) {
@@ -194,11 +201,16 @@ impl<'a> Ctx<'a> {
             Some(a) => format!("{a:?}"),
             None => format!("variant {}", tags::variant(t)),
         };
+        // A typed call names its v-variant (`Unit::v_hint`).
+        let hint = crate::collectives::blocks::Unit::current()
+            .map(|u| u.v_hint())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| " (or call the v-variant)".into());
         Error::InvalidArgument(format!(
             "node {source} ran this collective call by another algorithm ({}) than node {} \
              ({}): the members passed different lengths (the automatic choice depends on \
              the length) or asked for different algorithms; every member must pass the \
-             same length (or call the v-variant) and ask for the same algorithm",
+             same length and ask for the same algorithm{hint}",
             name(tag),
             self.node.mynode(),
             name(self.tag),
