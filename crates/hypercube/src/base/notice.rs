@@ -40,9 +40,9 @@ pub(crate) fn decode(body: &[u8]) -> Option<(NodeId, String)> {
 /// disagree on, the automatic choice can differ between them — and the member that waits
 /// for that sender's message (if any) waits in vain: the notice ends its wait.
 pub(crate) fn stray(me: NodeId, source: NodeId, call: u32) -> (u32, Vec<NodeId>, Bytes) {
-    let dim = tags::call_dim(call);
-    let base = hypercube_topology::subcube_base(me, dim);
-    let members = (base..base + (1 << dim)).filter(|&m| m != me).collect();
+    let members = hypercube_topology::subcube_members(me, tags::call_dim(call))
+        .filter(|&m| m != me)
+        .collect();
     let reason = format!(
         "node {me} received a message of this call from node {source} after its own part \
          had ended: the members ran different algorithms, which happens when they pass \
