@@ -82,13 +82,7 @@ impl Mailbox {
     pub(crate) fn discard(&mut self, tags: &[u32]) -> Vec<NeedCts> {
         self.discarded
             .extend(tags.iter().map(|&t| tags::call_key(t)));
-        let (gone, kept): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.unexpected)
-            .into_iter()
-            .partition(|e| self.is_discarded(e.tag));
-        self.unexpected = kept;
-        gone.into_iter()
-            .filter_map(|e| self.drop_envelope(e))
-            .collect()
+        self.refuse_queued()
     }
 
     /// Deliver `tags` again (their calls' tags are drawn anew: see `Node::collective_tag`).
@@ -110,12 +104,18 @@ impl Mailbox {
     /// as [`Mailbox::discard`] does.
     pub(crate) fn close(&mut self, call: u32) -> Vec<NeedCts> {
         self.closed.close(call);
+        self.refuse_queued()
+    }
+
+    /// Drop the queued messages that [`Mailbox::refuse`] refuses now (a tag just discarded
+    /// or a call just closed); the clear-to-sends to issue.
+    fn refuse_queued(&mut self) -> Vec<NeedCts> {
         if self.unexpected.is_empty() {
             return Vec::new();
         }
         let (gone, kept): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.unexpected)
             .into_iter()
-            .partition(|e| self.closed.get(e.tag).is_some());
+            .partition(|e| self.is_discarded(e.tag) || self.closed.get(e.tag).is_some());
         self.unexpected = kept;
         gone.into_iter()
             .filter_map(|e| self.refuse(e).ok().flatten())
