@@ -33,7 +33,8 @@ pub(crate) fn decode(body: &[u8]) -> Option<(NodeId, String)> {
 /// What node `me` tells the members of the collective call whose tag is `call` when a
 /// message of that call from `source` reached it after its own part of the call had ended
 /// (`Mailbox::close`): the failure tag to send on, the members to send to (every other
-/// node of `me`'s subcube of the call's dimension), and the notice's body.
+/// node of `me`'s subcube of the call's dimension), and the notice's body. Logs the drop
+/// (a warning: the one place both transports report it).
 ///
 /// A member whose part of a call has ended took every message its algorithm expects, so a
 /// later one comes from a member that ran another algorithm — with lengths the members
@@ -49,6 +50,10 @@ pub(crate) fn stray(me: NodeId, source: NodeId, call: u32) -> (u32, Vec<NodeId>,
          different lengths (the automatic choice depends on the length) or ask for \
          different algorithms; every member must pass the same length (or call the \
          v-variant) and ask for the same algorithm"
+    );
+    tracing::warn!(
+        "dropped a message from node {source} of a collective call whose part here had \
+         ended (the members ran different algorithms); telling the call's members"
     );
     (tags::failure(call), members, encode(me, &reason))
 }

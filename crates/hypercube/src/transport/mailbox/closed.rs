@@ -138,11 +138,6 @@ impl Mailbox {
             None => Err(env),
             Some(kind) => {
                 if kind == ClosedTag::Call {
-                    tracing::debug!(
-                        source = env.source,
-                        tag = env.tag,
-                        "a message of a collective call that has ended here: telling the call's members"
-                    );
                     self.strays.push(Stray {
                         source: env.source,
                         call: tags::call_key(env.tag),

@@ -169,11 +169,6 @@ impl Engine {
                 return;
             }
             let (tag, members, body) = crate::base::notice::stray(self.me, s.source, s.call);
-            tracing::warn!(
-                "dropped a message from node {} of a collective call whose part here had \
-                 ended (the members ran different algorithms); telling the call's members",
-                s.source
-            );
             for m in members {
                 let slot = self.slot(m);
                 let cost = body.len() as u64 + EAGER_OVERHEAD;
