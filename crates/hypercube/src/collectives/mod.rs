@@ -87,7 +87,8 @@ mod tests_mixed;
 /// either side of the limit exchange the same messages.
 pub(crate) const LAND_FROM: usize = 64 << 10;
 
-/// The broadcast's [`LAND_FROM`]: landing 64 KiB, the typed broadcast on loopback took
+/// The broadcast's [`LAND_FROM`] (measured with temporary builds landing it from 32 KiB,
+/// and the first, biased `--vs`: `docs/perf/typed.md`): landing 64 KiB, the typed broadcast on loopback took
 /// 1.23–1.29× the byte form's time on 4 ranks and 1.31–1.41× on 8 (lent memory copied at
 /// once), copying 1.12–1.22× and 1.16–1.26× (`osu bcast --form into --vs bytes`): a
 /// broadcast's member passes on what it received, and its lent copy is rarely read by the

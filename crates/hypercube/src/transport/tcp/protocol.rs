@@ -30,7 +30,9 @@ const EAGER_OVERHEAD: u64 = 64;
 pub(super) const EAGER_SLACK: u64 = 64;
 /// Lent memory still kept for fewer bytes than this when its lender returns is copied at
 /// once ([`Engine::release_lent`]), not waited for. Measured on loopback (`osu --form into
-/// --vs bytes`, two jobs each, 64 KiB blocks landing): the 64 KiB all-to-all on 4 ranks
+/// --vs bytes`, two jobs each, 64 KiB blocks landing; the two policies from one temporary
+/// build whose wait bound an environment variable set, not kept — and with the first
+/// `--vs`, whose bias both sides shared): the 64 KiB all-to-all on 4 ranks
 /// took 1.10–1.12× the byte form's time when it waited (up to 100 µs) and 1.00–1.04× when
 /// it copied at once, the all-gather 1.16–1.27× and 1.14×; at 256 KiB the two were alike
 /// (1.05–1.16× and 1.03–1.27×), and at 1 MiB waiting was the better (all-gather on 8 ranks
