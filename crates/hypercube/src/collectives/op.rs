@@ -1,7 +1,7 @@
 //! How elements combine: the reduction operator [`Op`] (named operators where the element
 //! type has them, user functions for any [`Pod`]).
 
-use super::pod::{Builtin, Pod};
+use super::pod::{as_elems, Builtin, Pod};
 use crate::error::{Error, Result};
 
 /// An associative reduction operator ⊕. Results combine contributions in rank order
@@ -91,6 +91,34 @@ impl<T> Op<'_, T> {
     }
 }
 
+/// Runs `$call` (a closure-like `|f| expr` over the element function `f`) with the named
+/// operator `$op`'s function, the operator fixed at compile time in each arm so that the
+/// loop inside is specialized to it (one `match` per call, not per element).
+macro_rules! by_builtin {
+    ($op:expr, |$f:ident| $call:expr) => {{
+        macro_rules! with {
+            ($b:ident) => {{
+                let $f = |a: T, b: T| T::builtin(Builtin::$b, a, b).unwrap_or(a);
+                $call
+            }};
+        }
+        match $op {
+            Op::Sum => with!(Sum),
+            Op::Prod => with!(Prod),
+            Op::Max => with!(Max),
+            Op::Min => with!(Min),
+            Op::BAnd => with!(BAnd),
+            Op::BOr => with!(BOr),
+            Op::BXor => with!(BXor),
+            Op::LAnd => with!(LAnd),
+            Op::LOr => with!(LOr),
+            Op::MaxLoc => with!(MaxLoc),
+            Op::MinLoc => with!(MinLoc),
+            Op::Fn(_) | Op::Commutative(_) => unreachable!("user functions are matched first"),
+        }
+    }};
+}
+
 impl<T: Pod> Op<'_, T> {
     /// `a ⊕ b`.
     ///
@@ -154,27 +182,30 @@ impl<T: Pod> Op<'_, T> {
         other: &[u8],
         other_is_higher: bool,
     ) {
+        /// `f(mine[i], other[i])` appended, `other` read in place where its bytes are
+        /// aligned elements (a loop the compiler turns into vector instructions), else
+        /// element by element from the bytes.
+        #[inline(always)]
         fn each<T: Pod>(out: &mut Vec<T>, mine: &[T], other: &[u8], f: impl Fn(T, T) -> T) {
-            out.extend(
-                mine.iter()
-                    .zip(other.chunks_exact(T::WIRE_SIZE))
-                    .map(|(&a, b)| f(a, T::read_wire(b))),
-            );
+            match as_elems::<T>(other) {
+                Some(o) => out.extend(mine.iter().zip(o).map(|(&a, &b)| f(a, b))),
+                None => out.extend(
+                    mine.iter()
+                        .zip(other.chunks_exact(T::WIRE_SIZE))
+                        .map(|(&a, b)| f(a, T::read_wire(b))),
+                ),
+            }
         }
         match self {
-            Op::Sum => each(out, mine, other, |a, b| {
-                T::builtin(Builtin::Sum, a, b).unwrap_or(a)
-            }),
-            Op::Prod => each(out, mine, other, |a, b| {
-                T::builtin(Builtin::Prod, a, b).unwrap_or(a)
-            }),
-            _ => {
+            Op::Fn(g) | Op::Commutative(g) => {
                 if other_is_higher {
-                    each(out, mine, other, |a, b| self.apply(a, b));
+                    each(out, mine, other, g);
                 } else {
-                    each(out, mine, other, |a, b| self.apply(b, a));
+                    each(out, mine, other, |a, b| g(b, a));
                 }
             }
+            // The named operators are commutative (MaxLoc and MinLoc break ties by index).
+            named => by_builtin!(named, |f| each(out, mine, other, f)),
         }
     }
 
@@ -182,25 +213,31 @@ impl<T: Pod> Op<'_, T> {
     /// with `other` read straight from received little-endian bytes (no decoded copy). The
     /// caller checked the length with `element::check_len`.
     pub(crate) fn combine_bytes(&self, acc: &mut [T], other: &[u8], other_is_higher: bool) {
+        /// `acc[i] := f(acc[i], other[i])`, as in `combine_into`'s `each`.
+        #[inline(always)]
         fn each<T: Pod>(acc: &mut [T], other: &[u8], f: impl Fn(T, T) -> T) {
-            for (a, b) in acc.iter_mut().zip(other.chunks_exact(T::WIRE_SIZE)) {
-                *a = f(*a, T::read_wire(b));
+            match as_elems::<T>(other) {
+                Some(o) => {
+                    for (a, &b) in acc.iter_mut().zip(o) {
+                        *a = f(*a, b);
+                    }
+                }
+                None => {
+                    for (a, b) in acc.iter_mut().zip(other.chunks_exact(T::WIRE_SIZE)) {
+                        *a = f(*a, T::read_wire(b));
+                    }
+                }
             }
         }
         match self {
-            Op::Sum => each(acc, other, |a, b| {
-                T::builtin(Builtin::Sum, a, b).unwrap_or(a)
-            }),
-            Op::Prod => each(acc, other, |a, b| {
-                T::builtin(Builtin::Prod, a, b).unwrap_or(a)
-            }),
-            _ => {
+            Op::Fn(g) | Op::Commutative(g) => {
                 if other_is_higher {
-                    each(acc, other, |a, b| self.apply(a, b));
+                    each(acc, other, g);
                 } else {
-                    each(acc, other, |a, b| self.apply(b, a));
+                    each(acc, other, |a, b| g(b, a));
                 }
             }
+            named => by_builtin!(named, |f| each(acc, other, f)),
         }
     }
 }
@@ -210,4 +247,76 @@ fn probe<T: Pod>(op: Builtin) -> Option<T> {
     // SAFETY: `T: Pod` accepts every bit pattern, all-zero included.
     let z: T = unsafe { std::mem::zeroed() };
     T::builtin(op, z, z)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Op;
+    use crate::collectives::pod::{as_bytes, as_elems, Loc};
+
+    /// The bytes of `xs` at an offset of one byte in a buffer of their own: misaligned
+    /// for every element wider than a byte.
+    fn misaligned(xs: &[u8]) -> Vec<u8> {
+        let mut v = vec![0u8];
+        v.extend_from_slice(xs);
+        v
+    }
+
+    /// Both paths — bytes read in place as elements (aligned) and element by element
+    /// (misaligned) — give `apply`'s result, in rank order for a non-commutative function.
+    fn check<T: crate::collectives::Pod + PartialEq + std::fmt::Debug>(
+        op: Op<'_, T>,
+        mine: &[T],
+        other: &[T],
+    ) {
+        let bytes = as_bytes(other);
+        let shifted = misaligned(bytes);
+        let unaligned = &shifted[1..];
+        assert!(as_elems::<T>(bytes).is_some());
+        if std::mem::align_of::<T>() > 1 {
+            assert!(as_elems::<T>(unaligned).is_none());
+        }
+        for higher in [true, false] {
+            let want: Vec<T> = mine
+                .iter()
+                .zip(other)
+                .map(|(&a, &b)| {
+                    if higher {
+                        op.apply(a, b)
+                    } else {
+                        op.apply(b, a)
+                    }
+                })
+                .collect();
+            for b in [bytes, unaligned] {
+                let mut out = Vec::new();
+                op.combine_into(&mut out, mine, b, higher);
+                assert_eq!(out, want, "combine_into {op:?} higher={higher}");
+                let mut acc = mine.to_vec();
+                op.combine_bytes(&mut acc, b, higher);
+                assert_eq!(acc, want, "combine_bytes {op:?} higher={higher}");
+            }
+        }
+    }
+
+    #[test]
+    fn combining_in_place_and_from_bytes_agree_with_apply() {
+        let a: Vec<f32> = (0..37).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let b: Vec<f32> = (0..37).map(|i| 7.0 - i as f32 * 0.25).collect();
+        for op in [Op::Sum, Op::Prod, Op::Max, Op::Min] {
+            check(op, &a, &b);
+        }
+        let x: Vec<u64> = (0..19).map(|i| i * 0x1234_5678_9abc).collect();
+        let y: Vec<u64> = (0..19).map(|i| !i << 3).collect();
+        for op in [Op::Sum, Op::BXor, Op::LAnd, Op::Min] {
+            check(op, &x, &y);
+        }
+        // Not commutative: the order of the arguments shows.
+        let sub = |a: i32, b: i32| a.wrapping_mul(3).wrapping_sub(b);
+        check(Op::Fn(&sub), &[1, 2, 3, 4, 5], &[10, 20, 30, 40, 50]);
+        let l: Vec<Loc<f64>> = (0..9u64).map(|i| Loc::new((i % 4) as f64, i)).collect();
+        let r: Vec<Loc<f64>> = (0..9u64).map(|i| Loc::new((i % 3) as f64, 8 - i)).collect();
+        check(Op::MaxLoc, &l, &r);
+        check(Op::MinLoc, &l, &r);
+    }
 }

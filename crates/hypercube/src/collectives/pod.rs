@@ -144,6 +144,24 @@ pub(crate) fn as_bytes<T: Pod>(xs: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
 }
 
+/// `bytes` as the elements they encode, in place, where that is possible: `T`'s memory is
+/// its wire encoding, the bytes are a whole number of elements and aligned for `T`. `None`
+/// otherwise (the caller reads element by element with [`Pod::read_wire`]).
+pub(crate) fn as_elems<T: Pod>(bytes: &[u8]) -> Option<&[T]> {
+    let size = size_of::<T>();
+    if !T::MEMORY_IS_WIRE
+        || size == 0
+        || T::WIRE_SIZE != size
+        || bytes.len() % size != 0
+        || bytes.as_ptr().align_offset(std::mem::align_of::<T>()) != 0
+    {
+        return None;
+    }
+    // SAFETY: the bytes are initialized, aligned for `T`, a whole number of `T`s, and
+    // every byte pattern is a `T` (`T: Pod`); the view borrows them immutably.
+    Some(unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size) })
+}
+
 /// The memory of a mutable slice of plain data as bytes (any bytes written are values).
 pub(crate) fn as_bytes_mut<T: Pod>(xs: &mut [T]) -> &mut [u8] {
     // SAFETY: `T: Pod` has no padding (all bytes initialized) and accepts every byte
