@@ -94,7 +94,7 @@ impl Subcube<'_> {
     /// [`Subcube::allgather_into`] with this member's block already in its place
     /// (`MPI_Allgather` with `MPI_IN_PLACE`): `buf` holds `size()` blocks of one length,
     /// this member's at its relative rank, and receives every other member's block in
-    /// theirs. Where the blocks are received in place (128 KiB or more over TCP, see
+    /// theirs. Where the blocks are received in place (blocks of 64 KiB or more over TCP, see
     /// [`Subcube::allgather_into`]) nothing is copied at all: this member's block is sent
     /// from `buf` as it lies.
     ///
