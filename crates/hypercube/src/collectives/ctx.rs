@@ -60,6 +60,7 @@ use crate::base::message::{Message, Select};
 use crate::base::notice;
 use crate::base::parts::Parts;
 use crate::base::tags;
+use crate::collectives::lend::Lender;
 use crate::collectives::select::Algorithm;
 use crate::error::{Error, Result};
 use crate::node::landing::{Landed, RecvLanding};
@@ -232,10 +233,16 @@ impl<'a> Ctx<'a> {
         self.told.load(Ordering::Relaxed)
     }
 
-    /// The transport copies what it still keeps of lent memory whose lender is returning
-    /// (`collectives/lend.rs`).
-    pub(crate) fn release_lent(&self) {
-        self.node.release_lent();
+    /// Run `f` with a [`Lender`] of memory that lives for `'d` (`collectives/lend.rs`):
+    /// what it lends goes without a copy, and this returns when every copy of it is let
+    /// go of. An error of `f`'s is told to every member first ([`Ctx::tell_now`]): a
+    /// member that stopped must not wait for its loans before telling, since the members
+    /// holding them may be waiting for it in this call.
+    pub(crate) fn lend<'d, R>(&self, f: impl FnOnce(&Lender<'d>) -> Result<R>) -> Result<R>
+    where
+        'a: 'd,
+    {
+        crate::collectives::lend::lend(self.node, |l| self.tell_now(f(l)))
     }
 
     /// The end of this member's part of the call: `r` as it is; if it is an error that no
@@ -254,14 +261,14 @@ impl<'a> Ctx<'a> {
 
     /// `r` as it is; an error is told to every other member at once, as [`Ctx::guard`]
     /// would at the end of the call (and then does not again). A call that lends memory
-    /// (`lend.rs`) passes its result through here inside [`lend`](super::lend::lend): the
+    /// ([`Ctx::lend`]) passes its result through here before its lender waits: the
     /// lender waits, before the call returns, until every copy of the lent bytes is
     /// dropped, and on the in-process transport the receivers hold those copies — a
     /// receiver that still waits in the call for a message this member will now not send
     /// holds them, and waits, until it is told. (The mismatch suite on threads with blocks
     /// of 80 000 bytes: node 3 of a 2-cube stopped at node 2's short block and waited for
     /// node 2 to drop its lent block; node 2 waited for node 1, node 1 for node 3.)
-    pub(crate) fn tell_now<R>(&self, r: Result<R>) -> Result<R> {
+    fn tell_now<R>(&self, r: Result<R>) -> Result<R> {
         if let Err(e) = &r {
             self.fail(e);
         }

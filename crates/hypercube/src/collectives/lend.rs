@@ -86,7 +86,7 @@ struct Count {
 pub(crate) struct Lender<'a> {
     count: Arc<Count>,
     /// Asks the transport to copy what it still keeps of lent memory marked returning.
-    release: &'a dyn Fn(),
+    release: &'a dyn Release,
     _borrow: PhantomData<&'a [u8]>,
 }
 
@@ -169,7 +169,7 @@ impl Drop for Lender<'_> {
         {
             crate::base::lent::returning(start, len);
         }
-        (self.release)();
+        self.release.release();
         let mut live = self.count.live.lock().unwrap_or_else(|p| p.into_inner());
         while live.0 > 0 {
             live.1 = true;
@@ -192,10 +192,30 @@ impl Drop for Lender<'_> {
     }
 }
 
+/// What a returning [`Lender`] calls to have the transport copy what it still keeps of lent
+/// memory marked returning (`Transport::release_lent`): the node ([`crate::node::Node`]),
+/// or any function (the tests').
+pub(crate) trait Release {
+    /// Copy what is kept of lent memory marked returning.
+    fn release(&self);
+}
+
+impl<F: Fn()> Release for F {
+    fn release(&self) {
+        self();
+    }
+}
+
+impl Release for crate::node::Node {
+    fn release(&self) {
+        self.release_lent();
+    }
+}
+
 /// Run `f` with a [`Lender`] of memory that lives for `'a`; return when every byte it lent
-/// has been let go of. `release` asks the transport to copy what it keeps of lent memory
-/// marked returning (`Transport::release_lent`).
-pub(crate) fn lend<'a, R>(release: &'a dyn Fn(), f: impl FnOnce(&Lender<'a>) -> R) -> R {
+/// has been let go of. `release` is called first ([`Release`]). A collective lends through
+/// `Ctx::lend`, which also tells the call's members of an error before the wait.
+pub(crate) fn lend<'a, R>(release: &'a dyn Release, f: impl FnOnce(&Lender<'a>) -> R) -> R {
     let lender = Lender {
         count: Arc::new(Count::default()),
         release,

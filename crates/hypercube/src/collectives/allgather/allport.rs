@@ -23,7 +23,6 @@ use super::Own;
 use crate::base::parts::Parts;
 use crate::collectives::blocks::{bounds, pack, starts, unpack_equal, wrong_length, Layout};
 use crate::collectives::ctx::Ctx;
-use crate::collectives::lend::lend;
 use crate::error::Result;
 
 /// Every node's `mine` → all blocks by relative rank. Each part's slices travel in
@@ -179,54 +178,52 @@ pub(crate) unsafe fn allgather_placed(c: &Ctx<'_>, sizes: &[usize], out: *mut u8
                 .collect()
         })
         .collect();
-    lend(&|| c.release_lent(), |l| {
-        c.tell_now((|| {
-            let mut recvs = Vec::with_capacity((d * d) as usize);
-            for (j, step) in (0..d).zip(&tables) {
-                for (i, pieces) in (0..d).zip(step) {
-                    recvs.push((i, unsafe { c.irecv_pieces(partner(i, j), pieces)? }));
-                }
+    c.lend(|l| {
+        let mut recvs = Vec::with_capacity((d * d) as usize);
+        for (j, step) in (0..d).zip(&tables) {
+            for (i, pieces) in (0..d).zip(step) {
+                recvs.push((i, unsafe { c.irecv_pieces(partner(i, j), pieces)? }));
             }
-            let mut recvs = recvs.into_iter();
-            for j in 0..d {
-                let mut sends = Vec::with_capacity(d as usize);
-                for i in 0..d {
-                    let parts: Vec<Bytes> = held(c.me, d, i, j)
-                        .into_iter()
-                        .map(|r| {
-                            let (off, len) = at(r, i);
-                            l.lend(unsafe { std::slice::from_raw_parts(out.add(off), len) })
-                        })
-                        .collect();
-                    sends.push(c.isend(partner(i, j), Parts::from(parts))?);
-                }
-                // The first error ends the call (a member that failed sends one failure notice
-                // to each member, which one receive takes); the receives stay posted while this
-                // node's sends are waited for, so that a partner's sends to it complete.
-                let mut failed = None;
-                for (i, r) in recvs.by_ref().take(d as usize) {
-                    match r.wait() {
-                        Ok(None) => {}
-                        Ok(Some(msg)) => {
-                            let (from, n) = (partner(i, j), tables[j as usize][i as usize].len());
-                            failed = Some(wrong_length(&msg, n, at(c.me, i).1, "allgather", from));
-                            break;
-                        }
-                        Err(e) => {
-                            failed = Some(e);
-                            break;
-                        }
+        }
+        let mut recvs = recvs.into_iter();
+        for j in 0..d {
+            let mut sends = Vec::with_capacity(d as usize);
+            for i in 0..d {
+                let parts: Vec<Bytes> = held(c.me, d, i, j)
+                    .into_iter()
+                    .map(|r| {
+                        let (off, len) = at(r, i);
+                        l.lend(unsafe { std::slice::from_raw_parts(out.add(off), len) })
+                    })
+                    .collect();
+                sends.push(c.isend(partner(i, j), Parts::from(parts))?);
+            }
+            // The first error ends the call (a member that failed sends one failure notice
+            // to each member, which one receive takes); the receives stay posted while this
+            // node's sends are waited for, so that a partner's sends to it complete.
+            let mut failed = None;
+            for (i, r) in recvs.by_ref().take(d as usize) {
+                match r.wait() {
+                    Ok(None) => {}
+                    Ok(Some(msg)) => {
+                        let (from, n) = (partner(i, j), tables[j as usize][i as usize].len());
+                        failed = Some(wrong_length(&msg, n, at(c.me, i).1, "allgather", from));
+                        break;
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
                     }
                 }
-                for s in sends {
-                    s.wait()?;
-                }
-                if let Some(e) = failed {
-                    return Err(e);
-                }
             }
-            Ok(())
-        })())
+            for s in sends {
+                s.wait()?;
+            }
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        }
+        Ok(())
     })
 }
 

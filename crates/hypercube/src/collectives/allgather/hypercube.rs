@@ -7,7 +7,6 @@ use bytes::Bytes;
 use super::Own;
 use crate::collectives::blocks::{pack, starts, unpack_equal, wrong_length, Layout};
 use crate::collectives::ctx::Ctx;
-use crate::collectives::lend::lend;
 use crate::error::Result;
 
 /// Every node's `mine` → all blocks by relative rank.
@@ -75,41 +74,39 @@ pub(crate) unsafe fn allgather_placed(
             unsafe { std::ptr::copy_nonoverlapping(mine.as_ptr(), out.add(at[me]), mine.len()) }
         }
     };
-    lend(&|| c.release_lent(), |l| {
-        c.tell_now((|| {
-            if c.k == 0 {
-                copy_own();
-            }
-            for i in 0..c.k {
-                let half = 1usize << i;
-                let partner = c.me ^ half as u32;
-                // Blocks `from .. from + half`, as a range of `out`.
-                let range = |from: usize| (at[from], at[from + half] - at[from]);
-                let (theirs, n) = range(partner as usize & !(half - 1));
-                let got = unsafe {
-                    let r = c.irecv_landing(partner, (out.add(theirs), n))?;
-                    let held = match mine {
-                        // The first step sends the caller's block itself, and copies it into
-                        // `out` while the exchange is under way.
-                        Some(mine) if i == 0 => mine,
-                        _ => {
-                            let (first, len) = range(me & !(half - 1));
-                            std::slice::from_raw_parts(out.add(first), len)
-                        }
-                    };
-                    let s = c.isend(partner, l.lend(held))?;
-                    if i == 0 {
-                        copy_own();
+    c.lend(|l| {
+        if c.k == 0 {
+            copy_own();
+        }
+        for i in 0..c.k {
+            let half = 1usize << i;
+            let partner = c.me ^ half as u32;
+            // Blocks `from .. from + half`, as a range of `out`.
+            let range = |from: usize| (at[from], at[from + half] - at[from]);
+            let (theirs, n) = range(partner as usize & !(half - 1));
+            let got = unsafe {
+                let r = c.irecv_landing(partner, (out.add(theirs), n))?;
+                let held = match mine {
+                    // The first step sends the caller's block itself, and copies it into
+                    // `out` while the exchange is under way.
+                    Some(mine) if i == 0 => mine,
+                    _ => {
+                        let (first, len) = range(me & !(half - 1));
+                        std::slice::from_raw_parts(out.add(first), len)
                     }
-                    let got = r.wait();
-                    s.wait()?;
-                    got?
                 };
-                if let Some(m) = got {
-                    return Err(wrong_length(&m, half, sizes[me], "allgather", partner));
+                let s = c.isend(partner, l.lend(held))?;
+                if i == 0 {
+                    copy_own();
                 }
+                let got = r.wait();
+                s.wait()?;
+                got?
+            };
+            if let Some(m) = got {
+                return Err(wrong_length(&m, half, sizes[me], "allgather", partner));
             }
-            Ok(())
-        })())
+        }
+        Ok(())
     })
 }

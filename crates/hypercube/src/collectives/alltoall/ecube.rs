@@ -58,48 +58,43 @@ pub(crate) unsafe fn alltoall_landing(
     m: usize,
     out: *mut u8,
 ) -> Result<()> {
-    crate::collectives::lend::lend(&|| c.release_lent(), |l| {
-        c.tell_now(
-            (|| {
-                let p = c.p();
-                let me = c.me as usize;
-                let recvs = (1..p)
-                    .map(|j| {
-                        let t = c.me ^ j;
-                        // SAFETY: block `t` of `out`, written by this receive only; every receive
-                        // is waited for or dropped before this returns.
-                        unsafe { c.irecv_landing(t, (out.add(t as usize * m), m)) }.map(|r| (t, r))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let sends = (1..p)
-                    .map(|j| {
-                        let t = (c.me ^ j) as usize;
-                        let block = &data[t * m..(t + 1) * m];
-                        // Blocks below `LEND_ALL_FROM` are copied: lent, the p − 1 of them
-                        // keep more than `COPY_LENT_BELOW` waiting for acknowledgements
-                        // when the call returns (see the constant).
-                        if m < LEND_ALL_FROM {
-                            c.isend(t as u32, Bytes::copy_from_slice(block))
-                        } else {
-                            c.isend(t as u32, l.lend(block))
-                        }
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                // This node's own block, copied while the others are under way.
-                // SAFETY: block `me` of `out` (the caller's contract).
-                unsafe { super::copy_block(data, out, me, m) };
-                let mut other = None;
-                for (from, r) in recvs {
-                    if let Some(b) = r.wait()? {
-                        other.get_or_insert((from, b));
-                    }
+    c.lend(|l| {
+        let p = c.p();
+        let me = c.me as usize;
+        let recvs = (1..p)
+            .map(|j| {
+                let t = c.me ^ j;
+                // SAFETY: block `t` of `out`, written by this receive only; every receive
+                // is waited for or dropped before this returns.
+                unsafe { c.irecv_landing(t, (out.add(t as usize * m), m)) }.map(|r| (t, r))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let sends = (1..p)
+            .map(|j| {
+                let t = (c.me ^ j) as usize;
+                let block = &data[t * m..(t + 1) * m];
+                // Blocks below `LEND_ALL_FROM` are copied: lent, the p − 1 of them
+                // keep more than `COPY_LENT_BELOW` waiting for acknowledgements
+                // when the call returns (see the constant).
+                if m < LEND_ALL_FROM {
+                    c.isend(t as u32, Bytes::copy_from_slice(block))
+                } else {
+                    c.isend(t as u32, l.lend(block))
                 }
-                for s in sends {
-                    s.wait()?;
-                }
-                Ok(other)
-            })()
-            .and_then(|other| super::as_error(other, m)),
-        )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // This node's own block, copied while the others are under way.
+        // SAFETY: block `me` of `out` (the caller's contract).
+        unsafe { super::copy_block(data, out, me, m) };
+        let mut other = None;
+        for (from, r) in recvs {
+            if let Some(b) = r.wait()? {
+                other.get_or_insert((from, b));
+            }
+        }
+        for s in sends {
+            s.wait()?;
+        }
+        other.map_or(Ok(()), |(from, b)| Err(super::wrong_block(from, &b, m)))
     })
 }

@@ -231,11 +231,8 @@ fn alltoall_blocks(alg: Algorithm, c: &Ctx<'_>, blocks: &[Bytes], m: usize) -> R
     Ok(out)
 }
 
-/// A landing all-to-all's message of another length (`Some((from, message))`, from the
-/// relative rank `from`), as the error that names it; `None`: every block came whole.
-fn as_error(other: Option<(u32, Bytes)>, m: usize) -> Result<()> {
-    match other {
-        None => Ok(()),
-        Some((from, b)) => Err(super::blocks::wrong_length(&b, 1, m, "alltoall", from)),
-    }
+/// The error that names a landing all-to-all's message `b` of another length than a
+/// block's `m` bytes, from relative rank `from` (nothing of it was written).
+fn wrong_block(from: u32, b: &Bytes, m: usize) -> crate::error::Error {
+    super::blocks::wrong_length(b, 1, m, "alltoall", from)
 }

@@ -33,34 +33,29 @@ pub(crate) unsafe fn alltoall_landing(
     m: usize,
     out: *mut u8,
 ) -> Result<()> {
-    crate::collectives::lend::lend(&|| c.release_lent(), |l| {
-        c.tell_now(
-            (|| {
-                let me = c.me as usize;
-                if c.p() == 1 {
-                    // SAFETY: block `me` of `out` (the caller's contract).
-                    unsafe { super::copy_block(data, out, me, m) };
-                }
-                for j in 1..c.p() {
-                    let t = (c.me ^ j) as usize;
-                    // SAFETY: block `t` of `out`, written by this receive only; it is waited for
-                    // (or dropped, on an error) before this returns.
-                    let r = unsafe { c.irecv_landing(t as u32, (out.add(t * m), m))? };
-                    let s = c.isend(t as u32, l.lend(&data[t * m..(t + 1) * m]))?;
-                    if j == 1 {
-                        // This node's own block, copied while the first exchange is under way.
-                        // SAFETY: block `me` of `out` (the caller's contract).
-                        unsafe { super::copy_block(data, out, me, m) };
-                    }
-                    let got = r.wait();
-                    s.wait()?;
-                    if let Some(b) = got? {
-                        return Ok(Some((t as u32, b)));
-                    }
-                }
-                Ok(None)
-            })()
-            .and_then(|other| super::as_error(other, m)),
-        )
+    c.lend(|l| {
+        let me = c.me as usize;
+        if c.p() == 1 {
+            // SAFETY: block `me` of `out` (the caller's contract).
+            unsafe { super::copy_block(data, out, me, m) };
+        }
+        for j in 1..c.p() {
+            let t = (c.me ^ j) as usize;
+            // SAFETY: block `t` of `out`, written by this receive only; it is waited for
+            // (or dropped, on an error) before this returns.
+            let r = unsafe { c.irecv_landing(t as u32, (out.add(t * m), m))? };
+            let s = c.isend(t as u32, l.lend(&data[t * m..(t + 1) * m]))?;
+            if j == 1 {
+                // This node's own block, copied while the first exchange is under way.
+                // SAFETY: block `me` of `out` (the caller's contract).
+                unsafe { super::copy_block(data, out, me, m) };
+            }
+            let got = r.wait();
+            s.wait()?;
+            if let Some(b) = got? {
+                return Err(super::wrong_block(t as u32, &b, m));
+            }
+        }
+        Ok(())
     })
 }

@@ -97,61 +97,56 @@ pub(crate) unsafe fn alltoall_landing(
     out: *mut u8,
 ) -> Result<()> {
     let p = c.p();
-    crate::collectives::lend::lend(&|| c.release_lent(), |l| {
-        c.tell_now(
-            (|| {
-                let mut held: Vec<Packet> = (0..p)
-                    .filter(|&t| t != c.me)
-                    .map(|t| (c.me, t, l.lend(&data[t as usize * m..(t as usize + 1) * m])))
-                    .collect();
-                for i in 0..c.k {
-                    let bit = 1u32 << i;
-                    let partner = c.me ^ bit;
-                    let first = (partner & !(bit - 1)) as usize;
-                    let (send, keep) = split(c, i, held);
-                    // The message's blocks after those for this node: the (p/2 − 2^i) it passes on.
-                    let rest_len = (p / 2 - bit) as usize * m;
-                    let mut rest: Vec<u8> = Vec::with_capacity(rest_len);
-                    let head = (
-                        // SAFETY: blocks `first .. first + 2^i` of `out` (the caller's contract).
-                        unsafe { out.add(first * m) },
-                        bit as usize * m,
-                    );
-                    // SAFETY: `head` is written by this receive only (sources across bit i, which
-                    // no other step brings), `rest`'s capacity by it only; it is waited for (or
-                    // dropped, on an error) before either is used.
-                    let r = unsafe { c.irecv_split(partner, head, (rest.as_mut_ptr(), rest_len))? };
-                    let s = c.isend(partner, pack(&send, Layout::Equal))?;
-                    drop(send);
-                    if i == 0 {
-                        // SAFETY: block `me` of `out`, which no receive writes.
-                        unsafe { super::copy_block(data, out, c.me as usize, m) };
-                    }
-                    let got = r.wait();
-                    s.wait()?;
-                    if let Some(b) = got? {
-                        return Ok(Some((partner, b)));
-                    }
-                    // SAFETY: the receive wrote all `rest_len` bytes (the message had exactly the
-                    // named length, `CallLanding::wait`), within the capacity.
-                    unsafe { rest.set_len(rest_len) };
-                    let rest = Bytes::from(rest);
-                    held = keep;
-                    let passed = incoming(c, i).into_iter().skip(bit as usize);
-                    held.extend(
-                        passed
-                            .enumerate()
-                            .map(|(j, (s, t))| (s, t, rest.slice(j * m..(j + 1) * m))),
-                    );
-                }
-                if c.k == 0 {
-                    // A subcube of one member: its own block.
-                    // SAFETY: block 0 of `out` (the caller's contract).
-                    unsafe { super::copy_block(data, out, 0, m) };
-                }
-                Ok(None)
-            })()
-            .and_then(|other| super::as_error(other, m)),
-        )
+    c.lend(|l| {
+        let mut held: Vec<Packet> = (0..p)
+            .filter(|&t| t != c.me)
+            .map(|t| (c.me, t, l.lend(&data[t as usize * m..(t as usize + 1) * m])))
+            .collect();
+        for i in 0..c.k {
+            let bit = 1u32 << i;
+            let partner = c.me ^ bit;
+            let first = (partner & !(bit - 1)) as usize;
+            let (send, keep) = split(c, i, held);
+            // The message's blocks after those for this node: the (p/2 − 2^i) it passes on.
+            let rest_len = (p / 2 - bit) as usize * m;
+            let mut rest: Vec<u8> = Vec::with_capacity(rest_len);
+            let head = (
+                // SAFETY: blocks `first .. first + 2^i` of `out` (the caller's contract).
+                unsafe { out.add(first * m) },
+                bit as usize * m,
+            );
+            // SAFETY: `head` is written by this receive only (sources across bit i, which
+            // no other step brings), `rest`'s capacity by it only; it is waited for (or
+            // dropped, on an error) before either is used.
+            let r = unsafe { c.irecv_split(partner, head, (rest.as_mut_ptr(), rest_len))? };
+            let s = c.isend(partner, pack(&send, Layout::Equal))?;
+            drop(send);
+            if i == 0 {
+                // SAFETY: block `me` of `out`, which no receive writes.
+                unsafe { super::copy_block(data, out, c.me as usize, m) };
+            }
+            let got = r.wait();
+            s.wait()?;
+            if let Some(b) = got? {
+                return Err(super::wrong_block(partner, &b, m));
+            }
+            // SAFETY: the receive wrote all `rest_len` bytes (the message had exactly the
+            // named length, `CallLanding::wait`), within the capacity.
+            unsafe { rest.set_len(rest_len) };
+            let rest = Bytes::from(rest);
+            held = keep;
+            let passed = incoming(c, i).into_iter().skip(bit as usize);
+            held.extend(
+                passed
+                    .enumerate()
+                    .map(|(j, (s, t))| (s, t, rest.slice(j * m..(j + 1) * m))),
+            );
+        }
+        if c.k == 0 {
+            // A subcube of one member: its own block.
+            // SAFETY: block 0 of `out` (the caller's contract).
+            unsafe { super::copy_block(data, out, 0, m) };
+        }
+        Ok(())
     })
 }

@@ -6,7 +6,6 @@ use bytes::Bytes;
 
 use crate::base::parts::Parts;
 use crate::collectives::ctx::Ctx;
-use crate::collectives::lend::lend;
 use crate::error::{Error, Result};
 
 /// Broadcast `data` (meaningful at `root`, a relative rank) of `len` bytes.
@@ -74,29 +73,27 @@ pub(crate) unsafe fn bcast_landing(
     len: usize,
 ) -> Result<()> {
     let v = c.me ^ root;
-    lend(&|| c.release_lent(), |l| {
-        c.tell_now((|| {
-            let mut x: Option<&[u8]> = (c.me == root).then_some(data);
-            for i in (0..c.k).rev() {
-                if v & ((1u32 << i) - 1) != 0 {
-                    continue;
-                }
-                let partner = (v ^ (1 << i)) ^ root;
-                if v & (1 << i) == 0 {
-                    if let Some(x) = x {
-                        c.send(partner, l.lend(x))?;
-                    }
-                } else {
-                    // SAFETY: `out` is this member's (the caller's contract); the receive is
-                    // waited for here.
-                    if let Some(got) = unsafe { c.irecv_landing(partner, (out, len))? }.wait()? {
-                        return Err(wrong_length(got.len(), len));
-                    }
-                    // SAFETY: written whole by the receive, and only read from now on.
-                    x = Some(unsafe { std::slice::from_raw_parts(out, len) });
-                }
+    c.lend(|l| {
+        let mut x: Option<&[u8]> = (c.me == root).then_some(data);
+        for i in (0..c.k).rev() {
+            if v & ((1u32 << i) - 1) != 0 {
+                continue;
             }
-            x.map(|_| ()).ok_or_else(nothing_came)
-        })())
+            let partner = (v ^ (1 << i)) ^ root;
+            if v & (1 << i) == 0 {
+                if let Some(x) = x {
+                    c.send(partner, l.lend(x))?;
+                }
+            } else {
+                // SAFETY: `out` is this member's (the caller's contract); the receive is
+                // waited for here.
+                if let Some(got) = unsafe { c.irecv_landing(partner, (out, len))? }.wait()? {
+                    return Err(wrong_length(got.len(), len));
+                }
+                // SAFETY: written whole by the receive, and only read from now on.
+                x = Some(unsafe { std::slice::from_raw_parts(out, len) });
+            }
+        }
+        x.map(|_| ()).ok_or_else(nothing_came)
     })
 }

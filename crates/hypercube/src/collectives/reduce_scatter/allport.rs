@@ -16,7 +16,7 @@ use crate::base::parts::Parts;
 use crate::collectives::blocks::bounds;
 use crate::collectives::ctx::Ctx;
 use crate::collectives::element::{check_len, encode_vec, Op};
-use crate::collectives::lend::{lend, Lender};
+use crate::collectives::lend::Lender;
 use crate::collectives::pod::Pod;
 use crate::collectives::reduce_scatter::hypercube::lost;
 use crate::error::Result;
@@ -24,7 +24,7 @@ use crate::error::Result;
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
 ///
 /// Copies: the first step sends its pieces straight from `data`, lent to the transport
-/// ([`lend`], as `hypercube.rs` does), and writes `mine ⊕ received` for each piece it
+/// ([`Ctx::lend`], as `hypercube.rs` does), and writes `mine ⊕ received` for each piece it
 /// keeps into a vector of its own; later steps send those vectors as they are and combine
 /// into them. (A first version copied all of `data` into the pieces' vectors before the
 /// first step.)
@@ -32,9 +32,7 @@ pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> 
     if c.k == 0 {
         return Ok(data.to_vec());
     }
-    lend(&|| c.release_lent(), |lender| {
-        c.tell_now(rotated(c, data, op, lender))
-    })
+    c.lend(|lender| rotated(c, data, op, lender))
 }
 
 /// The d rotated halvings, the first step's pieces lent from `data`.

@@ -6,7 +6,7 @@
 //! expression, eq. 4.4, with m/p per block): `T = t_s log p + t_w (m/p)(p-1)`.
 //!
 //! Copies: the first step sends the outgoing half straight from the caller's vector,
-//! lent to the transport ([`lend`]: the call returns only when every copy of those bytes
+//! lent to the transport ([`Ctx::lend`]: the call returns only when every copy of those bytes
 //! is dropped — over TCP, when the kernel has them; a copy only where memory is not the
 //! wire encoding, or for blocks shorter than `lend::LEND_MIN`), and writes
 //! `mine ⊕ received` for each kept block into a vector of its own (no copy of the whole
@@ -27,7 +27,7 @@ use bytes::Bytes;
 
 use crate::base::parts::Parts;
 use crate::collectives::element::{check_len, encode_vec, length_error, Op};
-use crate::collectives::lend::{lend, Lender};
+use crate::collectives::lend::Lender;
 use crate::collectives::pod::Pod;
 use crate::collectives::values::read_u64;
 use crate::error::{Error, Result};
@@ -39,9 +39,7 @@ const PIECE: usize = 512 << 10;
 
 /// The whole vector `data` on every node → block `bounds(n, p, me)` of the reduction.
 pub(crate) fn reduce_scatter<T: Pod>(c: &Ctx<'_>, data: &[T], op: Op<'_, T>) -> Result<Vec<T>> {
-    lend(&|| c.release_lent(), |lender| {
-        c.tell_now(halving(c, data, op, lender))
-    })
+    c.lend(|lender| halving(c, data, op, lender))
 }
 
 /// Alg. 4.8 with the first step's outgoing blocks lent from `data`.
