@@ -17,7 +17,7 @@ use crate::collectives::blocks::bounds;
 use crate::collectives::ctx::Ctx;
 use crate::collectives::element::{check_len, encode, Op};
 use crate::collectives::pod::Pod;
-use crate::collectives::select::chain_segments;
+use crate::collectives::select::machine;
 use crate::error::Result;
 
 /// Inclusive (`x_0 ⊕ … ⊕ x_me`) or exclusive (`x_0 ⊕ … ⊕ x_{me-1}`, `None` at rank 0).
@@ -28,9 +28,9 @@ pub(crate) fn scan<T: Pod>(
     inclusive: bool,
 ) -> Result<Option<Vec<T>>> {
     let (p, me, n) = (c.p(), c.me, data.len());
-    // S near-equal segments of at most 64 KiB (one eager message each), the S of the
-    // model time.
-    let segs = chain_segments(std::mem::size_of_val(&data[..])) as u32;
+    // S near-equal segments (of at most 64 KiB, one eager message each, but where ranks
+    // share the cores: `Machine::chain_segments`), the S of the model time.
+    let segs = machine().chain_segments(c.k, std::mem::size_of_val(&data[..])) as u32;
     let mut exclusive: Vec<T> = Vec::new();
     if !inclusive && me > 0 {
         exclusive.reserve_exact(n);

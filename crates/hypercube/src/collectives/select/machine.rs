@@ -93,6 +93,28 @@ impl Machine {
         m_bytes <= self.eager_limit && step > self.eager_limit
     }
 
+    /// The segments of the pipelined chain ([`Algorithm::Chain`](super::Algorithm::Chain))
+    /// for an `m_bytes` vector on a subcube of dimension `k`. Where ranks share fewer
+    /// cores than there are of them and the links are not wires, near-equal segments of a
+    /// quarter of the vector, at least 64 KiB and at most 256 KiB: a segment's messages,
+    /// wake-ups and scheduling cost more there than the pipeline's overlap saves, which
+    /// the shared cores mostly do not have. Elsewhere [`chain_segments`](super::chain_segments)'s
+    /// 64 KiB (what the model prices). Measured on loopback, 4–16 ranks on 2 cores, the
+    /// chain's time per call and barrier with segments of 64 KiB / 256 KiB: 1 MiB
+    /// 2.0–2.2 / 1.5–1.8 ms (d = 2), 6.7–7.0 / 3.7–3.9 (d = 3), 17.9–18.3 / 10.8–11.2
+    /// (d = 4); at 256 KiB 64 KiB segments are the fastest of 64, 128, 256 and 512 KiB
+    /// (`docs/perf/analysis.md`, "Session of 2026-11-27 (11:30– UTC)").
+    pub fn chain_segments(&self, k: u32, m_bytes: usize) -> usize {
+        let p = (1u64 << k.min(30)) as f64;
+        let shared = self.wire_tw().is_none() && self.shared_cores(k) < p;
+        let segment = if shared {
+            (m_bytes / 4).clamp(64 << 10, 256 << 10)
+        } else {
+            super::model::CHAIN_SEGMENT_BYTES
+        };
+        m_bytes.div_ceil(segment).max(1)
+    }
+
     /// Do `bytes` sent over one link at once, on a link idle since the last call, go
     /// through at core speed ([`Machine::link_burst`])?
     pub fn within_burst(&self, bytes: usize) -> bool {

@@ -124,8 +124,10 @@ pub fn model_time(
     })
 }
 
-/// The segments of [`Algorithm::Chain`] for an `m_bytes` vector: near-equal ones of at
-/// most 64 KiB (the algorithm splits its vector this way too).
+/// The segments the model prices [`Algorithm::Chain`] with for an `m_bytes` vector:
+/// near-equal ones of at most 64 KiB — the algorithm's own on wires and with a core per
+/// rank ([`Machine::chain_segments`](super::Machine::chain_segments): larger ones where
+/// ranks share the cores of one machine).
 pub fn chain_segments(m_bytes: usize) -> usize {
     m_bytes.div_ceil(CHAIN_SEGMENT_BYTES).max(1)
 }
