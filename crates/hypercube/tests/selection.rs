@@ -239,3 +239,39 @@ fn model_time_is_the_virtual_time_in_both_regimes() {
         }
     }
 }
+
+/// The chain scan's segments: a quarter of the vector (64–256 KiB) where ranks share fewer
+/// cores than there are of them and the links are not wires; the model's 64 KiB with a
+/// core per rank or on wires. Every member computes the same count from the same length.
+#[test]
+fn chain_segments_are_larger_on_shared_cores_only() {
+    use hypercube::collectives::select::{chain_segments, machine, Machine};
+    let shared = Machine {
+        cores: 2,
+        link_tw: None,
+        ..machine()
+    };
+    let roomy = Machine {
+        cores: 64,
+        ..shared
+    };
+    let wire = Machine {
+        link_tw: Some(84e-9),
+        ..shared
+    };
+    let (kib, mib) = (1usize << 10, 1usize << 20);
+    for k in [2u32, 3, 4] {
+        assert_eq!(shared.chain_segments(k, mib), 4, "k = {k}");
+        assert_eq!(shared.chain_segments(k, 4 * mib), 16);
+        assert_eq!(shared.chain_segments(k, 256 * kib), 4);
+        assert_eq!(shared.chain_segments(k, 64 * kib), 1);
+        assert_eq!(shared.chain_segments(k, 8), 1);
+        for m in [8, 64 * kib, 256 * kib, mib, 4 * mib] {
+            assert_eq!(roomy.chain_segments(k, m), chain_segments(m), "m = {m}");
+            assert_eq!(wire.chain_segments(k, m), chain_segments(m), "m = {m}");
+        }
+    }
+    // Two ranks on two cores: a core each.
+    assert_eq!(shared.chain_segments(1, mib), chain_segments(mib));
+    assert_eq!(chain_segments(mib), 16);
+}
