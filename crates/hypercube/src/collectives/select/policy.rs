@@ -133,7 +133,7 @@ fn path_time(
 ///   4-cube at 100 Mbit/s: 81 against 126 ms). The all-port reduce-scatter measured as the
 ///   model prices it against the hypercube's there (slower at 64 and 256 KiB, faster at
 ///   1 MiB: 126–137 against 205 ms) and needs no rule.
-/// - Scan with more ranks than cores, from 64 KiB on: the pipelined chain, as on shared
+/// - Scan with more ranks than cores, from 64 KiB on (256 KiB on 16 ranks or more): the pipelined chain, as on shared
 ///   cores. The model prices the hypercube scan's `log p` steps at the links' `t_w` and
 ///   the chain's `p − 1` messages too, and so keeps the hypercube up to 256 KiB on the
 ///   4-cubes; but a shaped link passes a step of up to its burst at core speed, and the
@@ -146,10 +146,21 @@ fn path_time(
 ///   5.35 / 19.3 / 33.1 against 5.29 / 15.5 / 58.9 — the chain as fast or faster but at
 ///   128 KiB on the 100 Mbit/s links (past their 96 KiB bucket: 1.25–1.28× the hypercube's
 ///   time), where the rule loses. Below 64 KiB the hypercube is the faster on the 4-cubes.
+///   On 16 ranks the rule starts at 256 KiB: the comparison with Open MPI at 2b499ba found
+///   the 4-cube's 64 KiB scan at 1 Gbit/s 2.74× its time by the slowest rank (5.36 ms,
+///   against 2.63 for the hypercube in the run before), and rechecked (`--per-rank`, one
+///   job each), the chain's slowest rank and loop took 3.69 and 3.76 ms against the
+///   hypercube's 2.11 and 2.77 — a 64 KiB vector is one segment, and the chain's 15 hops
+///   one after another outweigh the hypercube's 4 steps (on the 3-cube, 7 hops against 3,
+///   the chain's loop still 0.69–0.74 ms against 1.05–1.19). Below it the model chooses
+///   (the hypercube on the 4-cubes).
 fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {
     let oversubscribed = machine.cores < (1usize << k.min(30));
     if machine.links_bound(k) {
         let step = m_bytes.saturating_mul(1usize << k.min(30)) / 2;
+        // The scan rule on wires (above): the chain from 64 KiB, on 16 ranks or more
+        // from 256 KiB.
+        let chain_from = if k <= 3 { 64 << 10 } else { 256 << 10 };
         return match (op, a) {
             (Operation::Bcast, Algorithm::ScatterAllgather)
             | (Operation::Reduce, Algorithm::ReduceScatterGather) => false,
@@ -157,7 +168,7 @@ fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: 
                 !machine.within_burst(step)
             }
             (Operation::Allreduce, Algorithm::AllPort) => !machine.links_outrun_cores(k),
-            (Operation::Scan, Algorithm::Hypercube) => !oversubscribed || m_bytes < 64 << 10,
+            (Operation::Scan, Algorithm::Hypercube) => !oversubscribed || m_bytes < chain_from,
             _ => true,
         };
     }
