@@ -29,7 +29,7 @@ impl Subcube<'_> {
         let m = std::mem::size_of_val(data);
         let (alg, c) = self.start(Operation::Reduce, m, op.is_commutative())?;
         c.guard(match alg {
-            Algorithm::Hypercube => hypercube::reduce(&c, r, data.to_vec(), op),
+            Algorithm::Hypercube => hypercube::reduce(&c, r, data, op),
             Algorithm::AllPort => allport::reduce(&c, r, data, op),
             Algorithm::ReduceScatterGather => reduce_scatter_gather::reduce(&c, r, data, op),
             other => Err(not_implemented(Operation::Reduce, other)),
