@@ -34,8 +34,9 @@ pub enum Algorithm {
     Ecube,
     /// Circular shift as power-of-two shifts on the Gray-code ring (§4.6.2, eq. 4.11).
     GrayRing,
-    /// Prefix sums along the chain of ranks 0 → … → p−1, pipelined in 64 KiB segments
-    /// (the linear array of §4.1.1 with the pipelining of §4.2): fewer bytes than Alg. 4.9
+    /// Prefix sums along the chain of ranks 0 → … → p−1, pipelined in segments of 64 KiB
+    /// (larger where ranks share the cores: [`Machine::chain_segments`](super::Machine::chain_segments))
+    /// — the linear array of §4.1.1 with the pipelining of §4.2: fewer bytes than Alg. 4.9
     /// (≈ 2m(p−1) instead of m p log p), more steps.
     Chain,
     /// All-to-all personalized with blocks of any lengths along planned routes: after an
