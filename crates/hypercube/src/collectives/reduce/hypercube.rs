@@ -19,10 +19,11 @@ const LEND_FROM: usize = 512 << 10;
 /// Every node's `data` → the reduction at relative rank `root`.
 ///
 /// Copies: a node that sends before it has received (a leaf of the tree) sends `data`
-/// itself, lent (`Ctx::lend`) from [`LEND_FROM`] bytes on; a node's first receive is combined with `data` into a
-/// vector of its own in one pass (`Op::combine_into`), later ones into that vector, which
-/// it sends as it is (`encode_vec`). So `data` is never copied but at a root of a subcube
-/// of one node.
+/// itself, lent (`Ctx::lend`) from [`LEND_FROM`] bytes on (copied below); a node's first
+/// receive is combined with `data` into a vector of its own in one pass
+/// (`Op::combine_into`), later ones into that vector, which it sends as it is
+/// (`encode_vec`). So a long `data` is never copied but at a root of a subcube of one
+/// node.
 pub(crate) fn reduce<T: Pod>(
     c: &Ctx<'_>,
     root: u32,
