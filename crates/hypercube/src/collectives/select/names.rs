@@ -207,4 +207,34 @@ mod tests {
             None
         );
     }
+
+    /// `VARIANTS` lists every algorithm: the match below is exhaustive (inside the crate
+    /// `#[non_exhaustive]` does not excuse a missing arm), so a new algorithm does not
+    /// compile here until it is named — and then fails the test until `VARIANTS` names it
+    /// too (else its messages' variant would have no name in the mismatch error).
+    #[test]
+    fn variants_list_every_algorithm() {
+        let named = |a: Algorithm| match a {
+            Algorithm::Auto
+            | Algorithm::Hypercube
+            | Algorithm::Ring
+            | Algorithm::Mesh
+            | Algorithm::ScatterAllgather
+            | Algorithm::ReduceScatterGather
+            | Algorithm::ReduceScatterAllgather
+            | Algorithm::StoreForward
+            | Algorithm::Pairwise
+            | Algorithm::Ecube
+            | Algorithm::GrayRing
+            | Algorithm::Chain
+            | Algorithm::Planned
+            | Algorithm::AllPort
+            | Algorithm::Tree => a,
+        };
+        let last = named(Algorithm::Tree);
+        assert_eq!(Algorithm::VARIANTS.len() as u32, last.variant() + 1);
+        for a in Algorithm::VARIANTS {
+            assert_eq!(named(a), a);
+        }
+    }
 }
