@@ -173,6 +173,17 @@ pub(crate) fn failure(call: u32) -> u32 {
     *FAILURE.start() + (call_dim(call) << 24 | (call & COUNTER_MASK))
 }
 
+/// The call (its key, [`call_key`]) whose failure-notice tag is `tag` ([`failure`]), or
+/// `None` if `tag` is not a failure-notice tag.
+pub(crate) fn failed_call(tag: u32) -> Option<u32> {
+    if !FAILURE.contains(&tag) {
+        return None;
+    }
+    let at = tag - *FAILURE.start();
+    let (dim, counter) = (at >> 24, at & ((1 << 24) - 1));
+    (dim <= MAX_DIM && counter <= COUNTER_MASK).then(|| collective(dim, counter))
+}
+
 /// The subcube dimension of the collective call whose tag is `call` ([`collective`]).
 pub(crate) fn call_dim(call: u32) -> u32 {
     (call >> LOW_BITS) & 0x1F

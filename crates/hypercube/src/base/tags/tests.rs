@@ -158,6 +158,40 @@ const COLLIDING_TYPE: u32 = 0x03FF_FFF0;
 /// Before the finalize tag had a range of its own, node 0's first `lrecv` took node 1's
 /// (empty) barrier message for a long-message header and failed, and node 0's finalize
 /// then waited for that message forever.
+/// A failure-notice tag leads back to its call's key, for every dimension, call number
+/// and variant; no other tag is taken for one.
+#[test]
+fn a_failure_tag_names_its_call() {
+    for dim in 0..=MAX_DIM {
+        for n in [0, 1, 7, COUNTER_MASK] {
+            let key = collective(dim, n);
+            for v in [0, 1, 31] {
+                let call = with_variant(key, v);
+                assert_eq!(
+                    failed_call(failure(call)),
+                    Some(key),
+                    "dim {dim}, n {n}, v {v}"
+                );
+                assert_eq!(failed_call(call), None);
+            }
+        }
+    }
+    for tag in [
+        0,
+        MAX_USER_TYPE,
+        *BOOTSTRAP.start(),
+        *CONTROL.start(),
+        FINALIZE,
+    ] {
+        assert_eq!(failed_call(tag), None, "{tag:#x}");
+    }
+    assert_eq!(
+        failed_call(*FAILURE.end()),
+        None,
+        "beyond the last dimension"
+    );
+}
+
 #[test]
 fn long_messages_of_the_largest_types_do_not_disturb_finalize() {
     fn payload(ty: u32) -> Vec<u8> {

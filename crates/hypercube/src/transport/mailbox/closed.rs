@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 
 use hypercube_topology::NodeId;
-use rustc_hash::FxHashMap;
+use rustc_hash::FxHashSet;
 
 use super::{Envelope, Mailbox, NeedCts};
 use crate::base::tags;
@@ -39,36 +39,41 @@ pub(crate) struct Stray {
     pub(crate) call: u32,
 }
 
-/// The last [`CLOSED_CALLS`] closed calls' tags.
+/// The last [`CLOSED_CALLS`] closed calls, by key (`tags::call_key`; a call's failure
+/// tag is found from it, `tags::failed_call`).
 #[derive(Debug, Default)]
 pub(crate) struct Closed {
-    tags: FxHashMap<u32, ClosedTag>,
+    keys: FxHashSet<u32>,
     order: VecDeque<u32>,
 }
 
 impl Closed {
     /// Remember `call` (a collective call's tag, of any variant: every variant is closed)
-    /// and its failure tag; forget the oldest call past [`CLOSED_CALLS`].
+    /// and so its failure tag; forget the oldest call past [`CLOSED_CALLS`].
     pub(crate) fn close(&mut self, call: u32) {
         let call = tags::call_key(call);
         if self.order.len() == CLOSED_CALLS {
             if let Some(old) = self.order.pop_front() {
-                self.tags.remove(&old);
-                self.tags.remove(&tags::failure(old));
+                self.keys.remove(&old);
             }
         }
-        self.order.push_back(call);
-        self.tags.insert(call, ClosedTag::Call);
-        self.tags.insert(tags::failure(call), ClosedTag::Notice);
+        if self.keys.insert(call) {
+            self.order.push_back(call);
+        }
     }
 
     /// What `tag` is, if it is a closed call's.
     pub(crate) fn get(&self, tag: u32) -> Option<ClosedTag> {
         // (No hashing for a user's message, nor before the first call.)
-        if tag <= tags::MAX_USER_TYPE || self.tags.is_empty() {
+        if tag <= tags::MAX_USER_TYPE || self.keys.is_empty() {
             return None;
         }
-        self.tags.get(&tags::call_key(tag)).copied()
+        if let Some(call) = tags::failed_call(tag) {
+            return self.keys.contains(&call).then_some(ClosedTag::Notice);
+        }
+        self.keys
+            .contains(&tags::call_key(tag))
+            .then_some(ClosedTag::Call)
     }
 }
 
