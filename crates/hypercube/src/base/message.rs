@@ -44,10 +44,10 @@ pub struct Select {
     pub source: Option<NodeId>,
     /// Whether `TypeSel::Any` may also match reserved (internal) types. Only the runtime sets it.
     pub(crate) internal: bool,
-    /// A reserved tag also accepted, from any source: a collective call's failure notice
-    /// (`tags::failure`); then another variant of the call's tag is accepted too
-    /// ([`Select::internal_or`]). Only the runtime sets it.
-    pub(crate) or_any: Option<u32>,
+    /// A collective call's receive ([`Select::call`]): it also accepts, from any source,
+    /// the call's failure notice and the call's messages of another variant. Only the
+    /// runtime sets it.
+    pub(crate) call: bool,
 }
 
 impl Select {
@@ -57,7 +57,7 @@ impl Select {
             ty: ty.into(),
             source: None,
             internal: false,
-            or_any: None,
+            call: false,
         }
     }
 
@@ -67,7 +67,7 @@ impl Select {
             ty: ty.into(),
             source: Some(source),
             internal: false,
-            or_any: None,
+            call: false,
         }
     }
 
@@ -77,31 +77,29 @@ impl Select {
             ty: TypeSel::Is(tag),
             source,
             internal: true,
-            or_any: None,
+            call: false,
         }
     }
 
-    /// A collective call's receive: [`Select::internal`] for the call's tag `tag` that also
-    /// accepts, from any source, a message of tag `also` (the call's failure notice) or of
-    /// another variant of the call (`tags::with_variant`: a member that runs another
-    /// algorithm).
-    pub(crate) fn internal_or(source: Option<NodeId>, tag: u32, also: u32) -> Self {
+    /// A collective call's receive: [`Select::internal`] for the call's tag `tag` (a
+    /// collective tag, `tags::collective`) that also accepts, from any source, the call's
+    /// failure notice (`tags::failure`) or a message of another variant of the call
+    /// (`tags::with_variant`: a member that runs another algorithm).
+    pub(crate) fn call(source: Option<NodeId>, tag: u32) -> Self {
         Select {
-            or_any: Some(also),
+            call: true,
             ..Select::internal(source, tag)
         }
     }
 
     /// Does a message with this source and raw tag match?
     pub(crate) fn matches(&self, source: NodeId, tag: u32) -> bool {
-        if let Some(also) = self.or_any {
-            if also == tag {
+        if let (true, TypeSel::Is(own)) = (self.call, self.ty) {
+            if tag != own
+                && (tags::failed_call(tag) == Some(tags::call_key(own))
+                    || tags::call_key(tag) == tags::call_key(own))
+            {
                 return true;
-            }
-            if let TypeSel::Is(own) = self.ty {
-                if tag != own && tags::call_key(tag) == tags::call_key(own) {
-                    return true;
-                }
             }
         }
         if let Some(s) = self.source {
@@ -208,5 +206,37 @@ impl Message {
             len: self.data.len() as u64,
             id: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Select;
+    use crate::base::tags;
+
+    /// A collective call's receive takes its own tag from its source only, and from anyone
+    /// the call's failure notice and the call's other variants; not another call's tags,
+    /// nor its failure notice.
+    #[test]
+    fn a_call_receive_takes_its_notice_and_other_variants() {
+        let key = tags::collective(3, 41);
+        let own = tags::with_variant(key, 2);
+        let sel = Select::call(Some(5), own);
+        assert!(sel.matches(5, own));
+        assert!(!sel.matches(6, own), "its own tag from its source only");
+        assert!(sel.matches(6, tags::failure(own)));
+        assert!(sel.matches(6, tags::with_variant(key, 7)));
+        assert!(sel.matches(6, key));
+        let other = tags::collective(3, 42);
+        assert!(!sel.matches(5, other));
+        assert!(!sel.matches(5, tags::failure(other)));
+        assert!(
+            !sel.matches(5, tags::collective(2, 41)),
+            "another dimension's call"
+        );
+        assert!(!sel.matches(5, 7), "a user's message");
+        let plain = Select::internal(Some(5), own);
+        assert!(!plain.matches(5, tags::failure(own)));
+        assert!(!plain.matches(5, tags::with_variant(key, 7)));
     }
 }

@@ -168,7 +168,7 @@ impl<'a> Ctx<'a> {
     /// The selector of this call's receives: its tag from `from` (or any member), or its
     /// failure notice or another variant of its tag from any member.
     fn select(&self, from: Option<u32>) -> Select {
-        Select::internal_or(from.map(|r| self.phys(r)), self.tag, self.failure)
+        Select::call(from.map(|r| self.phys(r)), self.tag)
     }
 
     /// A received message of this call; or the error a failure notice carries (then the
