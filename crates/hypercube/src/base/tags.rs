@@ -170,8 +170,12 @@ pub(crate) fn failure(call: u32) -> u32 {
         COLLECTIVE.contains(&call),
         "{call:#x} is not a collective tag"
     );
-    *FAILURE.start() + (call_dim(call) << 24 | (call & COUNTER_MASK))
+    *FAILURE.start() + (call_dim(call) << FAILURE_DIM_SHIFT | (call & COUNTER_MASK))
 }
+
+/// Where a failure-notice tag keeps its call's subcube dimension, above the call's number
+/// ([`failure`], [`failed_call`]).
+const FAILURE_DIM_SHIFT: u32 = 24;
 
 /// The call (its key, [`call_key`]) whose failure-notice tag is `tag` ([`failure`]), or
 /// `None` if `tag` is not a failure-notice tag.
@@ -180,7 +184,7 @@ pub(crate) fn failed_call(tag: u32) -> Option<u32> {
         return None;
     }
     let at = tag - *FAILURE.start();
-    let (dim, counter) = (at >> 24, at & ((1 << 24) - 1));
+    let (dim, counter) = (at >> FAILURE_DIM_SHIFT, at & ((1 << FAILURE_DIM_SHIFT) - 1));
     (dim <= MAX_DIM && counter <= COUNTER_MASK).then(|| collective(dim, counter))
 }
 

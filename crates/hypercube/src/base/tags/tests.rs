@@ -148,16 +148,6 @@ fn every_tag_falls_in_its_own_range() {
 /// (`0xFFFF_FFF0`).
 const COLLIDING_TYPE: u32 = 0x03FF_FFF0;
 
-/// A long message of the type that once collided with finalize, and one of
-/// [`MAX_RESERVED_USER_TYPE`] (the largest type a long message may have), go from node 3
-/// to node 0 (forwarded by node 2) while node 1 is already in the finalize barrier: its
-/// barrier message waits in node 0's queue when node 0 posts the any-source long
-/// receives. Both messages arrive whole and the job finalizes. A type above
-/// [`MAX_RESERVED_USER_TYPE`] is refused with a typed error on both sides.
-///
-/// Before the finalize tag had a range of its own, node 0's first `lrecv` took node 1's
-/// (empty) barrier message for a long-message header and failed, and node 0's finalize
-/// then waited for that message forever.
 /// A failure-notice tag leads back to its call's key, for every dimension, call number
 /// and variant; no other tag is taken for one.
 #[test]
@@ -192,6 +182,16 @@ fn a_failure_tag_names_its_call() {
     );
 }
 
+/// A long message of the type that once collided with finalize, and one of
+/// [`MAX_RESERVED_USER_TYPE`] (the largest type a long message may have), go from node 3
+/// to node 0 (forwarded by node 2) while node 1 is already in the finalize barrier: its
+/// barrier message waits in node 0's queue when node 0 posts the any-source long
+/// receives. Both messages arrive whole and the job finalizes. A type above
+/// [`MAX_RESERVED_USER_TYPE`] is refused with a typed error on both sides.
+///
+/// Before the finalize tag had a range of its own, node 0's first `lrecv` took node 1's
+/// (empty) barrier message for a long-message header and failed, and node 0's finalize
+/// then waited for that message forever.
 #[test]
 fn long_messages_of_the_largest_types_do_not_disturb_finalize() {
     fn payload(ty: u32) -> Vec<u8> {
