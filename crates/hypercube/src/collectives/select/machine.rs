@@ -79,6 +79,13 @@ impl Machine {
         }
     }
 
+    /// Do the ranks of a subcube of dimension `k` outnumber the cores ([`Machine::cores`])?
+    /// Then a byte moved is a core's time, and the rules measured on shared cores apply
+    /// (`policy.rs`, [`Machine::chain_segments`]).
+    pub(crate) fn oversubscribed(&self, k: u32) -> bool {
+        self.cores < 1usize << k.min(30)
+    }
+
     /// The cores the ranks of a subcube of dimension `k` share: [`Machine::cores`], at most
     /// one per rank.
     pub(crate) fn shared_cores(&self, k: u32) -> f64 {
@@ -105,10 +112,8 @@ impl Machine {
     /// (d = 4); at 256 KiB 64 KiB segments are the fastest of 64, 128, 256 and 512 KiB
     /// (`docs/perf/analysis.md`, "Session of 2026-11-27 (11:30– UTC)").
     pub fn chain_segments(&self, k: u32, m_bytes: usize) -> usize {
-        let p = (1u64 << k.min(30)) as f64;
-        let shared = self.wire_tw().is_none() && self.shared_cores(k) < p;
-        let segment = if shared {
-            (m_bytes / 4).clamp(64 << 10, 256 << 10)
+        let segment = if self.oversubscribed(k) && self.wire_tw().is_none() {
+            (m_bytes / 4).clamp(super::model::CHAIN_SEGMENT_BYTES, 256 << 10)
         } else {
             super::model::CHAIN_SEGMENT_BYTES
         };

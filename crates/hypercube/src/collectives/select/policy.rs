@@ -155,7 +155,7 @@ fn path_time(
 ///   the chain's loop still 0.69–0.74 ms against 1.05–1.19). Below it the model chooses
 ///   (the hypercube on the 4-cubes).
 fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {
-    let oversubscribed = machine.cores < (1usize << k.min(30));
+    let oversubscribed = machine.oversubscribed(k);
     if machine.links_bound(k) {
         let step = m_bytes.saturating_mul(1usize << k.min(30)) / 2;
         // The scan rule on wires (above): the chain from 64 KiB, on 16 ranks or more
