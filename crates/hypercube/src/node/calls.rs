@@ -5,7 +5,7 @@
 
 use super::Node;
 
-/// The per-dimension call counters and the discarded tags of failed calls
+/// The per-dimension call counters and the keys (`tags::call_key`) of failed calls
 /// ([`Node::discard_call`]).
 #[derive(Default)]
 pub(super) struct Calls {
@@ -18,23 +18,16 @@ impl Node {
     /// of dimension `dim`, numbered by a per-dimension call counter (see `crate::base::tags`).
     /// Messages of different calls therefore never match each other or a user's message.
     ///
-    /// A tag (or failure tag) that a failed call had the transport discard
-    /// ([`Node::discard_call`]) is delivered again from here on: it names this new call.
+    /// A tag that a failed call had the transport discard ([`Node::discard_call`]) is
+    /// delivered again from here on, with its failure notices: it names this new call.
     pub(crate) fn collective_tag(&self, dim: u32) -> u32 {
         let mut calls = self.calls();
         let d = (dim & 0x1F) as usize;
         let n = calls.seq[d];
         calls.seq[d] = n.wrapping_add(1);
         let tag = crate::base::tags::collective(d as u32, n);
-        if !calls.discarded.is_empty() {
-            let tags = [tag, crate::base::tags::failure(tag)];
-            let reused: Vec<u32> = tags
-                .into_iter()
-                .filter(|t| calls.discarded.remove(t))
-                .collect();
-            if !reused.is_empty() {
-                self.inner.t.keep(&reused);
-            }
+        if calls.discarded.remove(&tag) {
+            self.inner.t.keep(&[tag]);
         }
         tag
     }
@@ -46,13 +39,9 @@ impl Node {
     /// match these tags again until `collective_tag` draws them for a new call (2^21 calls
     /// on subcubes of the same dimension later). Of any variant: `tag`'s key is recorded.
     pub(crate) fn discard_call(&self, tag: u32) {
-        let tags = [
-            crate::base::tags::call_key(tag),
-            crate::base::tags::failure(tag),
-        ];
-        let mut calls = self.calls();
-        calls.discarded.extend(tags);
-        self.inner.t.discard(&tags);
+        let key = crate::base::tags::call_key(tag);
+        self.calls().discarded.insert(key);
+        self.inner.t.discard(&[key]);
     }
 
     /// This node's part of the collective call whose tag is `tag` completed: every message

@@ -108,10 +108,12 @@ pub trait Transport: Send + Sync + 'static {
     fn abandon_recv(&self, token: RecvToken);
     /// Drop every message of `tags`, queued now or arriving later, until
     /// [`Transport::keep`] names them: a rendezvous message is asked for as usual (so its
-    /// sender's send completes) and its payload dropped. The runtime calls this with the
-    /// reserved tags of a collective call that failed on this node — tags no receive will
-    /// ever be posted for again — so that the call's messages still on their way cannot
-    /// keep their senders waiting (`collectives/ctx.rs`). Never called with a user's type.
+    /// sender's send completes) and its payload dropped. A collective call's tag stands for
+    /// the call: every variant of it and its failure notices (`base/tags.rs`). The runtime
+    /// calls this with the tag of a collective call that failed on this node — no receive
+    /// will ever be posted for it again — so that the call's messages still on their way
+    /// cannot keep their senders waiting (`collectives/ctx.rs`). Never called with a user's
+    /// type.
     /// The default does nothing: a transport whose sends complete without a receive needs
     /// nothing more.
     fn discard(&self, tags: &[u32]) {

@@ -80,7 +80,8 @@ impl Closed {
 impl Mailbox {
     /// Drop every message of `tags`, queued now or arriving later, until
     /// [`Mailbox::keep`] (see the module docs); a collective tag stands for its call, every
-    /// variant (`tags::call_key`). Returns the clear-to-sends to issue: one
+    /// variant (`tags::call_key`) and its failure notices (`tags::failed_call`). Returns the
+    /// clear-to-sends to issue: one
     /// for each queued rendezvous message of these tags, whose payload is then dropped as
     /// it arrives. A receive still posted or bound for these tags is left alone (its
     /// message is dropped if the receive is abandoned).
@@ -100,7 +101,9 @@ impl Mailbox {
     /// Are messages of `tag` dropped (their call failed: [`Mailbox::discard`])? (The
     /// emptiness test first: no hashing per message while no call has failed.)
     pub(super) fn is_discarded(&self, tag: u32) -> bool {
-        !self.discarded.is_empty() && self.discarded.contains(&tags::call_key(tag))
+        !self.discarded.is_empty()
+            && (self.discarded.contains(&tags::call_key(tag))
+                || tags::failed_call(tag).is_some_and(|call| self.discarded.contains(&call)))
     }
 
     /// This node's part of the collective call whose tag is `call` completed: drop the
