@@ -13,7 +13,8 @@ use crate::error::Result;
 /// before (which copied every vector), three rounds, call and barrier per iteration:
 /// 64 KiB 1.04–1.34× the time, 256 KiB 0.78–1.26×, 1 MiB 0.59–0.93× (a lent message is
 /// acknowledged at once and the leaf waits for it; a copy costs the shared cores more only
-/// for long vectors).
+/// for long vectors; commands and figures in `docs/perf/analysis.md`, "Session of
+/// 2026-11-27 (11:30– UTC)").
 const LEND_FROM: usize = 512 << 10;
 
 /// Every node's `data` → the reduction at relative rank `root`.
