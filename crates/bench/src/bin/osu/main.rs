@@ -89,7 +89,9 @@ struct Args {
     form: Form,
     /// Collectives: also call the form VS in the same job, one call of each in turn (which
     /// first varies without a short period; both after the same barriers), each timed apart, and print
-    /// `# vs VS:` with VS's average and the ratio of the two (`# loop:` then covers both). Both forms then run on the same processes, placed alike, through
+    /// `# vs VS:` with VS's average, the ratio of the two, and the ratio of the slowest
+    /// ranks' means (judge by that one: an average hides a root that finishes last;
+    /// `# loop:` then covers both). Both forms then run on the same processes, placed alike, through
     /// the same moments of the machine's load: a ratio from two jobs varies with where the
     /// scheduler put the ranks (identical jobs of 8 ranks on 2 cores differ by up to 2×),
     /// a ratio from one job much less
@@ -380,6 +382,14 @@ fn collective(
         let means: Vec<f64> = totals.iter().map(|t| t * 1e6 / n.max(1) as f64).collect();
         let mine = means[0];
         let sums = cube.reduce(0, &means, Op::Sum)?;
+        // The slowest rank's mean of each form: an average can favour the form whose root
+        // finishes last (a rule checked by averages kept a chain scan whose slowest rank
+        // took 1.75× as long: `docs/perf/analysis.md`, "The scan rule on wires, on 16 ranks").
+        let slowest = if forms.len() > 1 {
+            cube.reduce(0, &means, Op::Max)?
+        } else {
+            None
+        };
         if let Some(sums) = sums {
             let avg: Vec<f64> = sums.iter().map(|t| t / p as f64).collect();
             say(node, &osu::row_line(s, avg[0]));
@@ -392,10 +402,16 @@ fn collective(
                     }
                 };
                 let (first, vs) = (name(forms[0]), name((vf, va)));
+                let slow = match slowest.as_deref() {
+                    Some([a, b, ..]) => {
+                        format!("; slowest rank {a:.2} / {b:.2} us = {:.3}", a / b)
+                    }
+                    _ => String::new(),
+                };
                 say(
                     node,
                     &format!(
-                        "# vs {vs}: {other:.2} us; {first} / {vs} = {:.3}",
+                        "# vs {vs}: {other:.2} us; {first} / {vs} = {:.3}{slow}",
                         avg[0] / other
                     ),
                 );
