@@ -31,7 +31,7 @@ use hypercube_bench::osu;
 struct Args {
     /// Links each way between the measuring process and its echo (1 = direct, 2 = one
     /// relay each way, …; at most 8)
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=8))]
     hops: u32,
     /// How a relay passes the bytes on
     #[arg(long, value_enum, default_value_t = Relay::Copy)]
@@ -62,9 +62,6 @@ const BLOCK: usize = 1 << 20;
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    if !(1..=8).contains(&args.hops) {
-        bail!("--hops {} is out of range: give 1 to 8", args.hops);
-    }
     let plan: Vec<(u64, u64)> = osu::sizes(args.range.0, args.range.1)
         .into_iter()
         .map(|s| (s, osu::iters_for(s, args.iters, 10000, 1000).max(1)))
@@ -185,7 +182,7 @@ fn measure(mut out: &TcpStream, mut input: &TcpStream, plan: &[(u64, u64)]) -> a
                 t0 = Instant::now();
             }
             out.write_all(b).context("sending")?;
-            read_exact(&mut input, b)?;
+            input.read_exact(b).context("receiving")?;
         }
         let us = t0.elapsed().as_secs_f64() * 1e6 / (2.0 * iters as f64);
         println!("{}", osu::row_line(size, us));
@@ -200,22 +197,8 @@ fn echo(mut input: &TcpStream, mut out: &TcpStream, plan: &[(u64, u64)]) -> anyh
         let mut buf = vec![0u8; size.max(1) as usize];
         let b = &mut buf[..size as usize];
         for _ in 0..iters + iters / 10 {
-            read_exact(&mut input, b)?;
+            input.read_exact(b).context("receiving")?;
             out.write_all(b).context("echoing")?;
-        }
-    }
-    Ok(())
-}
-
-/// Read exactly `b.len()` bytes (blocking).
-fn read_exact(s: &mut &TcpStream, b: &mut [u8]) -> anyhow::Result<()> {
-    let mut off = 0;
-    while off < b.len() {
-        match s.read(&mut b[off..]) {
-            Ok(0) => bail!("connection closed while reading"),
-            Ok(k) => off += k,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e).context("read"),
         }
     }
     Ok(())
