@@ -201,6 +201,92 @@ fn the_floor_prints_both_formats() {
 }
 
 #[test]
+fn the_relay_floor_prints_the_osu_format() {
+    let relay = bench_bin("relay_floor");
+    for (hops, how) in [("1", "copy"), ("3", "copy"), ("2", "splice")] {
+        let out = Command::new(&relay)
+            .args(["--hops", hops, "--relay", how, "-m", "8:16", "-i", "20"])
+            .output()
+            .expect("running relay_floor");
+        assert!(
+            out.status.success(),
+            "relay_floor --hops {hops} --relay {how}: {out:?}"
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        let l: Vec<&str> = text.lines().collect();
+        check_table(&l, "Loopback TCP relay floor", "Latency (us)", &[8, 16]);
+        assert!(l[0].contains(&format!("over {hops} hop(s)")), "{:?}", l[0]);
+    }
+    // Out of range: a clear refusal, not a ring of no processes.
+    let out = Command::new(&relay)
+        .args(["--hops", "0"])
+        .output()
+        .expect("running relay_floor");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--hops"), "{err}");
+}
+
+/// The numbers of a `# vs` line: `# vs B: X us; A / B = r; slowest rank a / b us = s`.
+fn vs_numbers(line: &str) -> Option<[f64; 5]> {
+    let (_, rest) = line.split_once(": ")?;
+    let (x, rest) = rest.split_once(" us; ")?;
+    let (_, rest) = rest.split_once(" = ")?;
+    let (r, rest) = rest.split_once("; slowest rank ")?;
+    let (a, rest) = rest.split_once(" / ")?;
+    let (b, s) = rest.split_once(" us = ")?;
+    let v: Vec<f64> = [x, r, a, b, s]
+        .iter()
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    v.try_into().ok()
+}
+
+#[test]
+fn a_second_form_in_the_same_job_is_compared_by_the_average_and_the_slowest_rank() {
+    let l = run_osu(
+        2,
+        &[
+            "allgather",
+            "-m",
+            "8:8",
+            "-i",
+            "20",
+            "-x",
+            "2",
+            "--form",
+            "slice",
+            "--vs",
+            "bytes",
+        ],
+    );
+    let row = l.iter().find(|s| s.starts_with('8')).expect("the 8 B row");
+    let avg: f64 = row
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .expect("a time");
+    let vs = l
+        .iter()
+        .find(|s| s.starts_with("# vs Bytes: "))
+        .expect("a `# vs` line");
+    let [other, ratio, slow_a, slow_b, slow_ratio] =
+        vs_numbers(vs).unwrap_or_else(|| panic!("cannot read {vs:?}"));
+    assert!(vs.contains("Slice / Bytes = "), "{vs}");
+    let near = |x: f64, y: f64| (x - y).abs() <= 0.02 * y.abs() + 0.01;
+    assert!(
+        near(ratio, avg / other),
+        "{vs}: {avg} / {other} is not {ratio}"
+    );
+    assert!(near(slow_ratio, slow_a / slow_b), "{vs}");
+    // The slowest rank's mean is at least the mean over the ranks.
+    assert!(
+        slow_a + 0.01 >= avg && slow_b + 0.01 >= other,
+        "{row} / {vs}"
+    );
+}
+
+#[test]
 fn per_rank_times_and_the_loop_follow_each_row() {
     let l = run_osu(
         2,
