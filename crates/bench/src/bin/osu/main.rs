@@ -99,7 +99,10 @@ struct Args {
     vs: Option<Form>,
     /// Collectives: as `--vs`, but the second run's algorithm is ALG (with `--vs`'s form if
     /// given, else `--form`'s): two algorithms compared in one job, e.g. `--alg pairwise
-    /// --vs-alg ecube`
+    /// --vs-alg ecube`. Two algorithms in turn also change each other's conditions (the
+    /// sockets' congestion state, the memory they leave): check a ratio that decides a rule
+    /// with separate jobs as well (the all-port reduce-scatter on 8 ranks, 1 MiB: 0.91–0.94×
+    /// the halving's time in one job, 1.22× in jobs of its own)
     #[arg(long, value_name = "ALG")]
     vs_alg: Option<String>,
 }
