@@ -268,6 +268,19 @@ impl Bench {
         Bench::MPI.contains(&self)
     }
 
+    /// The benchmark of `osu_mpi` this one is compared with: itself where `osu_mpi` has it,
+    /// else the MPI collective that does an iPSC utility's job — GSENDW/GRECVW and
+    /// SPGSNW/SPGRCW to all: `MPI_Bcast` from node 0; GOP: `MPI_Reduce` at node 0; GCAT:
+    /// `MPI_Gather` at node 0.
+    pub fn mpi_peer(self) -> Option<Bench> {
+        match self {
+            Bench::Gsendw | Bench::Spgsnw => Some(Bench::Bcast),
+            Bench::Gop => Some(Bench::Reduce),
+            Bench::Gcat => Some(Bench::Gather),
+            b => b.in_mpi().then_some(b),
+        }
+    }
+
     /// True if larger values are better (bandwidth).
     pub fn higher_is_better(self) -> bool {
         matches!(self, Bench::Bw)

@@ -15,7 +15,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "100mbit,1gbit")]
     pub rates: Vec<String>,
     /// Benchmarks: `all` (the OSU set: latency bcast reduce allreduce allgather
-    /// reduce_scatter alltoall scatter gather scan barrier) or a list
+    /// reduce_scatter alltoall scatter gather scan barrier, then the iPSC utilities gsendw
+    /// gop gcat spgsnw, compared with Open MPI's bcast, reduce, gather and bcast) or a list
     #[arg(long, default_value = "all")]
     pub benches: String,
     /// Message sizes in bytes (each one run on its own; barrier runs at 0 only)

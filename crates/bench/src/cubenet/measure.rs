@@ -166,7 +166,9 @@ pub(super) fn measure_case(
                 let est = estimate_secs(bench, dim, size, link_bps);
                 let max = max_iters_of(bench, plan.max_iters);
                 let (iters, warmup) = iterations(est, plan.budget_s, plan.min_iters, max, size);
-                for &imp in runtimes {
+                // An iPSC utility is ours only: its Open MPI figure is the peer
+                // collective's run (`Bench::mpi_peer`).
+                for &imp in runtimes.iter().filter(|&&i| i == OURS || bench.in_mpi()) {
                     let j = Job {
                         imp,
                         dim,

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::compare::Record;
 use crate::report;
+use crate::Bench;
 
 use super::rows::{Row, OMPI, OURS};
 
@@ -204,10 +205,16 @@ impl Cmp {
         ]
     }
 
+    /// `bench` at `size`: ours, Open MPI's (of the collective that does an iPSC utility's
+    /// job, [`Bench::mpi_peer`]) and the bound.
     pub(super) fn of(v: &View, d: u32, rate: &str, bench: &str, size: u64) -> Cmp {
+        let peer: &str = match bench.parse::<Bench>().ok().and_then(Bench::mpi_peer) {
+            Some(p) => p.name(),
+            None => bench,
+        };
         Cmp {
             ours: v.get(d, rate, OURS, bench, size),
-            mpi: v.get(d, rate, OMPI, bench, size),
+            mpi: v.get(d, rate, OMPI, peer, size),
             bound: v.bound(d, rate, bench, size),
         }
     }

@@ -102,7 +102,11 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
          mpi_yield_when_idle 1`, started through `cubenet rsh` with a TMPDIR per node \
          (agent script in `target/cubenet-bench/`). Point-to-point runs (latency, the stream \
          rate) use ranks 0 and 1, neighbours: ours in the whole cube (the others wait), Open \
-         MPI with `-np 2` (its idle ranks would poll).\n"
+         MPI with `-np 2` (its idle ranks would poll). The iPSC utilities run ours only \
+         (`osu gsendw|gop|gcat|spgsnw`) and are compared with Open MPI's run of the \
+         collective that does the same job, at the same size in the same repetition: \
+         GSENDW/GRECVW and SPGSNW/SPGRCW to all with `MPI_Bcast` from node 0, GOP with \
+         `MPI_Reduce` at node 0, GCAT with `MPI_Gather` at node 0.\n"
     );
     let _ = writeln!(
         w,
@@ -292,7 +296,10 @@ pub fn page(rows: &[Row], info: &RunInfo, old: Option<&str>, keep_model: bool) -
         // A row: the operation, the size, and ours against Open MPI there.
         type Op = (Bench, u64, Cmp);
         let mut columns = vec![
-            Column::new("operation", |r: &Op| r.0.name().to_string()),
+            Column::new("operation", |r: &Op| match r.0.mpi_peer() {
+                Some(p) if p != r.0 => format!("{} (Open MPI: {})", r.0.name(), p.name()),
+                _ => r.0.name().to_string(),
+            }),
             Column::new("size", |r: &Op| {
                 if r.0 == Bench::Barrier {
                     "—".into()

@@ -9,11 +9,13 @@ use super::args::Args;
 
 /// The OSU set run on the emulated network, in the order of the report: the benchmarks
 /// Open MPI's peer also has ([`Bench::in_mpi`]) but the stream rate (`bw`, which every case
-/// measures on its own first, [`STREAM_SIZE`]) and the shift.
+/// measures on its own first, [`STREAM_SIZE`]) and the shift; then the iPSC utilities,
+/// ours only, each compared with Open MPI's run of the collective that does its job
+/// ([`Bench::mpi_peer`]: the same size, in the same repetition).
 pub fn benches() -> Vec<Bench> {
     Bench::ALL
         .into_iter()
-        .filter(|b| b.in_mpi() && !matches!(b, Bench::Bw | Bench::Shift))
+        .filter(|b| b.mpi_peer().is_some() && !matches!(b, Bench::Bw | Bench::Shift))
         .collect()
 }
 
@@ -59,7 +61,12 @@ pub fn estimate_secs(bench: Bench, dim: u32, m: u64, bps: f64) -> f64 {
     let m = m as f64;
     let bytes = match bench {
         Bench::Latency => m,
-        Bench::Bcast | Bench::Reduce | Bench::Scan | Bench::Allreduce => d * m,
+        Bench::Bcast
+        | Bench::Gsendw
+        | Bench::Reduce
+        | Bench::Gop
+        | Bench::Scan
+        | Bench::Allreduce => d * m,
         Bench::Alltoall => p * m,
         Bench::Barrier => 0.0,
         _ => (p - 1.0) * m,
@@ -198,7 +205,7 @@ mod tests {
         assert_eq!(
             names.join(" "),
             "latency bcast reduce allreduce allgather reduce_scatter alltoall scatter gather \
-             scan barrier"
+             scan barrier gsendw gop gcat spgsnw"
         );
     }
 }

@@ -7,7 +7,7 @@ use super::medians::medians;
 use super::network::parse_hosts;
 use super::page::{page, MODEL_PLACEHOLDER};
 use super::plan::{estimate_secs, iterations, max_iters_of, nominal_bytes_per_sec, osu_iters_arg};
-use super::rows::{parse_output, Row, OURS};
+use super::rows::{parse_output, Row, OMPI, OURS};
 
 #[test]
 fn per_rank_lines_attach_to_their_row() {
@@ -124,4 +124,50 @@ fn the_page_keeps_the_reading_and_the_model_only_when_asked() {
     let fresh = page(&rows, &info, Some(&edited), false);
     assert!(fresh.contains("We lose.") && fresh.contains(MODEL_PLACEHOLDER));
     assert!(!fresh.contains("t_s = 1 ms"));
+}
+
+/// An iPSC utility runs ours only; its row on the page compares it with Open MPI's run of
+/// the collective that does its job (GSENDW with `MPI_Bcast`), and it counts in the
+/// summary.
+#[test]
+fn an_ipsc_utility_is_compared_with_open_mpis_collective() {
+    let row = |imp: &str, bench: &str, avg: f64| Row {
+        dim: 3,
+        rate: "1gbit".into(),
+        imp: imp.into(),
+        bench: bench.into(),
+        size: 65536,
+        rep: 1,
+        avg,
+        max: avg * 2.0,
+        unit: "us".into(),
+        iters: 10,
+        link_bps: 119e6,
+        bound_us: Some(183.0),
+        per_rank: vec![],
+        loop_us: None,
+    };
+    let rows = vec![
+        row(OURS, "bcast", 100.0),
+        row(OMPI, "bcast", 400.0),
+        row(OURS, "gsendw", 200.0),
+    ];
+    let text = page(&rows, &RunInfo::default(), None, false);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("| gsendw (Open MPI: bcast) | 64 KiB |"))
+        .unwrap_or_else(|| panic!("no gsendw row in\n{text}"));
+    // ours 200 µs avg against Open MPI's bcast 400: 0.50×, slowest 400 against 800.
+    assert!(line.contains("| 0.50× | 0.50× |"), "{line}");
+    // Both the broadcast and the utility are cases of the summary.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("| 3 | 1gbit | 2 | 2 | 2 |")),
+        "{text}"
+    );
+    assert_eq!(Bench::Gsendw.mpi_peer(), Some(Bench::Bcast));
+    assert_eq!(Bench::Gcat.mpi_peer(), Some(Bench::Gather));
+    assert_eq!(Bench::Alltoall.mpi_peer(), Some(Bench::Alltoall));
+    assert_eq!(Bench::Shift.mpi_peer(), Some(Bench::Shift));
+    assert_eq!(Bench::Bw.mpi_peer(), Some(Bench::Bw));
 }

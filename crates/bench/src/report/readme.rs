@@ -12,14 +12,10 @@ use super::table::{table, Column};
 use super::targets::targets;
 use super::text::{num, ratio, rtext, size_text};
 
-/// The MPI operation an iPSC utility is compared with.
+/// The MPI operation an iPSC utility is compared with ([`Bench::mpi_peer`]); `None` for
+/// the others.
 fn ipsc_peer(b: Bench) -> Option<Bench> {
-    match b {
-        Bench::Gsendw | Bench::Spgsnw => Some(Bench::Bcast),
-        Bench::Gop => Some(Bench::Reduce),
-        Bench::Gcat => Some(Bench::Gather),
-        _ => None,
-    }
+    b.mpi_peer().filter(|&p| p != b)
 }
 
 /// `docs/perf/README.md` from the records.
