@@ -7,12 +7,14 @@
 //! to know the root, any node of the subcube may be the root, and every node receives the
 //! message exactly once, after `hamming(root, node)` hops. Each call takes its own reserved
 //! tag (see the module docs of [`crate::ipsc`]), so back-to-back broadcasts and user
-//! messages never interfere.
+//! messages never interfere. Where the links are slow a long message goes in pieces, each
+//! passed on as it arrives (`pieces.rs`); the tree is the same.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use super::checks::check_dim;
-use crate::base::parts::IntoPayload;
+use super::pieces;
+use crate::base::parts::{IntoPayload, Parts};
 use crate::error::RecoveredData;
 use crate::error::{Error, Result};
 use crate::node::{Node, SendRequest};
@@ -35,9 +37,14 @@ impl Node {
     /// ```
     #[doc(alias = "GSENDW")]
     pub fn gsend(&self, data: impl IntoPayload, dim: u32) -> Result<()> {
+        self.gsend_in(data.into_payload(), dim, None)
+    }
+
+    /// [`Node::gsend`] in pieces of `piece` bytes (`None`: as `pieces.rs` chooses for the
+    /// links).
+    pub(super) fn gsend_in(&self, data: Bytes, dim: u32, piece: Option<usize>) -> Result<()> {
         check_dim(self, "GSENDW", dim)?;
         let tag = self.collective_tag(dim);
-        let data = data.into_payload();
         let _call = crate::trace::Call::utility(
             "GSENDW",
             self.mynode(),
@@ -45,7 +52,20 @@ impl Node {
             Some(self.mynode()),
             data.len(),
         );
-        self.forward_broadcast(tag, data, 1, dim)
+        // In pieces where the links are slow (`pieces.rs`), each passed on down the tree
+        // as it arrives; the first starts with the message's length and the pieces'.
+        let piece = piece.map_or_else(|| pieces::piece_len(data.len(), dim, 1), |p| p.max(1));
+        let mut pending = Vec::new();
+        for (k, (start, end)) in pieces::ranges(data.len(), piece).enumerate() {
+            let bytes = data.slice(start..end);
+            let parts = if k == 0 {
+                Parts::Many(vec![pieces::prefix(data.len(), piece), bytes])
+            } else {
+                Parts::One(bytes)
+            };
+            self.forward_broadcast(tag, parts, 1, dim, &mut pending)?;
+        }
+        pending.into_iter().try_for_each(SendRequest::wait)
     }
 
     /// Receive a broadcast started by [`Node::gsend`] on this node's subcube of dimension
@@ -71,21 +91,60 @@ impl Node {
         let tag = self.collective_tag(dim);
         let _call = crate::trace::Call::utility("GRECVW", self.mynode(), dim, None, 0);
         let m = self.recv_internal(None, tag)?;
-        let link = self.mynode() ^ m.source();
+        let from = m.source();
+        let link = self.mynode() ^ from;
         if !link.is_power_of_two() || link >= 1 << dim {
             return Err(Error::Protocol {
-                peer: m.source(),
+                peer: from,
                 detail: format!(
-                    "a GRECVW message came from node {}, which is not a neighbor in the \
+                    "a GRECVW message came from node {from}, which is not a neighbor in the \
                      {dim}-subcube of node {}",
-                    m.source(),
                     self.mynode()
                 ),
             });
         }
-        let data = m.into_data();
-        self.forward_broadcast(tag, data.clone(), link << 1, dim)?;
-        Ok(data)
+        // The first piece says how long the message is and how it is cut (`pieces.rs`);
+        // every piece goes on down the tree as it is, prefix and all, before the next is
+        // waited for.
+        let first = m.into_data();
+        let (total, piece, data) = pieces::split_prefix(&first, "GRECVW", from)?;
+        let ranges: Vec<(usize, usize)> = pieces::ranges(total, piece).collect();
+        let wrong = |got: usize, (start, end): (usize, usize)| Error::Protocol {
+            peer: from,
+            detail: format!(
+                "a GRECVW piece of {got} bytes where bytes {start}..{end} of {total} were due"
+            ),
+        };
+        let first_range = ranges.first().copied().unwrap_or((0, 0));
+        if data.len() != first_range.1 {
+            return Err(wrong(data.len(), first_range));
+        }
+        let mut next = (ranges.len() > 1)
+            .then(|| self.irecv_internal(Some(from), tag))
+            .transpose()?;
+        let mut pending = Vec::new();
+        self.forward_broadcast(tag, Parts::One(first), link << 1, dim, &mut pending)?;
+        if next.is_none() {
+            // One piece: the message as it came, without a copy.
+            pending.into_iter().try_for_each(SendRequest::wait)?;
+            return Ok(data);
+        }
+        let mut out = BytesMut::with_capacity(total);
+        out.extend_from_slice(&data);
+        for (k, &(start, end)) in ranges.iter().enumerate().skip(1) {
+            let Some(r) = next.take() else { break };
+            let got = r.wait()?.into_data();
+            if k + 1 < ranges.len() {
+                next = Some(self.irecv_internal(Some(from), tag)?);
+            }
+            if got.len() != end - start {
+                return Err(wrong(got.len(), (start, end)));
+            }
+            out.extend_from_slice(&got);
+            self.forward_broadcast(tag, Parts::One(got), link << 1, dim, &mut pending)?;
+        }
+        pending.into_iter().try_for_each(SendRequest::wait)?;
+        Ok(out.freeze())
     }
 
     /// [`Node::grecv`] into a caller's buffer; returns the message length (the seed's CNT).
@@ -108,16 +167,22 @@ impl Node {
         Ok(data.len())
     }
 
-    /// Send `data` across links `first_link`, `2·first_link`, ... below `2^dim` (one-bit
-    /// masks), all started before any is waited for.
-    fn forward_broadcast(&self, tag: u32, data: Bytes, first_link: u32, dim: u32) -> Result<()> {
+    /// Start sending `data` across links `first_link`, `2·first_link`, ... below `2^dim`
+    /// (one-bit masks); the sends join `pending`, to be waited for by the caller.
+    fn forward_broadcast(
+        &self,
+        tag: u32,
+        data: Parts,
+        first_link: u32,
+        dim: u32,
+        pending: &mut Vec<SendRequest>,
+    ) -> Result<()> {
         let me = self.mynode();
-        let mut pending: Vec<SendRequest> = Vec::new();
         let mut link = u64::from(first_link);
         while link < 1u64 << dim {
             pending.push(self.isend_internal(me ^ link as u32, tag, data.clone())?);
             link <<= 1;
         }
-        pending.into_iter().try_for_each(SendRequest::wait)
+        Ok(())
     }
 }

@@ -10,13 +10,21 @@
 //!
 //! On return the root's vector holds the result over the whole subcube; every other node's
 //! vector holds the partial result over its own subtree (the seed's output semantics).
+//!
+//! Where the links are slow a long vector goes up in pieces (`pieces.rs`): a node sends
+//! piece i to its parent once every child's piece i is combined in, so the levels of the
+//! tree overlap; each element is still combined in the same order, so the results are
+//! those of the seed's one-message GOP.
 
 use hypercube_topology::NodeId;
 
 use super::checks::{check_dim, check_node, high_bit};
+use super::pieces;
+use crate::base::parts::Parts;
+use crate::collectives::element::encode;
 use crate::collectives::Pod;
 use crate::error::{Error, Result};
-use crate::node::{Node, RecvRequest};
+use crate::node::{Node, RecvRequest, SendRequest};
 
 pub use crate::collectives::Element;
 
@@ -148,6 +156,23 @@ impl Node {
         T: Pod,
         F: Fn(T, T) -> T,
     {
+        self.gop_in(x, f, root, dim, None)
+    }
+
+    /// [`Node::gop_with`] sending this node's vector in pieces of `piece` bytes (`None`:
+    /// as `pieces.rs` chooses for the links).
+    pub(super) fn gop_in<T, F>(
+        &self,
+        x: &mut [T],
+        f: F,
+        root: NodeId,
+        dim: u32,
+        piece: Option<usize>,
+    ) -> Result<()>
+    where
+        T: Pod,
+        F: Fn(T, T) -> T,
+    {
         check_dim(self, "GOP", dim)?;
         check_node(self, "GOP root", root)?;
         let me = self.mynode();
@@ -158,48 +183,138 @@ impl Node {
         let tag = self.collective_tag(dim);
         let _call =
             crate::trace::Call::utility("GOP", me, dim, Some(root), std::mem::size_of_val(x));
+        let size = T::WIRE_SIZE.max(1);
         // Children: links above highbit(diff), largest first (the listing's order).
         let lowest_child_link = if diff == 0 { 1 } else { high_bit(diff) << 1 };
-        let mut children: Vec<(NodeId, RecvRequest)> = Vec::new();
+        let mut children: Vec<Child> = Vec::new();
         let mut link = if dim == 0 { 0u64 } else { 1u64 << (dim - 1) };
         while link >= u64::from(lowest_child_link) {
-            let child = me ^ link as u32;
-            children.push((child, self.irecv_internal(Some(child), tag)?));
+            children.push(Child::new(self, me ^ link as u32, tag)?);
             link >>= 1;
         }
+        // This node's vector goes up in pieces (one, but where the links are slow:
+        // `pieces.rs`); piece i is sent once every child's elements of it are combined in,
+        // so the tree's levels overlap. Each element is combined with the children's in
+        // descending link order, piece or not: the seed's order.
+        let total = std::mem::size_of_val(x);
+        let piece = match piece {
+            Some(p) => p.max(1).div_ceil(size).saturating_mul(size),
+            None => pieces::piece_len(total, dim, size),
+        };
+        let mut sends: Vec<SendRequest> = Vec::new();
         let mut mismatch: Option<Error> = None;
-        for (child, req) in children {
-            let m = req.wait()?;
-            let data = m.data();
-            let size = T::WIRE_SIZE.max(1);
-            let received = data.len() / size;
-            if data.len() != x.len() * size && mismatch.is_none() {
-                mismatch = Some(if data.len() > x.len() * size {
-                    Error::GopLongMessage {
-                        from: child,
-                        expected: x.len(),
-                        received,
-                    }
+        for (k, (start, end)) in pieces::ranges(total, piece).enumerate() {
+            for child in &mut children {
+                child.take_until(self, tag, end / size, x, &f, &mut mismatch)?;
+            }
+            if diff != 0 {
+                let parent = me ^ high_bit(diff);
+                let data = encode(&x[start / size..end / size]);
+                let parts = if k == 0 {
+                    Parts::Many(vec![pieces::prefix(total, piece), data])
                 } else {
-                    Error::GopShortMessage {
-                        from: child,
-                        expected: x.len(),
-                        received,
-                    }
-                });
-            }
-            for (xi, chunk) in x.iter_mut().zip(data.chunks_exact(size)) {
-                *xi = f(*xi, T::read_wire(chunk));
+                    Parts::One(data)
+                };
+                sends.push(self.isend_internal(parent, tag, parts)?);
             }
         }
-        if diff != 0 {
-            let parent = me ^ high_bit(diff);
-            self.send_internal(parent, tag, crate::collectives::element::encode(x))?;
+        // What a child with a longer vector still sends (the seed's LONG MESSAGE): taken,
+        // so that it finishes.
+        for child in &mut children {
+            child.take_until(self, tag, usize::MAX, x, &f, &mut mismatch)?;
         }
+        sends.into_iter().try_for_each(SendRequest::wait)?;
         match mismatch {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+/// What a GOP node has received from one child: the length of the child's vector (from its
+/// first piece's prefix) and how many of its elements came.
+struct Child {
+    node: NodeId,
+    /// Elements of the child's vector, once its first piece came.
+    total: Option<usize>,
+    /// Elements received (and combined, as far as this node's vector reaches).
+    got: usize,
+    /// The receive of its next piece, posted as soon as one is due: every child's pieces
+    /// come in at once, over their own links, while this node waits for or combines
+    /// another's.
+    next: Option<RecvRequest>,
+}
+
+impl Child {
+    fn new(node: &Node, child: NodeId, tag: u32) -> Result<Child> {
+        Ok(Child {
+            node: child,
+            total: None,
+            got: 0,
+            next: Some(node.irecv_internal(Some(child), tag)?),
+        })
+    }
+
+    /// Receive this child's pieces until its elements up to `upto` (or all it has) are
+    /// combined into `x` with `f` (`f(mine, theirs)`); a first piece whose vector has
+    /// another length than `x` sets `mismatch` (once).
+    fn take_until<T: Pod>(
+        &mut self,
+        node: &Node,
+        tag: u32,
+        upto: usize,
+        x: &mut [T],
+        f: &impl Fn(T, T) -> T,
+        mismatch: &mut Option<Error>,
+    ) -> Result<()> {
+        let size = T::WIRE_SIZE.max(1);
+        while self.total.map_or(true, |t| self.got < t.min(upto)) {
+            let m = match self.next.take() {
+                Some(r) => r.wait()?,
+                None => node.recv_internal(Some(self.node), tag)?,
+            };
+            let mut data = m.into_data();
+            if self.total.is_none() {
+                let (total, _, rest) = pieces::split_prefix(&data, "GOP", self.node)?;
+                let received = total / size;
+                if total != x.len() * size && mismatch.is_none() {
+                    *mismatch = Some(if total > x.len() * size {
+                        Error::GopLongMessage {
+                            from: self.node,
+                            expected: x.len(),
+                            received,
+                        }
+                    } else {
+                        Error::GopShortMessage {
+                            from: self.node,
+                            expected: x.len(),
+                            received,
+                        }
+                    });
+                }
+                self.total = Some(received);
+                data = rest;
+            } else if data.is_empty() {
+                return Err(Error::Protocol {
+                    peer: self.node,
+                    detail: format!(
+                        "an empty GOP piece after {} of {} elements",
+                        self.got,
+                        self.total.unwrap_or(0)
+                    ),
+                });
+            }
+            let got = self.got + data.len() / size;
+            if self.total.is_some_and(|t| got < t) {
+                self.next = Some(node.irecv_internal(Some(self.node), tag)?);
+            }
+            let mine = x.get_mut(self.got..).unwrap_or_default();
+            for (xi, chunk) in mine.iter_mut().zip(data.chunks_exact(size)) {
+                *xi = f(*xi, T::read_wire(chunk));
+            }
+            self.got = got;
+        }
+        Ok(())
     }
 }
 

@@ -3,8 +3,8 @@
 //!
 //! | seed routine | section | Rust | file |
 //! |---|---|---|---|
-//! | GSENDW / GRECVW | §2 | [`Node::gsend`], [`Node::grecv`], [`Node::grecv_into`]; serde values: [`Node::gsend_value`], [`Node::grecv_value`] | `broadcast.rs`, `values.rs` |
-//! | GOP | §3 | [`Node::gop`], [`Node::gop_with`] | `gop.rs` |
+//! | GSENDW / GRECVW | §2 | [`Node::gsend`], [`Node::grecv`], [`Node::grecv_into`]; serde values: [`Node::gsend_value`], [`Node::grecv_value`] | `broadcast.rs`, `values.rs`; long messages on slow links in pieces: `pieces.rs` |
+//! | GOP | §3 | [`Node::gop`], [`Node::gop_with`] | `gop.rs`; long vectors on slow links in pieces: `pieces.rs` |
 //! | GCAT | §4 | [`Node::gcat`], [`Node::gcat_into`]; serde values: [`Node::gcat_values`] | `gcat.rs`, `values.rs` |
 //! | MESH | §5 | [`Node::mesh`], [`mesh_position`] | `mesh.rs` |
 //! | LSENDW / LRECVW | §6 | [`Node::lsend`], [`Node::lrecv`], [`Node::lrecv_into`] | `long.rs` |
@@ -57,6 +57,7 @@ mod gop;
 mod host;
 mod long;
 mod mesh;
+mod pieces;
 mod sparse;
 mod values;
 

@@ -1,0 +1,234 @@
+//! Long GSENDW and GOP messages in pieces where the links are slow.
+//!
+//! The seed's broadcast (§2) and GOP (§3) move the whole message one tree level at a time:
+//! a node passes it on only once it has all of it, so a message of m bytes takes
+//! `dim · t_w m` on links of `t_w` seconds a byte. Cut into n pieces, each passed on as
+//! soon as it is in (and, for GOP, combined as soon as every child's piece is in), it takes
+//! about `(n + dim − 1) · t_w m / n` — the same trees, the same combining order, the same
+//! result on every node. This pays where the links, not the cores, limit a transfer
+//! (`Machine::links_bound`: the start-up probe found the links slow); on loopback or a
+//! fast network every message stays in one piece, as in the seed. The number of pieces is
+//! the pipelined broadcast's (`select::machine::pieces`).
+//!
+//! A sender's first piece starts with a [`PREFIX`]: the length of its whole message and of
+//! its pieces (its last one may be shorter). So a receiver learns both from the message
+//! itself — GRECVW does not know the length in advance — and a GOP whose members pass
+//! vectors of different lengths still receives every piece each child sends: the seed's
+//! LONG / SHORT MESSAGE errors, never a hang.
+
+use bytes::Bytes;
+use hypercube_topology::NodeId;
+
+use crate::collectives::select::machine;
+use crate::error::{Error, Result};
+
+/// Bytes before the first piece's data: the whole message's length and the pieces'
+/// length, little-endian `u64` each.
+pub(super) const PREFIX: usize = 16;
+
+/// The length of the pieces a message of `total` bytes is sent in on a subcube of
+/// dimension `dim`: `total` itself (one piece) unless the links are slow, else about
+/// `total / n` for the pipelined broadcast's n, a multiple of `unit` (an element's size),
+/// never 0.
+pub(super) fn piece_len(total: usize, dim: u32, unit: usize) -> usize {
+    let unit = unit.max(1);
+    let m = machine();
+    let n = if dim > 0 && m.links_bound(dim) {
+        crate::collectives::select::pieces(total, dim)
+    } else {
+        1
+    };
+    let elems = total.div_ceil(unit).div_ceil(n.max(1));
+    (elems * unit).max(unit)
+}
+
+/// The prefix of a first piece.
+pub(super) fn prefix(total: usize, piece: usize) -> Bytes {
+    let mut b = Vec::with_capacity(PREFIX);
+    b.extend_from_slice(&(total as u64).to_le_bytes());
+    b.extend_from_slice(&(piece as u64).to_le_bytes());
+    Bytes::from(b)
+}
+
+/// A first piece's prefix and data: `(total, piece, data)`. A message too short for the
+/// prefix, or one announcing pieces of 0 bytes for a message that has some, is a protocol
+/// error of the sender.
+pub(super) fn split_prefix(
+    b: &Bytes,
+    routine: &str,
+    from: NodeId,
+) -> Result<(usize, usize, Bytes)> {
+    let bad = |detail: String| Error::Protocol { peer: from, detail };
+    if b.len() < PREFIX {
+        return Err(bad(format!(
+            "a {routine} message of {} bytes, shorter than its {PREFIX}-byte prefix",
+            b.len()
+        )));
+    }
+    let word = |k: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[k..k + 8]);
+        u64::from_le_bytes(w)
+    };
+    let (total, piece) = (word(0), word(8));
+    let (Ok(total), Ok(piece)) = (usize::try_from(total), usize::try_from(piece)) else {
+        return Err(bad(format!(
+            "a {routine} message announcing {total} bytes in pieces of {piece}"
+        )));
+    };
+    let data = b.slice(PREFIX..);
+    if (piece == 0 && total > 0) || data.len() > total.min(piece) {
+        return Err(bad(format!(
+            "a {routine} message announcing {total} bytes in pieces of {piece} came with a \
+             first piece of {} bytes",
+            data.len()
+        )));
+    }
+    Ok((total, piece, data))
+}
+
+/// The `(start, end)` byte ranges of a message of `total` bytes in pieces of `piece`: one
+/// (empty) piece for an empty message.
+pub(super) fn ranges(total: usize, piece: usize) -> impl Iterator<Item = (usize, usize)> + Clone {
+    let piece = piece.max(1);
+    let n = total.div_ceil(piece).max(1);
+    (0..n).map(move |i| (i * piece, (i + 1).saturating_mul(piece).min(total)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::local::run_local;
+
+    #[test]
+    fn ranges_cover_the_message_once() {
+        assert_eq!(ranges(0, 4).collect::<Vec<_>>(), [(0, 0)]);
+        assert_eq!(ranges(10, 4).collect::<Vec<_>>(), [(0, 4), (4, 8), (8, 10)]);
+        assert_eq!(ranges(8, 4).collect::<Vec<_>>(), [(0, 4), (4, 8)]);
+        assert_eq!(ranges(3, 100).collect::<Vec<_>>(), [(0, 3)]);
+    }
+
+    #[test]
+    fn a_prefix_reads_back_and_a_bad_one_is_refused() {
+        let mut b = prefix(10, 4).to_vec();
+        b.extend_from_slice(b"abcd");
+        let (total, piece, data) = split_prefix(&Bytes::from(b), "GOP", 3).unwrap();
+        assert_eq!((total, piece, &data[..]), (10, 4, &b"abcd"[..]));
+        // Empty message, one empty piece.
+        let (t, _, d) = split_prefix(&prefix(0, 8), "GOP", 3).unwrap();
+        assert_eq!((t, d.len()), (0, 0));
+        // Too short, pieces of 0, a first piece longer than announced.
+        assert!(split_prefix(&Bytes::from_static(b"short"), "GRECVW", 1).is_err());
+        assert!(split_prefix(&prefix(10, 0), "GOP", 1).is_err());
+        let mut long = prefix(10, 4).to_vec();
+        long.extend_from_slice(b"abcdef");
+        let e = split_prefix(&Bytes::from(long), "GRECVW", 5).unwrap_err();
+        assert!(matches!(e, Error::Protocol { peer: 5, .. }), "{e}");
+    }
+
+    /// GSENDW in pieces of every size, from every root of every subcube dimension: every
+    /// member receives the message; empty and one-byte messages too.
+    #[test]
+    fn a_broadcast_in_pieces_arrives_whole_everywhere() {
+        for d in 1..=3u32 {
+            let out = run_local(d, move |node| -> Result<()> {
+                for len in [0usize, 1, 10, 1000, 4099] {
+                    let want: Bytes = (0..len).map(|i| (i * 31 + len) as u8).collect();
+                    for root in 0..1u32 << d {
+                        for piece in [1usize, 7, 512, 1 << 20] {
+                            if node.mynode() == root {
+                                node.gsend_in(want.clone(), d, Some(piece))?;
+                            } else {
+                                let got = node.grecv(d)?;
+                                assert_eq!(got, want, "d {d} root {root} len {len} piece {piece}");
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            });
+            for r in out {
+                r.unwrap();
+            }
+        }
+    }
+
+    /// GOP in pieces gives every node exactly what the one-message GOP gives (the same
+    /// partial results at the non-roots, bit for bit: the combining order is the seed's),
+    /// whatever the pieces; and members with vectors of other lengths get LONG / SHORT
+    /// MESSAGE, never a hang.
+    #[test]
+    fn gop_in_pieces_equals_gop_in_one_message() {
+        let d = 3u32;
+        let out = run_local(d, move |node| -> Result<()> {
+            let me = node.mynode();
+            for root in [0u32, 5] {
+                for n in [0usize, 1, 13, 300] {
+                    let x0: Vec<f32> = (0..n)
+                        .map(|i| 1.0 / (1 + i + me as usize * 7) as f32)
+                        .collect();
+                    let mut whole = x0.clone();
+                    node.gop_in(&mut whole, |a, b| a + b, root, d, Some(usize::MAX))?;
+                    for piece in [4usize, 12, 100] {
+                        let mut x = x0.clone();
+                        node.gop_in(&mut x, |a, b| a + b, root, d, Some(piece))?;
+                        assert_eq!(x, whole, "node {me} root {root} n {n} piece {piece}");
+                    }
+                }
+            }
+            // Root 0: node 6's parent is 2, node 7's is 3 (me XOR the high bit of me).
+            // Node 6 passes a longer vector (2 is told LONG), node 7 a shorter one (3 is
+            // told SHORT); everybody finishes.
+            let n = if me == 6 {
+                40
+            } else if me == 7 {
+                3
+            } else {
+                20
+            };
+            let mut x = vec![1u32; n];
+            let r = node.gop_in(&mut x, |a, b| a + b, 0, d, Some(8));
+            match me {
+                2 => assert!(
+                    matches!(
+                        r,
+                        Err(Error::GopLongMessage {
+                            from: 6,
+                            expected: 20,
+                            received: 40
+                        })
+                    ),
+                    "{r:?}"
+                ),
+                3 => assert!(
+                    matches!(
+                        r,
+                        Err(Error::GopShortMessage {
+                            from: 7,
+                            expected: 20,
+                            received: 3
+                        })
+                    ),
+                    "{r:?}"
+                ),
+                _ => r?,
+            }
+            if me == 3 {
+                // Its own 1, node 7's first 3 elements, nothing beyond them.
+                assert_eq!(&x[..4], [2, 2, 2, 1]);
+            }
+            Ok(())
+        });
+        for r in out {
+            r.unwrap();
+        }
+    }
+
+    #[test]
+    fn one_piece_where_the_links_are_not_slow() {
+        // The test machine is loopback (no wires): every message stays whole.
+        assert_eq!(piece_len(1 << 20, 3, 4), 1 << 20);
+        assert_eq!(piece_len(10, 3, 4), 12);
+        assert_eq!(piece_len(0, 3, 8), 8);
+    }
+}
