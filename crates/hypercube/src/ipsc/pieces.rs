@@ -153,6 +153,29 @@ mod tests {
         }
     }
 
+    /// SPGSNW in pieces: every target receives the message whole, the list forwarded with
+    /// the first piece; the other nodes take no part.
+    #[test]
+    fn a_sparse_send_in_pieces_reaches_every_target() {
+        let out = run_local(3, move |node| -> Result<()> {
+            let ty = crate::MsgType(12);
+            for (len, piece) in [(0usize, 4usize), (1, 1), (1000, 7), (5000, 1 << 20)] {
+                let want: Bytes = (0..len).map(|i| (i * 13 + 1) as u8).collect();
+                let targets = [3u32, 5, 6, 7, 1];
+                if node.mynode() == 0 {
+                    node.spgsend_in(ty, want.clone(), &targets, Some(piece))?;
+                } else if targets.contains(&node.mynode()) {
+                    assert_eq!(node.spgrecv(ty)?, want, "len {len} piece {piece}");
+                }
+                node.cube().barrier()?;
+            }
+            Ok(())
+        });
+        for r in out {
+            r.unwrap();
+        }
+    }
+
     /// GOP in pieces gives every node exactly what the one-message GOP gives (the same
     /// partial results at the non-roots, bit for bit: the combining order is the seed's),
     /// whatever the pieces; and members with vectors of other lengths get LONG / SHORT

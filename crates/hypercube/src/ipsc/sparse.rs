@@ -21,8 +21,11 @@
 //!
 //! ## Wire format and types
 //!
-//! `[count: u32 LE][count target numbers: u32 LE][the message]`, under a reserved tag keyed
-//! by TYPE (see [`crate::ipsc`]). Unlike the seed, the receive buffer need not hold the
+//! `[count: u32 LE][count target numbers: u32 LE][the message's length, its pieces' length:
+//! u64 LE each][the first piece]`, then the other pieces as they are (one piece but where
+//! the links are slow: `pieces.rs`, as GSENDW's; a piece is passed on as it arrives),
+//! under a reserved tag keyed by TYPE (see [`crate::ipsc`]). The message is not copied to
+//! be sent: the list goes before it in the same write. Unlike the seed, the receive buffer need not hold the
 //! appended list, and lengths need not be multiples of the integer size: CNT is exact.
 //! As in the seed, a target cannot tell two sparse sends of one TYPE apart, so sends of one
 //! TYPE that may be in flight together should go to disjoint target sets (or use distinct
@@ -32,8 +35,9 @@ use bytes::{BufMut, Bytes, BytesMut};
 use hypercube_topology::{sparse_send_plan, NodeId};
 
 use super::checks::{check_node, keyed_tag};
+use super::pieces;
 use crate::base::message::MsgType;
-use crate::base::parts::IntoPayload;
+use crate::base::parts::{IntoPayload, Parts};
 use crate::base::tags::Keyed;
 use crate::error::RecoveredData;
 use crate::error::{Error, Result};
@@ -63,6 +67,18 @@ impl Node {
     /// [`Error::IpscArgument`] for a type above [`super::MAX_RESERVED_USER_TYPE`].
     #[doc(alias = "SPGSNW")]
     pub fn spgsend(&self, ty: MsgType, data: impl IntoPayload, targets: &[NodeId]) -> Result<()> {
+        self.spgsend_in(ty, data.into_payload(), targets, None)
+    }
+
+    /// [`Node::spgsend`] in pieces of `piece` bytes (`None`: as `pieces.rs` chooses for the
+    /// links).
+    pub(super) fn spgsend_in(
+        &self,
+        ty: MsgType,
+        data: Bytes,
+        targets: &[NodeId],
+        piece: Option<usize>,
+    ) -> Result<()> {
         let tag = keyed_tag("SPGSNW", Keyed::Sparse, ty.0)?;
         for &t in targets {
             check_node(self, "SPGSNW target", t)?;
@@ -74,7 +90,18 @@ impl Node {
                 list.push(t);
             }
         }
-        self.sparse_forward(tag, &data.into_payload(), &list)
+        // In pieces where the links are slow (`pieces.rs`), as GSENDW's.
+        let piece = piece.map_or_else(
+            || pieces::piece_len(data.len(), self.cubedim(), 1),
+            |p| p.max(1),
+        );
+        let plan = sparse_send_plan(me, &list);
+        let mut sends = Vec::new();
+        for (k, (start, end)) in pieces::ranges(data.len(), piece).enumerate() {
+            let lengths = (k == 0).then(|| (data.len(), piece));
+            self.sparse_forward(tag, data.slice(start..end), lengths, &plan, &mut sends)?;
+        }
+        sends.into_iter().try_for_each(SendRequest::wait)
     }
 
     /// Receive a sparse global send of type `ty` and forward it to the targets that came
@@ -109,9 +136,48 @@ impl Node {
             }
             list.push(t);
         }
-        let data = raw.slice(4 * (1 + count)..);
-        self.sparse_forward(tag, &data, &list)?;
-        Ok(data)
+        let (total, piece, data) =
+            pieces::split_prefix(&raw.slice(4 * (1 + count)..), "SPGRCW", from)?;
+        let ranges: Vec<(usize, usize)> = pieces::ranges(total, piece).collect();
+        let first = ranges.first().copied().unwrap_or((0, 0));
+        if data.len() != first.1 {
+            return Err(bad(format!(
+                "a first piece of {} bytes where bytes 0..{} of {total} were due",
+                data.len(),
+                first.1
+            )));
+        }
+        // Each piece goes on to this node's children as it arrives, before the next is
+        // waited for; the first with the lengths, as it came.
+        let mut next = (ranges.len() > 1)
+            .then(|| self.irecv_internal(Some(from), tag))
+            .transpose()?;
+        let plan = sparse_send_plan(self.mynode(), &list);
+        let mut sends = Vec::new();
+        self.sparse_forward(tag, data.clone(), Some((total, piece)), &plan, &mut sends)?;
+        if next.is_none() {
+            sends.into_iter().try_for_each(SendRequest::wait)?;
+            return Ok(data);
+        }
+        let mut out = BytesMut::with_capacity(total);
+        out.extend_from_slice(&data);
+        for (k, &(start, end)) in ranges.iter().enumerate().skip(1) {
+            let Some(r) = next.take() else { break };
+            let got = r.wait()?.into_data();
+            if k + 1 < ranges.len() {
+                next = Some(self.irecv_internal(Some(from), tag)?);
+            }
+            if got.len() != end - start {
+                return Err(bad(format!(
+                    "a piece of {} bytes where bytes {start}..{end} of {total} were due",
+                    got.len()
+                )));
+            }
+            out.extend_from_slice(&got);
+            self.sparse_forward(tag, got, None, &plan, &mut sends)?;
+        }
+        sends.into_iter().try_for_each(SendRequest::wait)?;
+        Ok(out.freeze())
     }
 
     /// [`Node::spgrecv`] into a caller's buffer; returns the message length (the seed's
@@ -135,19 +201,36 @@ impl Node {
         Ok(data.len())
     }
 
-    /// SPGSNW's loop: split `list` relative to this node, send each child the message with
-    /// its descendants appended.
-    fn sparse_forward(&self, tag: u32, data: &Bytes, list: &[NodeId]) -> Result<()> {
-        let mut sends: Vec<SendRequest> = Vec::new();
-        for (child, descendants) in sparse_send_plan(self.mynode(), list) {
-            let mut msg = BytesMut::with_capacity(4 * (1 + descendants.len()) + data.len());
-            msg.put_u32_le(descendants.len() as u32);
-            for d in &descendants {
-                msg.put_u32_le(*d);
-            }
-            msg.extend_from_slice(data);
-            sends.push(self.isend_internal(child, tag, msg.freeze())?);
+    /// SPGSNW's step: start sending each child of `plan` (SPLIT of the list relative to
+    /// this node) a piece of the message — the first (`lengths`: the message's and the
+    /// pieces' lengths) after the child's descendants and the lengths; the sends join
+    /// `sends`.
+    fn sparse_forward(
+        &self,
+        tag: u32,
+        piece: Bytes,
+        lengths: Option<(usize, usize)>,
+        plan: &[(NodeId, Vec<NodeId>)],
+        sends: &mut Vec<SendRequest>,
+    ) -> Result<()> {
+        for (child, descendants) in plan {
+            let parts = match lengths {
+                Some((total, size)) => {
+                    let mut head = BytesMut::with_capacity(4 * (1 + descendants.len()));
+                    head.put_u32_le(descendants.len() as u32);
+                    for d in descendants {
+                        head.put_u32_le(*d);
+                    }
+                    Parts::Many(vec![
+                        head.freeze(),
+                        pieces::prefix(total, size),
+                        piece.clone(),
+                    ])
+                }
+                None => Parts::One(piece.clone()),
+            };
+            sends.push(self.isend_internal(*child, tag, parts)?);
         }
-        sends.into_iter().try_for_each(SendRequest::wait)
+        Ok(())
     }
 }
