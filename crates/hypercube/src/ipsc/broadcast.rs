@@ -10,7 +10,7 @@
 //! messages never interfere. Where the links are slow a long message goes in pieces, each
 //! passed on as it arrives (`pieces.rs`); the tree is the same.
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 use super::checks::check_dim;
 use super::pieces;
@@ -108,43 +108,14 @@ impl Node {
         // waited for.
         let first = m.into_data();
         let (total, piece, data) = pieces::split_prefix(&first, "GRECVW", from)?;
-        let ranges: Vec<(usize, usize)> = pieces::ranges(total, piece).collect();
-        let wrong = |got: usize, (start, end): (usize, usize)| Error::Protocol {
-            peer: from,
-            detail: format!(
-                "a GRECVW piece of {got} bytes where bytes {start}..{end} of {total} were due"
-            ),
-        };
-        let first_range = ranges.first().copied().unwrap_or((0, 0));
-        if data.len() != first_range.1 {
-            return Err(wrong(data.len(), first_range));
-        }
-        let mut next = (ranges.len() > 1)
-            .then(|| self.irecv_internal(Some(from), tag))
-            .transpose()?;
         let mut pending = Vec::new();
         self.forward_broadcast(tag, Parts::One(first), link << 1, dim, &mut pending)?;
-        if next.is_none() {
-            // One piece: the message as it came, without a copy.
-            pending.into_iter().try_for_each(SendRequest::wait)?;
-            return Ok(data);
-        }
-        let mut out = BytesMut::with_capacity(total);
-        out.extend_from_slice(&data);
-        for (k, &(start, end)) in ranges.iter().enumerate().skip(1) {
-            let Some(r) = next.take() else { break };
-            let got = r.wait()?.into_data();
-            if k + 1 < ranges.len() {
-                next = Some(self.irecv_internal(Some(from), tag)?);
-            }
-            if got.len() != end - start {
-                return Err(wrong(got.len(), (start, end)));
-            }
-            out.extend_from_slice(&got);
-            self.forward_broadcast(tag, Parts::One(got), link << 1, dim, &mut pending)?;
-        }
+        let whole =
+            pieces::receive_rest(self, (from, tag), "GRECVW", (total, piece), data, |got| {
+                self.forward_broadcast(tag, Parts::One(got), link << 1, dim, &mut pending)
+            })?;
         pending.into_iter().try_for_each(SendRequest::wait)?;
-        Ok(out.freeze())
+        Ok(whole)
     }
 
     /// [`Node::grecv`] into a caller's buffer; returns the message length (the seed's CNT).

@@ -16,11 +16,12 @@
 //! vectors of different lengths still receives every piece each child sends: the seed's
 //! LONG / SHORT MESSAGE errors, never a hang.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
 use crate::collectives::select::machine;
 use crate::error::{Error, Result};
+use crate::node::Node;
 
 /// Bytes before the first piece's data: the whole message's length and the pieces'
 /// length, little-endian `u64` each.
@@ -51,8 +52,8 @@ pub(super) fn prefix(total: usize, piece: usize) -> Bytes {
 }
 
 /// A first piece's prefix and data: `(total, piece, data)`. A message too short for the
-/// prefix, or one announcing pieces of 0 bytes for a message that has some, is a protocol
-/// error of the sender.
+/// prefix, one announcing pieces of 0 bytes for a message that has some, or a first piece
+/// of another length than announced is a protocol error of the sender.
 pub(super) fn split_prefix(
     b: &Bytes,
     routine: &str,
@@ -77,7 +78,7 @@ pub(super) fn split_prefix(
         )));
     };
     let data = b.slice(PREFIX..);
-    if (piece == 0 && total > 0) || data.len() > total.min(piece) {
+    if (piece == 0 && total > 0) || data.len() != total.min(piece) {
         return Err(bad(format!(
             "a {routine} message announcing {total} bytes in pieces of {piece} came with a \
              first piece of {} bytes",
@@ -85,6 +86,46 @@ pub(super) fn split_prefix(
         )));
     }
     Ok((total, piece, data))
+}
+
+/// After the first piece `data` of a message of `total` bytes in pieces of `piece`,
+/// received from `from` on `tag` (and passed on by the caller): receive the others in turn,
+/// the next one's receive posted before the last is handled, hand each to `pass_on` as it
+/// comes, and return the whole message — `data` itself, not copied, when it is all.
+pub(super) fn receive_rest(
+    node: &Node,
+    (from, tag): (NodeId, u32),
+    routine: &str,
+    (total, piece): (usize, usize),
+    data: Bytes,
+    mut pass_on: impl FnMut(Bytes) -> Result<()>,
+) -> Result<Bytes> {
+    let ranges: Vec<(usize, usize)> = ranges(total, piece).collect();
+    if ranges.len() <= 1 {
+        return Ok(data);
+    }
+    let mut out = BytesMut::with_capacity(total);
+    out.extend_from_slice(&data);
+    let mut next = Some(node.irecv_internal(Some(from), tag)?);
+    for (k, &(start, end)) in ranges.iter().enumerate().skip(1) {
+        let Some(r) = next.take() else { break };
+        let got = r.wait()?.into_data();
+        if k + 1 < ranges.len() {
+            next = Some(node.irecv_internal(Some(from), tag)?);
+        }
+        if got.len() != end - start {
+            return Err(Error::Protocol {
+                peer: from,
+                detail: format!(
+                    "a {routine} piece of {} bytes where bytes {start}..{end} of {total} were due",
+                    got.len()
+                ),
+            });
+        }
+        out.extend_from_slice(&got);
+        pass_on(got)?;
+    }
+    Ok(out.freeze())
 }
 
 /// The `(start, end)` byte ranges of a message of `total` bytes in pieces of `piece`: one
@@ -124,6 +165,9 @@ mod tests {
         long.extend_from_slice(b"abcdef");
         let e = split_prefix(&Bytes::from(long), "GRECVW", 5).unwrap_err();
         assert!(matches!(e, Error::Protocol { peer: 5, .. }), "{e}");
+        let mut short = prefix(10, 4).to_vec();
+        short.extend_from_slice(b"abc");
+        assert!(split_prefix(&Bytes::from(short), "GRECVW", 5).is_err());
     }
 
     /// GSENDW in pieces of every size, from every root of every subcube dimension: every

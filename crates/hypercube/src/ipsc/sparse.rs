@@ -138,46 +138,17 @@ impl Node {
         }
         let (total, piece, data) =
             pieces::split_prefix(&raw.slice(4 * (1 + count)..), "SPGRCW", from)?;
-        let ranges: Vec<(usize, usize)> = pieces::ranges(total, piece).collect();
-        let first = ranges.first().copied().unwrap_or((0, 0));
-        if data.len() != first.1 {
-            return Err(bad(format!(
-                "a first piece of {} bytes where bytes 0..{} of {total} were due",
-                data.len(),
-                first.1
-            )));
-        }
         // Each piece goes on to this node's children as it arrives, before the next is
         // waited for; the first with the lengths, as it came.
-        let mut next = (ranges.len() > 1)
-            .then(|| self.irecv_internal(Some(from), tag))
-            .transpose()?;
         let plan = sparse_send_plan(self.mynode(), &list);
         let mut sends = Vec::new();
         self.sparse_forward(tag, data.clone(), Some((total, piece)), &plan, &mut sends)?;
-        if next.is_none() {
-            sends.into_iter().try_for_each(SendRequest::wait)?;
-            return Ok(data);
-        }
-        let mut out = BytesMut::with_capacity(total);
-        out.extend_from_slice(&data);
-        for (k, &(start, end)) in ranges.iter().enumerate().skip(1) {
-            let Some(r) = next.take() else { break };
-            let got = r.wait()?.into_data();
-            if k + 1 < ranges.len() {
-                next = Some(self.irecv_internal(Some(from), tag)?);
-            }
-            if got.len() != end - start {
-                return Err(bad(format!(
-                    "a piece of {} bytes where bytes {start}..{end} of {total} were due",
-                    got.len()
-                )));
-            }
-            out.extend_from_slice(&got);
-            self.sparse_forward(tag, got, None, &plan, &mut sends)?;
-        }
+        let whole =
+            pieces::receive_rest(self, (from, tag), "SPGRCW", (total, piece), data, |got| {
+                self.sparse_forward(tag, got, None, &plan, &mut sends)
+            })?;
         sends.into_iter().try_for_each(SendRequest::wait)?;
-        Ok(out.freeze())
+        Ok(whole)
     }
 
     /// [`Node::spgrecv`] into a caller's buffer; returns the message length (the seed's
