@@ -54,15 +54,10 @@ impl Node {
         );
         // In pieces where the links are slow (`pieces.rs`), each passed on down the tree
         // as it arrives; the first starts with the message's length and the pieces'.
-        let piece = piece.map_or_else(|| pieces::piece_len(data.len(), dim, 1), |p| p.max(1));
+        let piece = pieces::piece_len(data.len(), dim, 1, piece);
         let mut pending = Vec::new();
         for (k, (start, end)) in pieces::ranges(data.len(), piece).enumerate() {
-            let bytes = data.slice(start..end);
-            let parts = if k == 0 {
-                Parts::Many(vec![pieces::prefix(data.len(), piece), bytes])
-            } else {
-                Parts::One(bytes)
-            };
+            let parts = pieces::frame(k, (data.len(), piece), data.slice(start..end));
             self.forward_broadcast(tag, parts, 1, dim, &mut pending)?;
         }
         pending.into_iter().try_for_each(SendRequest::wait)

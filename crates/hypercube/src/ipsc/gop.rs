@@ -20,7 +20,6 @@ use hypercube_topology::NodeId;
 
 use super::checks::{check_dim, check_node, high_bit};
 use super::pieces;
-use crate::base::parts::Parts;
 use crate::collectives::element::encode;
 use crate::collectives::Pod;
 use crate::error::{Error, Result};
@@ -197,10 +196,7 @@ impl Node {
         // so the tree's levels overlap. Each element is combined with the children's in
         // descending link order, piece or not: the seed's order.
         let total = std::mem::size_of_val(x);
-        let piece = match piece {
-            Some(p) => p.max(1).div_ceil(size).saturating_mul(size),
-            None => pieces::piece_len(total, dim, size),
-        };
+        let piece = pieces::piece_len(total, dim, size, piece);
         let mut sends: Vec<SendRequest> = Vec::new();
         let mut mismatch: Option<Error> = None;
         for (k, (start, end)) in pieces::ranges(total, piece).enumerate() {
@@ -210,11 +206,7 @@ impl Node {
             if diff != 0 {
                 let parent = me ^ high_bit(diff);
                 let data = encode(&x[start / size..end / size]);
-                let parts = if k == 0 {
-                    Parts::Many(vec![pieces::prefix(total, piece), data])
-                } else {
-                    Parts::One(data)
-                };
+                let parts = pieces::frame(k, (total, piece), data);
                 sends.push(self.isend_internal(parent, tag, parts)?);
             }
         }

@@ -19,7 +19,8 @@
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
-use crate::collectives::select::machine;
+use crate::base::parts::Parts;
+use crate::collectives::select::{machine, pieces_for, Machine};
 use crate::error::{Error, Result};
 use crate::node::Node;
 
@@ -28,19 +29,37 @@ use crate::node::Node;
 pub(super) const PREFIX: usize = 16;
 
 /// The length of the pieces a message of `total` bytes is sent in on a subcube of
-/// dimension `dim`: `total` itself (one piece) unless the links are slow, else about
-/// `total / n` for the pipelined broadcast's n, a multiple of `unit` (an element's size),
-/// never 0.
-pub(super) fn piece_len(total: usize, dim: u32, unit: usize) -> usize {
+/// dimension `dim` of this job's machine ([`piece_len_on`]); `asked`: that length instead,
+/// as the tests cut messages on loopback.
+pub(super) fn piece_len(total: usize, dim: u32, unit: usize, asked: Option<usize>) -> usize {
+    piece_len_on(&machine(), total, dim, unit, asked)
+}
+
+/// [`piece_len`] on `m`: `total` itself (one piece) unless the links are slow, else about
+/// `total / n` for the pipelined broadcast's n — or `asked` — a multiple of `unit` (an
+/// element's size), never 0.
+fn piece_len_on(m: &Machine, total: usize, dim: u32, unit: usize, asked: Option<usize>) -> usize {
     let unit = unit.max(1);
-    let m = machine();
+    if let Some(p) = asked {
+        return p.max(1).div_ceil(unit).saturating_mul(unit);
+    }
     let n = if dim > 0 && m.links_bound(dim) {
-        crate::collectives::select::pieces(total, dim)
+        pieces_for(total, dim, m.model)
     } else {
         1
     };
     let elems = total.div_ceil(unit).div_ceil(n.max(1));
     (elems * unit).max(unit)
+}
+
+/// Piece `k` of a message of `total` bytes in pieces of `piece`, its bytes `data`, as
+/// sent: the first after its [`prefix`].
+pub(super) fn frame(k: usize, (total, piece): (usize, usize), data: Bytes) -> Parts {
+    if k == 0 {
+        Parts::Many(vec![prefix(total, piece), data])
+    } else {
+        Parts::One(data)
+    }
 }
 
 /// The prefix of a first piece.
@@ -100,17 +119,17 @@ pub(super) fn receive_rest(
     data: Bytes,
     mut pass_on: impl FnMut(Bytes) -> Result<()>,
 ) -> Result<Bytes> {
-    let ranges: Vec<(usize, usize)> = ranges(total, piece).collect();
-    if ranges.len() <= 1 {
+    let n = ranges(total, piece).count();
+    if n <= 1 {
         return Ok(data);
     }
     let mut out = BytesMut::with_capacity(total);
     out.extend_from_slice(&data);
     let mut next = Some(node.irecv_internal(Some(from), tag)?);
-    for (k, &(start, end)) in ranges.iter().enumerate().skip(1) {
+    for (k, (start, end)) in ranges(total, piece).enumerate().skip(1) {
         let Some(r) = next.take() else { break };
         let got = r.wait()?.into_data();
-        if k + 1 < ranges.len() {
+        if k + 1 < n {
             next = Some(node.irecv_internal(Some(from), tag)?);
         }
         if got.len() != end - start {
@@ -130,7 +149,7 @@ pub(super) fn receive_rest(
 
 /// The `(start, end)` byte ranges of a message of `total` bytes in pieces of `piece`: one
 /// (empty) piece for an empty message.
-pub(super) fn ranges(total: usize, piece: usize) -> impl Iterator<Item = (usize, usize)> + Clone {
+pub(super) fn ranges(total: usize, piece: usize) -> impl Iterator<Item = (usize, usize)> {
     let piece = piece.max(1);
     let n = total.div_ceil(piece).max(1);
     (0..n).map(move |i| (i * piece, (i + 1).saturating_mul(piece).min(total)))
@@ -293,9 +312,35 @@ mod tests {
 
     #[test]
     fn one_piece_where_the_links_are_not_slow() {
-        // The test machine is loopback (no wires): every message stays whole.
-        assert_eq!(piece_len(1 << 20, 3, 4), 1 << 20);
-        assert_eq!(piece_len(10, 3, 4), 12);
-        assert_eq!(piece_len(0, 3, 8), 8);
+        // Loopback (no wires): every message stays whole.
+        let lo = Machine {
+            link_tw: None,
+            ..machine()
+        };
+        assert_eq!(piece_len_on(&lo, 1 << 20, 3, 4, None), 1 << 20);
+        assert_eq!(piece_len_on(&lo, 10, 3, 4, None), 12);
+        assert_eq!(piece_len_on(&lo, 0, 3, 8, None), 8);
+    }
+
+    /// On wires (a probe's `t_w` ten times the model's or more: 100 Mbit/s) a long message
+    /// goes in several pieces of whole elements, a short one, or one on a 0-cube, whole;
+    /// a length asked for is rounded up to whole elements.
+    #[test]
+    fn several_pieces_on_slow_links() {
+        let lo = Machine {
+            link_tw: None,
+            ..machine()
+        };
+        let wire = Machine {
+            link_tw: Some(84e-9),
+            ..lo
+        };
+        assert!(wire.links_bound(3));
+        let p = piece_len_on(&wire, 1 << 20, 3, 4, None);
+        assert!(p < 1 << 19 && p % 4 == 0, "{p}");
+        assert_eq!(piece_len_on(&wire, 1 << 20, 0, 4, None), 1 << 20);
+        assert_eq!(piece_len_on(&wire, 100, 3, 4, None), 100);
+        assert_eq!(piece_len_on(&lo, 1 << 20, 3, 8, Some(10)), 16);
+        assert_eq!(piece_len_on(&lo, 1 << 20, 3, 1, Some(0)), 1);
     }
 }

@@ -91,10 +91,7 @@ impl Node {
             }
         }
         // In pieces where the links are slow (`pieces.rs`), as GSENDW's.
-        let piece = piece.map_or_else(
-            || pieces::piece_len(data.len(), self.cubedim(), 1),
-            |p| p.max(1),
-        );
+        let piece = pieces::piece_len(data.len(), self.cubedim(), 1, piece);
         let plan = sparse_send_plan(me, &list);
         let mut sends = Vec::new();
         for (k, (start, end)) in pieces::ranges(data.len(), piece).enumerate() {
