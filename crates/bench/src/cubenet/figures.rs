@@ -9,8 +9,8 @@ use super::medians::{cases, View};
 use super::rows::{Row, OMPI, OURS};
 
 /// The figure of one benchmark: a panel per (d, rate), ours and Open MPI's avg (solid) and
-/// slowest rank (dashed; for an iPSC utility Open MPI's run of its peer collective,
-/// [`Bench::mpi_peer`]), and the link bound; barrier: time against the ranks, a panel per
+/// slowest rank (dashed; for an iPSC utility Open MPI's run of its peer collective:
+/// `View::get`), and the link bound; barrier: time against the ranks, a panel per
 /// rate.
 pub fn figure(rows: &[Row], bench: Bench) -> Option<Figure> {
     let v = View::of(rows);
@@ -80,12 +80,7 @@ pub fn figure(rows: &[Row], bench: Bench) -> Option<Figure> {
                         .iter()
                         .filter(|&&s| s > 0)
                         .filter_map(|&s| {
-                            // Open MPI's line of an iPSC utility: its peer collective's.
-                            let name = match (imp, bench.mpi_peer()) {
-                                (OMPI, Some(p)) => p.name(),
-                                _ => bench.name(),
-                            };
-                            let f = v.get(*d, rate, imp, name, s)?;
+                            let f = v.get(*d, rate, imp, bench.name(), s)?;
                             Some((s as f64, if max { f.max } else { f.avg }))
                         })
                         .collect();

@@ -144,6 +144,8 @@ impl View {
             bound,
         }
     }
+    /// The figures of `imp`'s `bench` at `size` — for Open MPI of the collective that does
+    /// the job where `bench` is an iPSC utility ([`Bench::mpi_peer`]), which only ours runs.
     pub(super) fn get(
         &self,
         d: u32,
@@ -152,6 +154,10 @@ impl View {
         bench: &str,
         size: u64,
     ) -> Option<Figures> {
+        let bench = match bench.parse::<Bench>().ok().and_then(Bench::mpi_peer) {
+            Some(p) if imp == OMPI => p.name(),
+            _ => bench,
+        };
         self.m
             .get(&(
                 d,
@@ -205,16 +211,11 @@ impl Cmp {
         ]
     }
 
-    /// `bench` at `size`: ours, Open MPI's (of the collective that does an iPSC utility's
-    /// job, [`Bench::mpi_peer`]) and the bound.
+    /// `bench` at `size`: ours, Open MPI's ([`View::get`]) and the bound.
     pub(super) fn of(v: &View, d: u32, rate: &str, bench: &str, size: u64) -> Cmp {
-        let peer: &str = match bench.parse::<Bench>().ok().and_then(Bench::mpi_peer) {
-            Some(p) => p.name(),
-            None => bench,
-        };
         Cmp {
             ours: v.get(d, rate, OURS, bench, size),
-            mpi: v.get(d, rate, OMPI, peer, size),
+            mpi: v.get(d, rate, OMPI, bench, size),
             bound: v.bound(d, rate, bench, size),
         }
     }
