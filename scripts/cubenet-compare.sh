@@ -6,8 +6,9 @@
 # 8 B, 1 KiB, 64 KiB, 256 KiB and 1 MiB; writes docs/perf/cubenet.md and
 # docs/perf/cubenet/{results.csv,run-info.txt,*.svg}.
 #
-#   scripts/cubenet-compare.sh                       the full run: 416 runs, about 13 min on the
-#                                                    2-core VM plus any wait for the lock below
+#   scripts/cubenet-compare.sh                       the full run: about 500 runs, ~13 min on the
+#                                                    2-core VM (--reps 2, as committed: twice that),
+#                                                    plus any wait for the lock below
 #                                                    (its run time is in docs/perf/cubenet.md)
 #   scripts/cubenet-compare.sh --quick --out /tmp/cn a smoke run in about two minutes
 #   scripts/cubenet-compare.sh --dims 4 --rates 100mbit --benches alltoall,bcast
@@ -17,7 +18,8 @@
 # Root only (network namespaces in this host for Open MPI; hcrun --link-rate builds ours
 # privately per job). Every run takes /tmp/hc-bench.lock, so it waits for (and holds off)
 # the checkout's other benchmarks. Open MPI runs on a network called hcbench (--name)
-# that is removed at the end, also on error or Ctrl-C. MPICH is not run (this machine's is
+# that is removed at the end, also on error or Ctrl-C; a run stopped early writes what it
+# measured to OUT/cubenet-stopped/ and leaves the last complete run's page as it was. MPICH is not run (this machine's is
 # ch4:ucx, which spins). scripts/install-bench-deps.sh installs Open MPI if it is missing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

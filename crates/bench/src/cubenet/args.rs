@@ -66,7 +66,9 @@ pub struct Args {
     /// digits); a leftover network of this name is removed first
     #[arg(long, default_value = DEFAULT_NAME)]
     pub name: String,
-    /// Output folder: writes OUT/cubenet.md and OUT/cubenet/ (results.csv, run-info.txt, SVG)
+    /// Output folder: writes OUT/cubenet.md and OUT/cubenet/ (results.csv, run-info.txt, SVG);
+    /// a run stopped early (a signal, a failed run) writes what it measured to
+    /// OUT/cubenet-stopped/ instead and leaves those as they were
     #[arg(long, default_value_os_t = default_out())]
     pub out: PathBuf,
     /// Measure nothing: re-render OUT/cubenet.md and the plots from OUT/cubenet/results.csv

@@ -68,7 +68,13 @@ use network::Tools;
 use plan::Plan;
 use runner::{catch_signals, Runner};
 
-/// `hypercube-bench cubenet`: measure (unless `--report`), then write the page.
+/// The folder under `--out` that a stopped or failed run writes what it measured to (a
+/// page, `results.csv` and plots of its own), so that it never replaces the last complete
+/// run's page.
+pub const STOPPED_DIR: &str = "cubenet-stopped";
+
+/// `hypercube-bench cubenet`: measure (unless `--report`), then write the page; a run
+/// that stops early writes what it measured to `OUT/`[`STOPPED_DIR`] instead.
 /// `machine` is the machine's description for the page.
 pub fn main(a: Args, machine: String) -> Result<()> {
     let dir = a.out.join("cubenet");
@@ -145,11 +151,27 @@ pub fn main(a: Args, machine: String) -> Result<()> {
             ) {
                 Ok(line) => meta.link_lines.push(line),
                 Err(e) => {
-                    // Keep what was measured: write it, then fail.
+                    // Keep what was measured — beside the last complete run's page and
+                    // results, not over them — then fail.
                     runner
                         .notes
                         .push(format!("stopped at d={dim} {rate}: {e:#}"));
-                    let _ = finish(&a, &plan, &rows, &runner, &meta);
+                    let stopped = Args {
+                        out: a.out.join(STOPPED_DIR),
+                        ..a.clone()
+                    };
+                    match finish(&stopped, &plan, &rows, &runner, &meta) {
+                        Ok(()) => eprintln!(
+                            "cubenet-bench: stopped; what was measured is in {}, and {} is \
+                             as the last complete run left it",
+                            stopped.out.display(),
+                            a.out.join("cubenet.md").display()
+                        ),
+                        Err(w) => eprintln!(
+                            "cubenet-bench: stopped, and what was measured could not be \
+                             written: {w:#}"
+                        ),
+                    }
                     return Err(e);
                 }
             }
