@@ -80,6 +80,22 @@ fn broadcast(node: &Node) -> Result<()> {
             }
         }
     }
+    // Long messages on every subcube of dimension 2 and more, from every root: on slow
+    // links they go down the spanning trees (`ipsc/gsend_esbt.rs`), elsewhere the seed's.
+    for dim in 2..=d {
+        for root in roots(me, dim) {
+            let want = pattern(root, 11 + dim, 70_001);
+            if me == root {
+                node.gsend(want.clone(), dim)?;
+            } else {
+                let got = node.grecv(dim)?;
+                ensure!(
+                    got[..] == want[..],
+                    "long broadcast dim {dim} root {root}: wrong data"
+                );
+            }
+        }
+    }
     // Large payloads from two roots over the whole cube.
     for root in [0, node.numnodes() - 1] {
         let want = pattern(root, 7, (1 << 20) + 5);

@@ -38,10 +38,10 @@
 //! Each operation lives in its own folder, each algorithm in its own file citing the
 //! book's algorithm and equation; [`select`] chooses among them (see `docs/collectives.md`).
 
-mod blocks;
+pub(crate) mod blocks;
 mod ctx;
 pub(crate) mod element;
-mod esbt;
+pub(crate) mod esbt;
 mod op;
 pub(crate) mod p2p;
 pub(crate) mod pod;

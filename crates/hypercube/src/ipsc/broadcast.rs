@@ -7,17 +7,65 @@
 //! to know the root, any node of the subcube may be the root, and every node receives the
 //! message exactly once, after `hamming(root, node)` hops. Each call takes its own reserved
 //! tag (see the module docs of [`crate::ipsc`]), so back-to-back broadcasts and user
-//! messages never interfere. Where the links are slow a long message goes in pieces, each
-//! passed on as it arrives (`pieces.rs`); the tree is the same.
+//! messages never interfere. Where the links are slow a long message goes down all the
+//! links at once, over the edge-disjoint spanning binomial trees (`gsend_esbt.rs`), where
+//! the job's automatic choice for a broadcast of its length is the all-port one; else down
+//! the seed's tree, in pieces each passed on as it arrives where the links are slow
+//! (`pieces.rs`).
+//!
+//! A first message starts with a mode byte: [`SEED`] (then the 16-byte prefix of
+//! `pieces.rs`) or [`ESBT`] (then `gsend_esbt.rs`'s header), so GRECVW, which does not know
+//! the root, learns from it which trees the message comes down.
 
 use bytes::Bytes;
 
 use super::checks::check_dim;
+use super::gsend_esbt::ESBT;
 use super::pieces;
 use crate::base::parts::{IntoPayload, Parts};
+use crate::collectives::select::{choose, machine, pieces as esbt_pieces, Algorithm, Operation};
 use crate::error::RecoveredData;
 use crate::error::{Error, Result};
 use crate::node::{Node, SendRequest};
+
+/// The first byte of a GSENDW first piece sent down the seed's tree.
+pub(super) const SEED: u8 = 0;
+
+/// Which trees a GSENDW takes.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum How {
+    /// As the links and the length say: [`How::Esbt`] where the job's automatic choice for
+    /// a broadcast of this length on this subcube is the all-port one, else the seed's tree
+    /// in the pieces `pieces.rs` chooses.
+    Auto,
+    /// The seed's tree, in pieces of `piece` bytes (`None`: as `pieces.rs` chooses).
+    Seed { piece: Option<usize> },
+    /// The spanning binomial trees, each part in `pieces` pieces.
+    Esbt { pieces: usize },
+}
+
+impl How {
+    /// [`How::Auto`] made definite for `total` bytes on a `dim`-subcube.
+    fn resolve(self, total: usize, dim: u32) -> How {
+        if !matches!(self, How::Auto) {
+            return self;
+        }
+        // One link (dim 1) has one tree; fast links keep the seed's.
+        let all_port = dim >= 2
+            && machine().links_bound(dim)
+            && matches!(
+                choose(Operation::Bcast, Algorithm::Auto, dim, total, true),
+                Ok(Algorithm::AllPort)
+            );
+        if all_port {
+            How::Esbt {
+                pieces: esbt_pieces(total, dim),
+            }
+        } else {
+            How::Seed { piece: None }
+        }
+    }
+}
 
 impl Node {
     /// Broadcast `data` from this node (the root) to every other node of its subcube of
@@ -37,12 +85,11 @@ impl Node {
     /// ```
     #[doc(alias = "GSENDW")]
     pub fn gsend(&self, data: impl IntoPayload, dim: u32) -> Result<()> {
-        self.gsend_in(data.into_payload(), dim, None)
+        self.gsend_in(data.into_payload(), dim, How::Auto)
     }
 
-    /// [`Node::gsend`] in pieces of `piece` bytes (`None`: as `pieces.rs` chooses for the
-    /// links).
-    pub(super) fn gsend_in(&self, data: Bytes, dim: u32, piece: Option<usize>) -> Result<()> {
+    /// [`Node::gsend`] down the trees `how` says.
+    pub(super) fn gsend_in(&self, data: Bytes, dim: u32, how: How) -> Result<()> {
         check_dim(self, "GSENDW", dim)?;
         let tag = self.collective_tag(dim);
         let _call = crate::trace::Call::utility(
@@ -52,12 +99,23 @@ impl Node {
             Some(self.mynode()),
             data.len(),
         );
+        let piece = match how.resolve(data.len(), dim) {
+            How::Esbt { pieces } if dim > 0 => return self.gsend_esbt(tag, data, dim, pieces),
+            How::Seed { piece } => piece,
+            How::Esbt { .. } | How::Auto => None,
+        };
         // In pieces where the links are slow (`pieces.rs`), each passed on down the tree
-        // as it arrives; the first starts with the message's length and the pieces'.
+        // as it arrives; the first starts with the mode byte, the message's length and the
+        // pieces'.
         let piece = pieces::piece_len(data.len(), dim, 1, piece);
         let mut pending = Vec::new();
         for (k, (start, end)) in pieces::ranges(data.len(), piece).enumerate() {
-            let parts = pieces::frame(k, (data.len(), piece), data.slice(start..end));
+            let mut parts = pieces::frame(k, (data.len(), piece), data.slice(start..end));
+            if k == 0 {
+                let mut v = vec![Bytes::from_static(&[SEED])];
+                v.extend(parts.iter().cloned());
+                parts = Parts::Many(v);
+            }
             self.forward_broadcast(tag, parts, 1, dim, &mut pending)?;
         }
         pending.into_iter().try_for_each(SendRequest::wait)
@@ -98,11 +156,24 @@ impl Node {
                 ),
             });
         }
-        // The first piece says how long the message is and how it is cut (`pieces.rs`);
-        // every piece goes on down the tree as it is, prefix and all, before the next is
-        // waited for.
+        // The first piece's mode byte says which trees; down the seed's, it says how long
+        // the message is and how it is cut (`pieces.rs`), and every piece goes on down the
+        // tree as it is, prefix and all, before the next is waited for.
         let first = m.into_data();
-        let (total, piece, data) = pieces::split_prefix(&first, "GRECVW", from)?;
+        match first.first() {
+            Some(&SEED) => {}
+            Some(&ESBT) => return self.grecv_esbt(tag, dim, from, first),
+            other => {
+                return Err(Error::Protocol {
+                    peer: from,
+                    detail: format!(
+                        "a GRECVW first piece with mode {other:?}, neither the seed's tree \
+                         ({SEED}) nor the spanning trees ({ESBT})"
+                    ),
+                })
+            }
+        }
+        let (total, piece, data) = pieces::split_prefix(&first.slice(1..), "GRECVW", from)?;
         let mut pending = Vec::new();
         self.forward_broadcast(tag, Parts::One(first), link << 1, dim, &mut pending)?;
         let whole =

@@ -3,7 +3,7 @@
 //!
 //! | seed routine | section | Rust | file |
 //! |---|---|---|---|
-//! | GSENDW / GRECVW | §2 | [`Node::gsend`], [`Node::grecv`], [`Node::grecv_into`]; serde values: [`Node::gsend_value`], [`Node::grecv_value`] | `broadcast.rs`, `values.rs`; long messages on slow links in pieces: `pieces.rs` |
+//! | GSENDW / GRECVW | §2 | [`Node::gsend`], [`Node::grecv`], [`Node::grecv_into`]; serde values: [`Node::gsend_value`], [`Node::grecv_value`] | `broadcast.rs`, `values.rs`; long messages on slow links in pieces: `pieces.rs`, or down all the links: `gsend_esbt.rs` |
 //! | GOP | §3 | [`Node::gop`], [`Node::gop_with`] | `gop.rs`; long vectors on slow links in pieces: `pieces.rs` |
 //! | GCAT | §4 | [`Node::gcat`], [`Node::gcat_into`]; serde values: [`Node::gcat_values`] | `gcat.rs`, `values.rs` |
 //! | MESH | §5 | [`Node::mesh`], [`mesh_position`] | `mesh.rs` |
@@ -54,6 +54,7 @@ mod checks;
 pub mod compat;
 mod gcat;
 mod gop;
+mod gsend_esbt;
 mod host;
 mod long;
 mod mesh;

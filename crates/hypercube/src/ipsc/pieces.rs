@@ -158,6 +158,7 @@ pub(super) fn ranges(total: usize, piece: usize) -> impl Iterator<Item = (usize,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ipsc::broadcast::How;
     use crate::local::run_local;
 
     #[test]
@@ -200,7 +201,8 @@ mod tests {
                     for root in 0..1u32 << d {
                         for piece in [1usize, 7, 512, 1 << 20] {
                             if node.mynode() == root {
-                                node.gsend_in(want.clone(), d, Some(piece))?;
+                                let how = How::Seed { piece: Some(piece) };
+                                node.gsend_in(want.clone(), d, how)?;
                             } else {
                                 let got = node.grecv(d)?;
                                 assert_eq!(got, want, "d {d} root {root} len {len} piece {piece}");

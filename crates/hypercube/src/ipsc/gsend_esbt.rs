@@ -1,0 +1,274 @@
+//! GSENDW / GRECVW over all the links at once: Johnsson & Ho's edge-disjoint spanning
+//! binomial trees ("Optimum broadcasting and personalized communication in hypercubes",
+//! IEEE Trans. Computers 38(9), 1989, §IV; the trees: `collectives/esbt.rs`), for the
+//! seed's broadcast (§2) where the links are slow.
+//!
+//! The seed's tree uses one link of the root and, pipelined in pieces (`pieces.rs`), still
+//! moves the whole message over every tree edge one after the other: `t_w m` at best on
+//! links of `t_w` a byte. Here the message is cut into `dim` parts, part t goes down tree t
+//! in n pieces, and since the trees share no directed link every link of every node can be
+//! busy at once: about `t_w m / dim` (the all-port broadcast of `collectives/broadcast/
+//! allport.rs`). It runs where the job's automatic choice for a broadcast of the same
+//! length on the same subcube is that all-port broadcast (slow links, long messages); the
+//! seed's tree everywhere else.
+//!
+//! GRECVW does not know the root, and a node's parent differs from tree to tree. So the
+//! first piece of every part starts with a header — the mode byte [`ESBT`], the message's
+//! length, the number of pieces per part and the root — and a receiver learns from the
+//! first message it gets, whichever tree it came down, where every other piece will come
+//! from: its parent in tree t is `esbt::parent` of its position relative to the root, and
+//! a message's source names its tree. Every first piece is checked against the first one;
+//! a piece of another length than the header implies, a header that disagrees, or a part
+//! from a node that is no parent is a protocol error of the sender, never a hang.
+
+use bytes::{Bytes, BytesMut};
+use hypercube_topology::NodeId;
+
+use crate::base::parts::Parts;
+use crate::collectives::blocks::bounds;
+use crate::collectives::esbt;
+use crate::error::{Error, Result};
+use crate::node::{Node, SendRequest};
+
+/// The first byte of a GSENDW first piece sent down the spanning binomial trees.
+pub(super) const ESBT: u8 = 1;
+
+/// The header of a part's first piece: [`ESBT`], the message's length (u64), the pieces
+/// per part (u64) and the root (u32), little-endian.
+const HEADER: usize = 1 + 8 + 8 + 4;
+
+/// The most pieces per part a header may announce (the runtime cuts at most
+/// `select::pipeline::MAX_PIECES`).
+const MOST_PIECES: u64 = 1 << 16;
+
+impl Node {
+    /// The root's side: `data` to every other member of this node's `dim`-subcube, part t
+    /// down tree t, each part in `n` pieces (piece j of every part before piece j + 1 of
+    /// any, so all the root's links start at once).
+    pub(super) fn gsend_esbt(&self, tag: u32, data: Bytes, dim: u32, n: usize) -> Result<()> {
+        let me = self.mynode();
+        let n = n.max(1);
+        let head = header(data.len(), n, me);
+        let mut pending = Vec::with_capacity(n * dim as usize);
+        for j in 0..n as u32 {
+            for t in 0..dim {
+                let part = bounds(data.len(), dim, t);
+                let at = bounds(part.len(), n as u32, j);
+                let bytes = data.slice(part.start + at.start..part.start + at.end);
+                let parts = if j == 0 {
+                    Parts::Many(vec![head.clone(), bytes])
+                } else {
+                    Parts::One(bytes)
+                };
+                pending.push(self.isend_internal(me ^ 1 << t, tag, parts)?);
+            }
+        }
+        pending.into_iter().try_for_each(SendRequest::wait)
+    }
+
+    /// A receiver's side, after the first message `first` (a part's first piece, from the
+    /// neighbour `from`): every other piece from this node's parent in its tree, each handed
+    /// on to this node's children in that tree as it comes and put in place. Returns the
+    /// message.
+    pub(super) fn grecv_esbt(
+        &self,
+        tag: u32,
+        dim: u32,
+        from: NodeId,
+        first: Bytes,
+    ) -> Result<Bytes> {
+        let me = self.mynode();
+        let (total, n, root, data) = read_header(&first, from)?;
+        let v = me ^ root;
+        if v == 0 || u64::from(v) >> dim != 0 {
+            return Err(bad(
+                from,
+                format!(
+                    "a GRECVW header names root {root}, which is not another member of node \
+                     {me}'s {dim}-subcube"
+                ),
+            ));
+        }
+        let t0 = esbt::tree_of(v, from ^ root, dim).ok_or_else(|| {
+            bad(
+                from,
+                format!(
+                    "a GRECVW part from node {from}, which is no parent of node {me} in any \
+                     spanning tree of root {root}"
+                ),
+            )
+        })?;
+        let mut out = BytesMut::zeroed(total);
+        let mut pending = Vec::new();
+        let kids: Vec<Vec<u32>> = (0..dim).map(|t| esbt::children(v, t, dim)).collect();
+        // Piece j of part t, with its message as received (to hand on) and its data.
+        let mut place = |t: u32, j: u32, msg: Bytes, data: &[u8], src: NodeId| -> Result<()> {
+            let part = bounds(total, dim, t);
+            let at = bounds(part.len(), n, j);
+            if data.len() != at.len() {
+                return Err(bad(
+                    src,
+                    format!(
+                        "a GRECVW piece {j} of part {t} of {} bytes where a message of {total} \
+                         bytes in {n} pieces per part has {}",
+                        data.len(),
+                        at.len()
+                    ),
+                ));
+            }
+            for &kid in &kids[t as usize] {
+                pending.push(self.isend_internal(kid ^ root, tag, msg.clone())?);
+            }
+            out[part.start + at.start..part.start + at.end].copy_from_slice(data);
+            Ok(())
+        };
+        let data0 = data.clone();
+        place(t0, 0, first, &data0, from)?;
+        // The rest in the order they arrive: piece j of part t about j + depth piece-times
+        // after the start.
+        let mut order: Vec<(u32, u32)> = (0..dim)
+            .flat_map(|t| (0..n).map(move |j| (t, j)))
+            .filter(|&tj| tj != (t0, 0))
+            .collect();
+        order.sort_by_key(|&(t, j)| (j + esbt::depth(v, t, dim), t));
+        for (t, j) in order {
+            let src = esbt::parent(v, t, dim) ^ root;
+            let msg = self.recv_internal(Some(src), tag)?.into_data();
+            if j == 0 {
+                let (tot, pieces, r, data) = read_header(&msg, src)?;
+                if (tot, pieces, r) != (total, n, root) {
+                    return Err(bad(
+                        src,
+                        format!(
+                            "a GRECVW header of {tot} bytes in {pieces} pieces from root {r}, \
+                             where the first said {total} bytes in {n} pieces from root {root}"
+                        ),
+                    ));
+                }
+                place(t, j, msg.clone(), &data, src)?;
+            } else {
+                place(t, j, msg.clone(), &msg, src)?;
+            }
+        }
+        pending.into_iter().try_for_each(SendRequest::wait)?;
+        Ok(out.freeze())
+    }
+}
+
+/// The header of a part's first piece ([`HEADER`] bytes).
+fn header(total: usize, n: usize, root: NodeId) -> Bytes {
+    let mut b = Vec::with_capacity(HEADER);
+    b.push(ESBT);
+    b.extend_from_slice(&(total as u64).to_le_bytes());
+    b.extend_from_slice(&(n as u64).to_le_bytes());
+    b.extend_from_slice(&root.to_le_bytes());
+    Bytes::from(b)
+}
+
+/// A part's first piece from `from`: `(total, pieces per part, root, data)`.
+fn read_header(b: &Bytes, from: NodeId) -> Result<(usize, u32, NodeId, Bytes)> {
+    if b.len() < HEADER || b[0] != ESBT {
+        return Err(bad(
+            from,
+            format!(
+                "a GRECVW first piece of {} bytes without its {HEADER}-byte header",
+                b.len()
+            ),
+        ));
+    }
+    let u64_at = |k: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[k..k + 8]);
+        u64::from_le_bytes(w)
+    };
+    let (total, n) = (u64_at(1), u64_at(9));
+    let mut r = [0u8; 4];
+    r.copy_from_slice(&b[17..21]);
+    let root = NodeId::from_le_bytes(r);
+    let (Ok(total), true) = (usize::try_from(total), (1..=MOST_PIECES).contains(&n)) else {
+        return Err(bad(
+            from,
+            format!("a GRECVW header announcing {total} bytes in {n} pieces per part"),
+        ));
+    };
+    Ok((total, n as u32, root, b.slice(HEADER..)))
+}
+
+fn bad(peer: NodeId, detail: String) -> Error {
+    Error::Protocol { peer, detail }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipsc::broadcast::How;
+    use crate::local::run_local;
+
+    #[test]
+    fn a_header_reads_back_and_a_bad_one_is_refused() {
+        let mut b = header(10, 3, 5).to_vec();
+        b.extend_from_slice(b"abc");
+        let (t, n, r, d) = read_header(&Bytes::from(b), 1).unwrap();
+        assert_eq!((t, n, r, &d[..]), (10, 3, 5, &b"abc"[..]));
+        let zero_pieces = header(10, 0, 5);
+        let short = Bytes::from_static(&[ESBT, 1, 2]);
+        let other_mode = Bytes::from(vec![0u8; HEADER]);
+        for b in [zero_pieces, short, other_mode] {
+            let e = read_header(&b, 4).unwrap_err();
+            assert!(matches!(e, Error::Protocol { peer: 4, .. }), "{e}");
+        }
+    }
+
+    /// GSENDW down the spanning trees, from every root of every subcube dimension, in one
+    /// piece per part and in many: every member receives the message whole — also empty,
+    /// one byte (parts of 0 bytes) and lengths that leave the parts uneven.
+    #[test]
+    fn a_broadcast_down_the_spanning_trees_arrives_whole_everywhere() {
+        for d in 1..=3u32 {
+            let out = run_local(d, move |node| -> Result<()> {
+                for len in [0usize, 1, 10, 4099] {
+                    let want: Bytes = (0..len).map(|i| (i * 31 + len) as u8).collect();
+                    for root in 0..1u32 << d {
+                        for pieces in [1usize, 3, 8] {
+                            if node.mynode() == root {
+                                node.gsend_in(want.clone(), d, How::Esbt { pieces })?;
+                            } else {
+                                let got = node.grecv(d)?;
+                                assert_eq!(got, want, "d {d} root {root} len {len} n {pieces}");
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            });
+            for r in out {
+                r.unwrap();
+            }
+        }
+    }
+
+    /// On a subcube: the 2-subcubes of a 3-cube broadcast at once, each from its own root,
+    /// alternately down the seed's tree and the spanning trees.
+    #[test]
+    fn subcubes_broadcast_down_the_spanning_trees_side_by_side() {
+        let out = run_local(3, move |node| -> Result<()> {
+            let me = node.mynode();
+            for (k, how) in [How::Esbt { pieces: 4 }, How::Seed { piece: Some(7) }]
+                .into_iter()
+                .enumerate()
+            {
+                let root = (me & 4) | (k as u32 + 1);
+                let want: Bytes = (0..1000).map(|i| (i + root as usize) as u8).collect();
+                if me == root {
+                    node.gsend_in(want, 2, how)?;
+                } else {
+                    assert_eq!(node.grecv(2)?, want, "node {me} root {root}");
+                }
+            }
+            Ok(())
+        });
+        for r in out {
+            r.unwrap();
+        }
+    }
+}
