@@ -54,21 +54,28 @@ fn gcat_piece(n: NodeId, dim: u32) -> Vec<u8> {
     pattern(n, dim, ((n as usize) * 7 + dim as usize) % 13)
 }
 
+/// GSENDW `want` from `root` on `dim`-subcubes: the root sends, every other member checks
+/// what GRECVW gives it (`what` names the case in the error).
+fn gsend_and_check(node: &Node, root: NodeId, dim: u32, want: &[u8], what: &str) -> Result<()> {
+    if node.mynode() == root {
+        node.gsend(want.to_vec(), dim)?;
+    } else {
+        let got = node.grecv(dim)?;
+        ensure!(
+            got[..] == want[..],
+            "{what} dim {dim} root {root}: wrong data"
+        );
+    }
+    Ok(())
+}
+
 fn broadcast(node: &Node) -> Result<()> {
     let (me, d) = (node.mynode(), node.cubedim());
     for dim in 0..=d {
         for root in roots(me, dim) {
             for len in [0usize, 37] {
                 let want = pattern(root, dim + len as u32, len);
-                if me == root {
-                    node.gsend(want.clone(), dim)?;
-                } else {
-                    let got = node.grecv(dim)?;
-                    ensure!(
-                        got[..] == want[..],
-                        "dim {dim} root {root} len {len}: wrong data"
-                    );
-                }
+                gsend_and_check(node, root, dim, &want, &format!("len {len}"))?;
             }
             let want = pattern(root, 99, 16);
             if me == root {
@@ -85,28 +92,13 @@ fn broadcast(node: &Node) -> Result<()> {
     for dim in 2..=d {
         for root in roots(me, dim) {
             let want = pattern(root, 11 + dim, 70_001);
-            if me == root {
-                node.gsend(want.clone(), dim)?;
-            } else {
-                let got = node.grecv(dim)?;
-                ensure!(
-                    got[..] == want[..],
-                    "long broadcast dim {dim} root {root}: wrong data"
-                );
-            }
+            gsend_and_check(node, root, dim, &want, "long broadcast")?;
         }
     }
     // Large payloads from two roots over the whole cube.
     for root in [0, node.numnodes() - 1] {
         let want = pattern(root, 7, (1 << 20) + 5);
-        if me == root {
-            node.gsend(want.clone(), d)?;
-        } else if d > 0 {
-            ensure!(
-                node.grecv(d)?[..] == want[..],
-                "large broadcast: wrong data"
-            );
-        }
+        gsend_and_check(node, root, d, &want, "large broadcast")?;
     }
     Ok(())
 }

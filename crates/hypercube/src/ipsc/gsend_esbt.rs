@@ -24,6 +24,7 @@
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
+use super::pieces::le_u64;
 use crate::base::parts::Parts;
 use crate::collectives::blocks::bounds;
 use crate::collectives::esbt;
@@ -176,12 +177,7 @@ fn read_header(b: &Bytes, from: NodeId) -> Result<(usize, u32, NodeId, Bytes)> {
             ),
         ));
     }
-    let u64_at = |k: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[k..k + 8]);
-        u64::from_le_bytes(w)
-    };
-    let (total, n) = (u64_at(1), u64_at(9));
+    let (total, n) = (le_u64(b, 1), le_u64(b, 9));
     let mut r = [0u8; 4];
     r.copy_from_slice(&b[17..21]);
     let root = NodeId::from_le_bytes(r);

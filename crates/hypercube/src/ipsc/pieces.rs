@@ -85,12 +85,7 @@ pub(super) fn split_prefix(
             b.len()
         )));
     }
-    let word = |k: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[k..k + 8]);
-        u64::from_le_bytes(w)
-    };
-    let (total, piece) = (word(0), word(8));
+    let (total, piece) = (le_u64(b, 0), le_u64(b, 8));
     let (Ok(total), Ok(piece)) = (usize::try_from(total), usize::try_from(piece)) else {
         return Err(bad(format!(
             "a {routine} message announcing {total} bytes in pieces of {piece}"
@@ -105,6 +100,13 @@ pub(super) fn split_prefix(
         )));
     }
     Ok((total, piece, data))
+}
+
+/// The little-endian `u64` at `b[at..at + 8]` (the caller checked the length).
+pub(super) fn le_u64(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
 }
 
 /// After the first piece `data` of a message of `total` bytes in pieces of `piece`,
