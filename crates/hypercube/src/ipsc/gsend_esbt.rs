@@ -38,9 +38,11 @@ pub(super) const ESBT: u8 = 1;
 /// per part (u64) and the root (u32), little-endian.
 const HEADER: usize = 1 + 8 + 8 + 4;
 
-/// The most pieces per part a header may announce (the runtime cuts at most
-/// `select::pipeline::MAX_PIECES`).
-const MOST_PIECES: u64 = 1 << 16;
+/// The most pieces per part a header may announce: the runtime cuts at most
+/// `select::pipeline::MAX_PIECES` (64). With the first piece's length checked against the
+/// header, a message can announce at most this many times `dim` times what its first piece
+/// carries, so a corrupt header cannot make a receiver allocate without bound.
+const MOST_PIECES: u64 = 1 << 10;
 
 impl Node {
     /// The root's side: `data` to every other member of this node's `dim`-subcube, part t
@@ -99,6 +101,20 @@ impl Node {
                 ),
             )
         })?;
+        // The first piece's length must be what the header implies before the header's
+        // length is trusted with memory: a header announcing more than its pieces can carry
+        // is refused here, not allocated.
+        let first_len = bounds(bounds(total, dim, t0).len(), n, 0).len();
+        if data.len() != first_len {
+            return Err(bad(
+                from,
+                format!(
+                    "a GRECVW first piece of {} bytes where a message of {total} bytes in {n} \
+                     pieces per part has {first_len}",
+                    data.len()
+                ),
+            ));
+        }
         let mut out = BytesMut::zeroed(total);
         let mut pending = Vec::new();
         let kids: Vec<Vec<u32>> = (0..dim).map(|t| esbt::children(v, t, dim)).collect();
@@ -212,6 +228,34 @@ mod tests {
         for b in [zero_pieces, short, other_mode] {
             let e = read_header(&b, 4).unwrap_err();
             assert!(matches!(e, Error::Protocol { peer: 4, .. }), "{e}");
+        }
+    }
+
+    /// A first piece whose header announces more than its piece can carry — here 2^60
+    /// bytes in one piece per part, with 5 bytes — is a protocol error of its sender at
+    /// the receiver, refused before anything is allocated for it.
+    #[test]
+    fn a_header_announcing_more_than_its_piece_carries_is_refused() {
+        let out = run_local(2, |node| -> Result<()> {
+            match node.mynode() {
+                0 => {
+                    // The tag node 1's GRECVW takes: its first call on the 2-cube.
+                    let tag = node.collective_tag(2);
+                    let mut forged = header(1 << 60, 1, 0).to_vec();
+                    forged.extend_from_slice(b"hello");
+                    node.send_internal(1, tag, Bytes::from(forged))?;
+                }
+                1 => {
+                    let e = node.grecv(2).unwrap_err();
+                    assert!(matches!(e, Error::Protocol { peer: 0, .. }), "{e}");
+                    assert!(e.to_string().contains("first piece of 5 bytes"), "{e}");
+                }
+                _ => {}
+            }
+            Ok(())
+        });
+        for r in out {
+            r.unwrap();
         }
     }
 

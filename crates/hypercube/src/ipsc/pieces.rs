@@ -28,6 +28,10 @@ use crate::node::Node;
 /// length, little-endian `u64` each.
 pub(super) const PREFIX: usize = 16;
 
+/// The most a receiver sets aside before the pieces come; beyond, the buffer grows with
+/// them (a corrupt length then costs an error, not an allocation of that length).
+const PREALLOCATE_AT_MOST: usize = 64 << 20;
+
 /// The length of the pieces a message of `total` bytes is sent in on a subcube of
 /// dimension `dim` of this job's machine ([`piece_len_on`]); `asked`: that length instead,
 /// as the tests cut messages on loopback.
@@ -121,11 +125,12 @@ pub(super) fn receive_rest(
     data: Bytes,
     mut pass_on: impl FnMut(Bytes) -> Result<()>,
 ) -> Result<Bytes> {
-    let n = ranges(total, piece).count();
+    let n = total.div_ceil(piece.max(1)).max(1);
     if n <= 1 {
         return Ok(data);
     }
-    let mut out = BytesMut::with_capacity(total);
+    // Memory for what has come, grown as the pieces come: `total` is the sender's word.
+    let mut out = BytesMut::with_capacity(total.min(PREALLOCATE_AT_MOST));
     out.extend_from_slice(&data);
     let mut next = Some(node.irecv_internal(Some(from), tag)?);
     for (k, (start, end)) in ranges(total, piece).enumerate().skip(1) {
