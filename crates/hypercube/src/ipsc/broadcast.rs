@@ -164,13 +164,14 @@ impl Node {
             Some(&SEED) => {}
             Some(&ESBT) => return self.grecv_esbt(tag, dim, from, first),
             other => {
+                let what = other.map_or("of 0 bytes".to_string(), |b| format!("with mode {b}"));
                 return Err(Error::Protocol {
                     peer: from,
                     detail: format!(
-                        "a GRECVW first piece with mode {other:?}, neither the seed's tree \
-                         ({SEED}) nor the spanning trees ({ESBT})"
+                        "a GRECVW first piece {what}, where a mode byte was due: {SEED} (the \
+                         seed's tree) or {ESBT} (the spanning trees)"
                     ),
-                })
+                });
             }
         }
         let (total, piece, data) = pieces::split_prefix(&first.slice(1..), "GRECVW", from)?;
