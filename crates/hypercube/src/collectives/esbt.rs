@@ -24,6 +24,7 @@
 //! links into it (so each non-root node has a different parent in every tree: a message's
 //! source names its tree). The unit tests check both properties for d ≤ 8.
 
+use super::blocks::bounds;
 use crate::error::Error;
 
 /// The position of dimension `j` in tree `t`'s rotated order `t+1, t+2, …, t−1` (mod d).
@@ -106,6 +107,24 @@ pub(crate) fn below(w: u32, t: u32, d: u32) -> usize {
 pub(crate) fn deepest_first(t: u32, d: u32) -> Vec<u32> {
     let mut order: Vec<u32> = (1..1u32 << d).collect();
     order.sort_by_key(|&u| (std::cmp::Reverse(depth(u, t, d)), u));
+    order
+}
+
+/// Where piece `j` of part `t` lies in a message of `len` bytes (or elements) cut into `d`
+/// parts of `n` pieces each, as the pipelined broadcast and reduction cut it: part t is
+/// `bounds(len, d, t)`, piece j of it `bounds(part, n, j)`.
+pub(crate) fn piece(len: usize, d: u32, n: u32, t: u32, j: u32) -> std::ops::Range<usize> {
+    let part = bounds(len, d, t);
+    let at = bounds(part.len(), n, j);
+    part.start + at.start..part.start + at.end
+}
+
+/// Every (part t, piece j) that relative node `v ≠ 0` receives when each of the `d` parts
+/// comes down its tree in `n` pieces, in the order they arrive: piece j of part t about
+/// `j + depth` piece-times after the start (ties by part).
+pub(crate) fn arrival_order(v: u32, d: u32, n: u32) -> Vec<(u32, u32)> {
+    let mut order: Vec<(u32, u32)> = (0..d).flat_map(|t| (0..n).map(move |j| (t, j))).collect();
+    order.sort_by_key(|&(t, j)| (j + depth(v, t, d), t));
     order
 }
 

@@ -21,12 +21,13 @@
 //! a piece of another length than the header implies, a header that disagrees, or a part
 //! from a node that is no parent is a protocol error of the sender, never a hang.
 
+use std::ops::Range;
+
 use bytes::{Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
 use super::pieces::le_u64;
 use crate::base::parts::Parts;
-use crate::collectives::blocks::bounds;
 use crate::collectives::esbt;
 use crate::error::{Error, Result};
 use crate::node::{Node, SendRequest};
@@ -55,9 +56,7 @@ impl Node {
         let mut pending = Vec::with_capacity(n * dim as usize);
         for j in 0..n as u32 {
             for t in 0..dim {
-                let part = bounds(data.len(), dim, t);
-                let at = bounds(part.len(), n as u32, j);
-                let bytes = data.slice(part.start + at.start..part.start + at.end);
+                let bytes = data.slice(esbt::piece(data.len(), dim, n as u32, t, j));
                 let parts = if j == 0 {
                     Parts::Many(vec![head.clone(), bytes])
                 } else {
@@ -101,58 +100,50 @@ impl Node {
                 ),
             )
         })?;
-        // The first piece's length must be what the header implies before the header's
-        // length is trusted with memory: a header announcing more than its pieces can carry
-        // is refused here, not allocated.
-        let first_len = bounds(bounds(total, dim, t0).len(), n, 0).len();
-        if data.len() != first_len {
-            return Err(bad(
-                from,
+        // Where piece j of part t goes, checked against what came: for the first piece
+        // before the header's length is trusted with memory (a header announcing more than
+        // its pieces can carry is refused here, not allocated).
+        let at = |t: u32, j: u32, got: usize, src: NodeId| {
+            let at = esbt::piece(total, dim, n, t, j);
+            if got == at.len() {
+                return Ok(at);
+            }
+            let which = if j == 0 {
+                "first piece".to_string()
+            } else {
+                format!("piece {j}")
+            };
+            Err(bad(
+                src,
                 format!(
-                    "a GRECVW first piece of {} bytes where a message of {total} bytes in {n} \
-                     pieces per part has {first_len}",
-                    data.len()
+                    "a GRECVW {which} of {got} bytes in part {t}, where a message of {total} \
+                     bytes in {n} pieces per part has {}",
+                    at.len()
                 ),
-            ));
-        }
+            ))
+        };
+        let first_at = at(t0, 0, data.len(), from)?;
         let mut out = BytesMut::zeroed(total);
         let mut pending = Vec::new();
         let kids: Vec<Vec<u32>> = (0..dim).map(|t| esbt::children(v, t, dim)).collect();
-        // Piece j of part t, with its message as received (to hand on) and its data.
-        let mut place = |t: u32, j: u32, msg: Bytes, data: &[u8], src: NodeId| -> Result<()> {
-            let part = bounds(total, dim, t);
-            let at = bounds(part.len(), n, j);
-            if data.len() != at.len() {
-                return Err(bad(
-                    src,
-                    format!(
-                        "a GRECVW piece {j} of part {t} of {} bytes where a message of {total} \
-                         bytes in {n} pieces per part has {}",
-                        data.len(),
-                        at.len()
-                    ),
-                ));
-            }
+        // A piece of part t as received (handed on as it is, header and all) and where its
+        // data (from `skip` on) goes.
+        let mut place = |t: u32, msg: Bytes, skip: usize, to: Range<usize>| -> Result<()> {
             for &kid in &kids[t as usize] {
                 pending.push(self.isend_internal(kid ^ root, tag, msg.clone())?);
             }
-            out[part.start + at.start..part.start + at.end].copy_from_slice(data);
+            out[to].copy_from_slice(&msg[skip..]);
             Ok(())
         };
-        let data0 = data.clone();
-        place(t0, 0, first, &data0, from)?;
-        // The rest in the order they arrive: piece j of part t about j + depth piece-times
-        // after the start.
-        let mut order: Vec<(u32, u32)> = (0..dim)
-            .flat_map(|t| (0..n).map(move |j| (t, j)))
-            .filter(|&tj| tj != (t0, 0))
-            .collect();
-        order.sort_by_key(|&(t, j)| (j + esbt::depth(v, t, dim), t));
-        for (t, j) in order {
+        place(t0, first, HEADER, first_at)?;
+        for (t, j) in esbt::arrival_order(v, dim, n) {
+            if (t, j) == (t0, 0) {
+                continue;
+            }
             let src = esbt::parent(v, t, dim) ^ root;
             let msg = self.recv_internal(Some(src), tag)?.into_data();
-            if j == 0 {
-                let (tot, pieces, r, data) = read_header(&msg, src)?;
+            let skip = if j == 0 {
+                let (tot, pieces, r, _) = read_header(&msg, src)?;
                 if (tot, pieces, r) != (total, n, root) {
                     return Err(bad(
                         src,
@@ -162,10 +153,12 @@ impl Node {
                         ),
                     ));
                 }
-                place(t, j, msg.clone(), &data, src)?;
+                HEADER
             } else {
-                place(t, j, msg.clone(), &msg, src)?;
-            }
+                0
+            };
+            let to = at(t, j, msg.len() - skip, src)?;
+            place(t, msg, skip, to)?;
         }
         pending.into_iter().try_for_each(SendRequest::wait)?;
         Ok(out.freeze())

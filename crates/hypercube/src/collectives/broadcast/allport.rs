@@ -18,7 +18,6 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::collectives::blocks::bounds;
 use crate::collectives::ctx::Ctx;
 use crate::collectives::esbt;
 use crate::error::{Error, Result};
@@ -52,9 +51,7 @@ fn bcast_in(c: &Ctx<'_>, root: u32, data: Bytes, len: usize, n: usize) -> Result
         let mut sends = Vec::with_capacity(n * d as usize);
         for j in 0..n as u32 {
             for t in 0..d {
-                let part = bounds(len, d, t);
-                let piece = bounds(part.len(), n as u32, j);
-                let bytes = data.slice(part.start + piece.start..part.start + piece.end);
+                let bytes = data.slice(esbt::piece(len, d, n as u32, t, j));
                 sends.push(c.isend(c.me ^ 1 << t, bytes)?);
             }
         }
@@ -72,13 +69,10 @@ fn bcast_in(c: &Ctx<'_>, root: u32, data: Bytes, len: usize, n: usize) -> Result
     let mut out = BytesMut::zeroed(len);
     let mut sends = Vec::new();
     let kids: Vec<Vec<u32>> = (0..d).map(|t| esbt::children(v, t, d)).collect();
-    let mut order: Vec<(u32, u32)> = (0..d).flat_map(|t| (0..n).map(move |j| (t, j))).collect();
-    order.sort_by_key(|&(t, j)| (j + esbt::depth(v, t, d), t));
-    for (t, j) in order {
+    for (t, j) in esbt::arrival_order(v, d, n) {
         let src = esbt::parent(v, t, d) ^ root;
         let piece = c.recv(src)?;
-        let part = bounds(len, d, t);
-        let at = bounds(part.len(), n, j);
+        let at = esbt::piece(len, d, n, t, j);
         if piece.len() != at.len() {
             return Err(Error::InvalidArgument(format!(
                 "bcast: piece {j} of part {t} from node {src} has {} bytes where a broadcast \
@@ -90,7 +84,7 @@ fn bcast_in(c: &Ctx<'_>, root: u32, data: Bytes, len: usize, n: usize) -> Result
         for &kid in &kids[t as usize] {
             sends.push(c.isend(kid ^ root, piece.clone())?);
         }
-        out[part.start + at.start..part.start + at.end].copy_from_slice(&piece);
+        out[at].copy_from_slice(&piece);
     }
     for s in sends {
         s.wait()?;

@@ -12,7 +12,6 @@
 //! `(t_s + t_w m) log p`. The trees combine partial results out of rank order: a
 //! commutative ⊕ only.
 
-use crate::collectives::blocks::bounds;
 use crate::collectives::ctx::Ctx;
 use crate::collectives::element::{check_len, encode, Op};
 use crate::collectives::esbt;
@@ -44,11 +43,7 @@ fn reduce_in<T: Pod>(
     }
     let v = c.me ^ root;
     // The elements of piece j of part t.
-    let piece = |t: u32, j: u32| {
-        let part = bounds(len, d, t);
-        let at = bounds(part.len(), n, j);
-        part.start + at.start..part.start + at.end
-    };
+    let piece = |t: u32, j: u32| esbt::piece(len, d, n, t, j);
     let mut acc = data.to_vec();
     let kids: Vec<Vec<u32>> = (0..d).map(|t| esbt::children(v, t, d)).collect();
     // Contributions still awaited per piece, and pieces heard per child.
