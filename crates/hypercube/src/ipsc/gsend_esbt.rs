@@ -23,10 +23,9 @@
 
 use std::ops::Range;
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
-use super::pieces::le_u64;
 use crate::base::parts::Parts;
 use crate::collectives::esbt;
 use crate::error::{Error, Result};
@@ -167,12 +166,12 @@ impl Node {
 
 /// The header of a part's first piece ([`HEADER`] bytes).
 fn header(total: usize, n: usize, root: NodeId) -> Bytes {
-    let mut b = Vec::with_capacity(HEADER);
-    b.push(ESBT);
-    b.extend_from_slice(&(total as u64).to_le_bytes());
-    b.extend_from_slice(&(n as u64).to_le_bytes());
-    b.extend_from_slice(&root.to_le_bytes());
-    Bytes::from(b)
+    let mut b = BytesMut::with_capacity(HEADER);
+    b.put_u8(ESBT);
+    b.put_u64_le(total as u64);
+    b.put_u64_le(n as u64);
+    b.put_u32_le(root);
+    b.freeze()
 }
 
 /// A part's first piece from `from`: `(total, pieces per part, root, data)`.
@@ -186,10 +185,12 @@ fn read_header(b: &Bytes, from: NodeId) -> Result<(usize, u32, NodeId, Bytes)> {
             ),
         ));
     }
-    let (total, n) = (le_u64(b, 1), le_u64(b, 9));
-    let mut r = [0u8; 4];
-    r.copy_from_slice(&b[17..21]);
-    let root = NodeId::from_le_bytes(r);
+    let mut fields = &b[1..HEADER];
+    let (total, n, root) = (
+        fields.get_u64_le(),
+        fields.get_u64_le(),
+        fields.get_u32_le(),
+    );
     let (Ok(total), true) = (usize::try_from(total), (1..=MOST_PIECES).contains(&n)) else {
         return Err(bad(
             from,

@@ -16,7 +16,7 @@
 //! vectors of different lengths still receives every piece each child sends: the seed's
 //! LONG / SHORT MESSAGE errors, never a hang.
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use hypercube_topology::NodeId;
 
 use crate::base::parts::Parts;
@@ -68,10 +68,10 @@ pub(super) fn frame(k: usize, (total, piece): (usize, usize), data: Bytes) -> Pa
 
 /// The prefix of a first piece.
 pub(super) fn prefix(total: usize, piece: usize) -> Bytes {
-    let mut b = Vec::with_capacity(PREFIX);
-    b.extend_from_slice(&(total as u64).to_le_bytes());
-    b.extend_from_slice(&(piece as u64).to_le_bytes());
-    Bytes::from(b)
+    let mut b = BytesMut::with_capacity(PREFIX);
+    b.put_u64_le(total as u64);
+    b.put_u64_le(piece as u64);
+    b.freeze()
 }
 
 /// A first piece's prefix and data: `(total, piece, data)`. A message too short for the
@@ -89,7 +89,8 @@ pub(super) fn split_prefix(
             b.len()
         )));
     }
-    let (total, piece) = (le_u64(b, 0), le_u64(b, 8));
+    let mut words = &b[..PREFIX];
+    let (total, piece) = (words.get_u64_le(), words.get_u64_le());
     let (Ok(total), Ok(piece)) = (usize::try_from(total), usize::try_from(piece)) else {
         return Err(bad(format!(
             "a {routine} message announcing {total} bytes in pieces of {piece}"
@@ -104,13 +105,6 @@ pub(super) fn split_prefix(
         )));
     }
     Ok((total, piece, data))
-}
-
-/// The little-endian `u64` at `b[at..at + 8]` (the caller checked the length).
-pub(super) fn le_u64(b: &[u8], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(w)
 }
 
 /// After the first piece `data` of a message of `total` bytes in pieces of `piece`,
