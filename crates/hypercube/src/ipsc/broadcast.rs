@@ -110,12 +110,13 @@ impl Node {
         let piece = pieces::piece_len(data.len(), dim, 1, piece);
         let mut pending = Vec::new();
         for (k, (start, end)) in pieces::ranges(data.len(), piece).enumerate() {
-            let mut parts = pieces::frame(k, (data.len(), piece), data.slice(start..end));
-            if k == 0 {
-                let mut v = vec![Bytes::from_static(&[SEED])];
-                v.extend(parts.iter().cloned());
-                parts = Parts::Many(v);
-            }
+            let bytes = data.slice(start..end);
+            let parts = if k == 0 {
+                let head = pieces::prefix(data.len(), piece);
+                Parts::Many(vec![Bytes::from_static(&[SEED]), head, bytes])
+            } else {
+                Parts::One(bytes)
+            };
             self.forward_broadcast(tag, parts, 1, dim, &mut pending)?;
         }
         pending.into_iter().try_for_each(SendRequest::wait)

@@ -181,19 +181,16 @@ impl Node {
         plan: &[(NodeId, Vec<NodeId>)],
         sends: &mut Vec<SendRequest>,
     ) -> Result<()> {
+        let lengths = lengths.map(|(total, size)| pieces::prefix(total, size));
         for (child, descendants) in plan {
-            let parts = match lengths {
-                Some((total, size)) => {
+            let parts = match &lengths {
+                Some(lengths) => {
                     let mut head = BytesMut::with_capacity(4 * (1 + descendants.len()));
                     head.put_u32_le(descendants.len() as u32);
                     for d in descendants {
                         head.put_u32_le(*d);
                     }
-                    Parts::Many(vec![
-                        head.freeze(),
-                        pieces::prefix(total, size),
-                        piece.clone(),
-                    ])
+                    Parts::Many(vec![head.freeze(), lengths.clone(), piece.clone()])
                 }
                 None => Parts::One(piece.clone()),
             };
