@@ -26,7 +26,7 @@
 //! the one flagged [`LAST`]. A node that does not stream sends one frame, flagged [`LAST`]
 //! (the seed's one message); a parent takes either, so the choice is each node's own.
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use hypercube_topology::NodeId;
 
 use super::checks::{check_dim, check_node};
@@ -88,10 +88,11 @@ impl Node {
         let _call = crate::trace::Call::utility("GCAT", me, dim, Some(root), own.len());
         // Children: links below lowbit(diff), ascending (all links at the root); each one's
         // first frame is posted for at once.
+        let low = diff & diff.wrapping_neg();
         let end = if diff == 0 {
             1u64 << dim
         } else {
-            u64::from(diff & diff.wrapping_neg())
+            u64::from(low)
         };
         let mut children = Vec::new();
         let mut link = 1u64;
@@ -100,7 +101,7 @@ impl Node {
             children.push((child, self.irecv_internal(Some(child), tag)?));
             link <<= 1;
         }
-        let parent = (diff != 0).then(|| me ^ (diff & diff.wrapping_neg()));
+        let parent = (diff != 0).then_some(me ^ low);
         let piece = pieces::piece_len(own.len(), dim, 1, piece);
         // Stream to the parent only where the contribution is cut (slow links, long
         // contributions); otherwise one frame at the end, as the seed's one message.
@@ -209,17 +210,14 @@ fn unframe(b: Bytes, from: NodeId) -> Result<(bool, Bytes)> {
     }
 }
 
-/// The parts in one buffer: the only part itself, not copied, when there is one.
-fn concat(mut parts: Vec<Bytes>) -> Bytes {
-    let non_empty = parts.iter().filter(|p| !p.is_empty()).count();
-    if non_empty <= 1 {
-        return parts.drain(..).find(|p| !p.is_empty()).unwrap_or_default();
+/// The parts in one buffer: the only non-empty part itself, not copied, when there is one
+/// (`Parts::push` drops empty parts, `Parts::into_bytes` joins the rest).
+fn concat(parts: Vec<Bytes>) -> Bytes {
+    let mut all = Parts::default();
+    for p in parts {
+        all.push(p);
     }
-    let mut buf = BytesMut::with_capacity(parts.iter().map(Bytes::len).sum());
-    for p in &parts {
-        buf.extend_from_slice(p);
-    }
-    buf.freeze()
+    all.into_bytes()
 }
 
 #[cfg(test)]
