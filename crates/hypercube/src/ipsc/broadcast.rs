@@ -23,7 +23,7 @@ use super::checks::check_dim;
 use super::gsend_esbt::ESBT;
 use super::pieces;
 use crate::base::parts::{IntoPayload, Parts};
-use crate::collectives::select::{choose, machine, pieces as esbt_pieces, Algorithm, Operation};
+use crate::collectives::select::{choose_on, machine, pieces_for, Algorithm, Machine, Operation};
 use crate::error::RecoveredData;
 use crate::error::{Error, Result};
 use crate::node::{Node, SendRequest};
@@ -45,21 +45,26 @@ pub(super) enum How {
 }
 
 impl How {
-    /// [`How::Auto`] made definite for `total` bytes on a `dim`-subcube.
+    /// [`How::Auto`] made definite for `total` bytes on a `dim`-subcube of this job.
     fn resolve(self, total: usize, dim: u32) -> How {
+        self.resolve_on(&machine(), total, dim)
+    }
+
+    /// [`How::resolve`] on machine `m`.
+    pub(super) fn resolve_on(self, m: &Machine, total: usize, dim: u32) -> How {
         if !matches!(self, How::Auto) {
             return self;
         }
         // One link (dim 1) has one tree; fast links keep the seed's.
         let all_port = dim >= 2
-            && machine().links_bound(dim)
+            && m.links_bound(dim)
             && matches!(
-                choose(Operation::Bcast, Algorithm::Auto, dim, total, true),
+                choose_on(Operation::Bcast, Algorithm::Auto, dim, total, true, m),
                 Ok(Algorithm::AllPort)
             );
         if all_port {
             How::Esbt {
-                pieces: esbt_pieces(total, dim),
+                pieces: pieces_for(total, dim, m.model),
             }
         } else {
             How::Seed { piece: None }

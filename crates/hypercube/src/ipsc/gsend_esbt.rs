@@ -253,6 +253,29 @@ mod tests {
         }
     }
 
+    /// The spanning trees where the job's automatic broadcast would be the all-port one —
+    /// on wires, a long message — and the seed's tree elsewhere: a short message, a
+    /// 1-cube, loopback.
+    #[test]
+    fn the_spanning_trees_only_where_the_broadcast_would_be_all_port() {
+        use crate::collectives::select::{machine, Machine};
+        let lo = Machine {
+            link_tw: None,
+            ..machine()
+        };
+        let wire = Machine {
+            link_tw: Some(84e-9),
+            ..lo
+        };
+        let esbt = |m: &Machine, len: usize, dim: u32| {
+            matches!(How::Auto.resolve_on(m, len, dim), How::Esbt { .. })
+        };
+        assert!(esbt(&wire, 1 << 20, 3));
+        assert!(!esbt(&wire, 8, 3));
+        assert!(!esbt(&wire, 1 << 20, 1));
+        assert!(!esbt(&lo, 1 << 20, 3));
+    }
+
     /// GSENDW down the spanning trees, from every root of every subcube dimension, in one
     /// piece per part and in many: every member receives the message whole — also empty,
     /// one byte (parts of 0 bytes) and lengths that leave the parts uneven.

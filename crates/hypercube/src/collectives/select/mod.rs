@@ -35,5 +35,5 @@ pub use model::{chain_segments, mesh_shape, model_time};
 pub use names::{Algorithm, Operation};
 pub(crate) use pipeline::pieces_for;
 pub use policy::{automatic, choose, selection_time};
-pub(crate) use policy::{not_implemented, requested_or_set};
+pub(crate) use policy::{choose_on, not_implemented, requested_or_set};
 pub use traffic::{model_traffic, model_work, Traffic};

@@ -225,11 +225,23 @@ pub fn choose(
     m_bytes: usize,
     commutative: bool,
 ) -> Result<Algorithm> {
+    choose_on(op, requested, k, m_bytes, commutative, &machine())
+}
+
+/// [`choose`] on `machine` instead of this job's.
+pub(crate) fn choose_on(
+    op: Operation,
+    requested: Algorithm,
+    k: u32,
+    m_bytes: usize,
+    commutative: bool,
+    machine: &Machine,
+) -> Result<Algorithm> {
     let alg = requested_or_set(op, requested, commutative)?;
     if alg != Algorithm::Auto {
         return Ok(alg);
     }
-    Ok(automatic(op, k, m_bytes, commutative, &machine()))
+    Ok(automatic(op, k, m_bytes, commutative, machine))
 }
 
 /// `requested` unless `Auto`, else the job setting `HYPERCUBE_ALG_<OP>`, else `Auto`:
