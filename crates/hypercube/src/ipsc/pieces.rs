@@ -1,4 +1,5 @@
-//! Long GSENDW and GOP messages in pieces where the links are slow.
+//! Long GSENDW, GOP and SPGSNW messages (and GCAT contributions: `gcat.rs`) in pieces where
+//! the links are slow.
 //!
 //! The seed's broadcast (§2) and GOP (§3) move the whole message one tree level at a time:
 //! a node passes it on only once it has all of it, so a message of m bytes takes
