@@ -220,6 +220,33 @@ mod tests {
         }
     }
 
+    /// A GSENDW first piece announcing 2^60 bytes in pieces of 5 neither makes its receiver
+    /// set 2^60 bytes aside nor count 2^58 pieces: the receiver waits for the second piece,
+    /// which never comes, and the in-process transport reports that wait as a deadlock — an
+    /// error, not an abort.
+    #[test]
+    fn a_first_piece_announcing_far_more_than_comes_costs_an_error_not_its_memory() {
+        let out = run_local(1, |node| -> Result<()> {
+            if node.mynode() == 0 {
+                // The tag node 1's GRECVW takes: its first call on the 1-cube.
+                let tag = node.collective_tag(1);
+                let mut forged = vec![crate::ipsc::broadcast::SEED];
+                forged.extend_from_slice(&prefix(1 << 60, 5));
+                forged.extend_from_slice(b"hello");
+                node.send_internal(1, tag, Bytes::from(forged))?;
+                Ok(())
+            } else {
+                match node.grecv(1) {
+                    Err(_) => Ok(()),
+                    Ok(b) => panic!("a message of {} bytes from a forged prefix", b.len()),
+                }
+            }
+        });
+        for r in out {
+            r.unwrap();
+        }
+    }
+
     /// SPGSNW in pieces: every target receives the message whole, the list forwarded with
     /// the first piece; the other nodes take no part.
     #[test]
