@@ -230,3 +230,31 @@ impl Node {
         Ok(())
     }
 }
+
+/// GSENDW of every length in `lens` from every root of every subcube dimension 1–3, once
+/// down the trees of each of `hows`: every other member receives the message whole (the
+/// tests of `pieces.rs` and `gsend_esbt.rs`).
+#[cfg(test)]
+pub(super) fn check_every_root(lens: &[usize], hows: &[How]) {
+    for d in 1..=3u32 {
+        let out = crate::local::run_local(d, move |node| -> Result<()> {
+            for &len in lens {
+                let want: Bytes = (0..len).map(|i| (i * 31 + len) as u8).collect();
+                for root in 0..1u32 << d {
+                    for &how in hows {
+                        if node.mynode() == root {
+                            node.gsend_in(want.clone(), d, how)?;
+                        } else {
+                            let got = node.grecv(d)?;
+                            assert_eq!(got, want, "d {d} root {root} len {len} {how:?}");
+                        }
+                    }
+                }
+            }
+            Ok(())
+        });
+        for r in out {
+            r.unwrap();
+        }
+    }
+}

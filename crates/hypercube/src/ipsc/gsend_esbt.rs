@@ -281,27 +281,8 @@ mod tests {
     /// one byte (parts of 0 bytes) and lengths that leave the parts uneven.
     #[test]
     fn a_broadcast_down_the_spanning_trees_arrives_whole_everywhere() {
-        for d in 1..=3u32 {
-            let out = run_local(d, move |node| -> Result<()> {
-                for len in [0usize, 1, 10, 4099] {
-                    let want: Bytes = (0..len).map(|i| (i * 31 + len) as u8).collect();
-                    for root in 0..1u32 << d {
-                        for pieces in [1usize, 3, 8] {
-                            if node.mynode() == root {
-                                node.gsend_in(want.clone(), d, How::Esbt { pieces })?;
-                            } else {
-                                let got = node.grecv(d)?;
-                                assert_eq!(got, want, "d {d} root {root} len {len} n {pieces}");
-                            }
-                        }
-                    }
-                }
-                Ok(())
-            });
-            for r in out {
-                r.unwrap();
-            }
-        }
+        let hows = [1usize, 3, 8].map(|pieces| How::Esbt { pieces });
+        crate::ipsc::broadcast::check_every_root(&[0, 1, 10, 4099], &hows);
     }
 
     /// On a subcube: the 2-subcubes of a 3-cube broadcast at once, each from its own root,

@@ -196,28 +196,8 @@ mod tests {
     /// member receives the message; empty and one-byte messages too.
     #[test]
     fn a_broadcast_in_pieces_arrives_whole_everywhere() {
-        for d in 1..=3u32 {
-            let out = run_local(d, move |node| -> Result<()> {
-                for len in [0usize, 1, 10, 1000, 4099] {
-                    let want: Bytes = (0..len).map(|i| (i * 31 + len) as u8).collect();
-                    for root in 0..1u32 << d {
-                        for piece in [1usize, 7, 512, 1 << 20] {
-                            if node.mynode() == root {
-                                let how = How::Seed { piece: Some(piece) };
-                                node.gsend_in(want.clone(), d, how)?;
-                            } else {
-                                let got = node.grecv(d)?;
-                                assert_eq!(got, want, "d {d} root {root} len {len} piece {piece}");
-                            }
-                        }
-                    }
-                }
-                Ok(())
-            });
-            for r in out {
-                r.unwrap();
-            }
-        }
+        let hows = [1usize, 7, 512, 1 << 20].map(|p| How::Seed { piece: Some(p) });
+        crate::ipsc::broadcast::check_every_root(&[0, 1, 10, 1000, 4099], &hows);
     }
 
     /// A GSENDW first piece announcing 2^60 bytes in pieces of 5 neither makes its receiver
