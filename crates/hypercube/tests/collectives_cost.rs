@@ -131,7 +131,7 @@ fn eq_4_5_all_reduce_prefix_sums_barrier() {
             drop(n.cube().with(hc).exscan(&vec![1u8; m], Op::Sum).unwrap())
         });
         close(t, (ts + tw * mf) * lg(p), "Alg 4.9 exscan");
-        let t = time(d, c, |n| n.cube().barrier().unwrap());
+        let t = time(d, c, |n| n.cube().with(hc).barrier().unwrap());
         close(t, ts * lg(p), "barrier");
         let t = time(d, c, |n| n.cube().with(Algorithm::Tree).barrier().unwrap());
         close(t, 2.0 * ts * lg(p), "barrier up and down the tree");

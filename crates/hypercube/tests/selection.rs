@@ -89,6 +89,28 @@ fn automatic_choice_follows_the_model() {
     assert_eq!(a2(Operation::Scatter, 4, 8, true), Algorithm::Hypercube);
     assert_eq!(a2(Operation::Gather, 4, 8, true), Algorithm::Ecube);
     assert_eq!(a(Operation::Gather, 4, 8, true), Algorithm::Hypercube);
+    // The barrier: the exchange with a core per rank and up to 2 ranks per core, the tree
+    // (fewer messages, each a wake-up) from 4 ranks per core on — on wires too.
+    let mut wires = Machine {
+        link_tw: Some(80e-9),
+        ..two
+    };
+    wires.model.t_w = 80e-9;
+    for k in 1..=6 {
+        assert_eq!(a(Operation::Barrier, k, 0, true), Algorithm::Hypercube);
+        let crowded = if k >= 3 {
+            Algorithm::Tree
+        } else {
+            Algorithm::Hypercube
+        };
+        assert_eq!(a2(Operation::Barrier, k, 0, true), crowded, "k = {k}");
+        assert!(wires.links_bound(k));
+        assert_eq!(
+            automatic(Operation::Barrier, k, 0, true, &wires),
+            crowded,
+            "k = {k} on wires"
+        );
+    }
     // The two-phase broadcast and reduction are never chosen automatically (measured
     // slower on this 2-core machine at every size), only on request.
     for m in [&big, &two] {

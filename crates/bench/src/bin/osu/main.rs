@@ -53,8 +53,9 @@ struct Args {
     warmup: i64,
     /// Force a collective algorithm (auto, hypercube, ring, mesh, scatter-allgather,
     /// reduce-scatter-gather, reduce-scatter-allgather, store-forward, pairwise, ecube,
-    /// gray-ring, chain, all-port, planned, tree); the barrier between timed calls keeps
-    /// the default unless `HYPERCUBE_ALG_BARRIER` is set
+    /// gray-ring, chain, all-port, planned, tree); the barrier between timed calls is the
+    /// exchange (as Open MPI's recursive doubling) unless `HYPERCUBE_ALG_BARRIER` is set
+    /// (`barrier` itself: the automatic choice, back to back)
     #[arg(short = 'a', long = "alg", value_name = "ALG", default_value = "auto")]
     alg: String,
     /// Collectives: also print each rank's own mean time (a `# per rank:` line after each
@@ -261,6 +262,27 @@ fn bw(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyhow::Result<(
     Ok(())
 }
 
+/// The barrier between timed calls of `bench`: the exchange (`Algorithm::Hypercube`),
+/// whatever the automatic choice, unless `HYPERCUBE_ALG_BARRIER` names one or `bench` is
+/// the barrier itself (then the automatic choice, back to back as in OSU's
+/// `osu_barrier`). Each rank's time starts at
+/// its own exit of that barrier, so the order in which a barrier lets the ranks go is part
+/// of every rooted operation's figures: after the tree (the automatic choice where ranks
+/// outnumber the cores four to one) node 0 leaves first and the leaves `log p` messages
+/// later, and an 8 B broadcast from node 0 measured 8 % of Open MPI's time on the emulated
+/// 4-cube — the leaves found its message waiting — while every all-to-all-like operation's
+/// slowest rank (node 0, waiting for the rest) took 1.1–1.5× it. With the exchange the ranks
+/// leave as in Open MPI's `MPI_Barrier` of 4–63 ranks (recursive doubling, the same
+/// pattern), so both runtimes' figures mean the same (docs/perf/cubenet.md, "The
+/// barrier's exit order").
+fn between_calls(node: &Node, bench: Bench) -> hypercube::collectives::Subcube<'_> {
+    if bench == Bench::Barrier || std::env::var_os("HYPERCUBE_ALG_BARRIER").is_some() {
+        node.cube()
+    } else {
+        node.cube().with(Algorithm::Hypercube)
+    }
+}
+
 fn collective(
     node: &Node,
     bench: Bench,
@@ -286,6 +308,7 @@ fn collective(
     );
     say(node, &osu::header_line(osu::COL_AVG_LATENCY));
     let cube = node.cube();
+    let sync = between_calls(node, bench);
     let (lo, hi) = if bench == Bench::Barrier {
         (0, 0)
     } else {
@@ -343,7 +366,7 @@ fn collective(
         for (buf, scratch) in &mut runs {
             prepare(buf, scratch);
         }
-        cube.barrier()?;
+        sync.barrier()?;
         // When the first timed call began on this rank: the whole loop's time, barriers
         // included, printed as `# loop:` with --per-rank.
         let mut loop0 = None;
@@ -370,11 +393,11 @@ fn collective(
                 }
                 if i + 1 < n + skip {
                     if fresh_input {
-                        cube.barrier()?;
+                        sync.barrier()?;
                     }
                     prepare(buf, scratch);
                 }
-                cube.barrier()?;
+                sync.barrier()?;
             }
             if args.per_rank && i >= skip {
                 let t = hypercube_bench::monotonic_ns() as f64 / 1e3;

@@ -86,6 +86,24 @@ impl Machine {
         self.cores < 1usize << k.min(30)
     }
 
+    /// How many ranks per core a subcube of dimension `k` has from which a message counts
+    /// more as the wake-up it costs than as its place on the critical path
+    /// ([`Machine::crowded`]).
+    pub(crate) const CROWDED_RANKS_PER_CORE: usize = 4;
+
+    /// Do the ranks of a subcube of dimension `k` outnumber the cores
+    /// [`Machine::CROWDED_RANKS_PER_CORE`] to one or more (8 ranks on 2 cores)? There every
+    /// message is a wake-up of a rank that waits for a core, and an algorithm with fewer
+    /// messages beats one with a shorter critical path that the model prefers: the barrier
+    /// up and down the tree (`2 (p − 1)` messages) against the exchange (`p log p`),
+    /// `policy.rs`.
+    pub(crate) fn crowded(&self, k: u32) -> bool {
+        self.cores
+            .max(1)
+            .saturating_mul(Self::CROWDED_RANKS_PER_CORE)
+            <= 1usize << k.min(30)
+    }
+
     /// The cores the ranks of a subcube of dimension `k` share: [`Machine::cores`], at most
     /// one per rank.
     pub(crate) fn shared_cores(&self, k: u32) -> f64 {

@@ -59,7 +59,7 @@ fn path_time(
 }
 
 /// May the automatic choice pick `a` for `op` (a block or vector of `m_bytes`, on `2^k`
-/// nodes)? Four measured rules, where the model and this machine disagree (commands in
+/// nodes)? Five measured rules, where the model and this machine disagree (commands in
 /// docs/collectives.md and docs/perf/analysis.md). They were measured with the TCP
 /// transport storing and forwarding whole frames at intermediate nodes, and they apply in
 /// both routing regimes until they are measured again under cut-through; the routing
@@ -104,6 +104,18 @@ fn path_time(
 ///   With the rule (`--alg auto --vs-alg store-forward`, auto / store-and-forward): 0.64–0.69
 ///   at 64 KiB on 4 ranks, 0.68–0.73 at 32 KiB and 0.78–0.85 at 64 KiB on 8, 0.68–0.72 at
 ///   16 KiB, 0.76–0.78 at 32 KiB and 0.92–0.94 at 64 KiB on 16.
+/// - Barrier with ranks outnumbering the cores four to one or more
+///   ([`Machine::crowded`]), on loopback and on wires alike: up and down the tree, not the
+///   exchange. The model prices the tree's `2 log p` start-ups against the exchange's
+///   `log p`, but where 8 or 16 ranks share 2 cores each message is a wake-up of a rank
+///   that waits for a core, and the tree sends `2 (p − 1)` of them against `p log p`.
+///   Slowest rank, three alternations of `HYPERCUBE_ALG_BARRIER=hypercube|tree osu barrier
+///   --per-rank` (AMD EPYC VM, 2 cores; exchange against tree): loopback 8 ranks 117–146
+///   against 86–104 µs, 16 ranks 371–440 against 271–309; emulated 3-cube at 1 Gbit/s
+///   138–168 against 113–119, 4-cube at 100 Mbit/s 486–516 against 324–394 (Open MPI's
+///   recursive doubling 460–570 there). With 4 ranks on 2 cores the two tie (42–52
+///   against 39–41), with 2 the exchange wins (8–18 against 11–12); on the Intel Xeon VM
+///   before, 8 ranks tied and 16 gave the tree 10–20 %.
 ///
 /// Where the links, not the cores, limit the operation ([`Machine::links_bound`]: the
 /// probe found them slow), the rules that rest on shared cores do not apply, and the
@@ -169,10 +181,12 @@ fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: 
             }
             (Operation::Allreduce, Algorithm::AllPort) => !machine.links_outrun_cores(k),
             (Operation::Scan, Algorithm::Hypercube) => !oversubscribed || m_bytes < chain_from,
+            (Operation::Barrier, Algorithm::Hypercube) => !machine.crowded(k),
             _ => true,
         };
     }
     match (op, a) {
+        (Operation::Barrier, Algorithm::Hypercube) => !machine.crowded(k),
         (Operation::Bcast, Algorithm::ScatterAllgather)
         | (Operation::Reduce, Algorithm::ReduceScatterGather) => false,
         (Operation::Gather, Algorithm::Hypercube) => !oversubscribed,
