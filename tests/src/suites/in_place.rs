@@ -153,22 +153,28 @@ pub fn run(node: &Node) -> Result<()> {
         c.alltoall_into(&data, &mut out)?;
         ensure!(out == want, "alltoall_into {kib} KiB {alg:?}");
     }
-    // Broadcast of 1 MiB from the last rank, received in place by the hypercube algorithm.
-    for alg in [Algorithm::Hypercube, Algorithm::ScatterAllgather] {
-        let n = 1usize << 18;
-        let root = p - 1;
+    // Broadcasts of 96 KiB (below the broadcast's landing limit: copied out of message
+    // buffers) and 1 MiB (received in place) by the hypercube algorithm, from the last
+    // rank and from node 0.
+    for (alg, kib, root) in [
+        (Algorithm::Hypercube, 96, p - 1),
+        (Algorithm::Hypercube, 96, 0),
+        (Algorithm::Hypercube, 1024, p - 1),
+        (Algorithm::ScatterAllgather, 1024, p - 1),
+    ] {
+        let n = kib << 8;
         let want: Vec<u32> = (0..n as u32)
-            .map(|i| i.wrapping_mul(2_654_435_761))
+            .map(|i| i.wrapping_mul(2_654_435_761) ^ root)
             .collect();
         let data = if me == root { want.clone() } else { Vec::new() };
         let c = cube.with(alg);
         ensure!(
             c.bcast_slice(root, &data, n)? == want,
-            "bcast_slice 1 MiB {alg:?}"
+            "bcast_slice {kib} KiB from {root} {alg:?}"
         );
         ensure!(
             c.bcast_vec(root, data.clone())? == want,
-            "bcast_vec 1 MiB {alg:?}"
+            "bcast_vec {kib} KiB from {root} {alg:?}"
         );
         let mut buf = if me == root {
             want.clone()
@@ -176,7 +182,7 @@ pub fn run(node: &Node) -> Result<()> {
             vec![0u32; n]
         };
         c.bcast_into(root, &mut buf)?;
-        ensure!(buf == want, "bcast_into 1 MiB {alg:?}");
+        ensure!(buf == want, "bcast_into {kib} KiB from {root} {alg:?}");
     }
     Ok(())
 }
