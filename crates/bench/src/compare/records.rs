@@ -41,7 +41,7 @@ pub struct Record {
     pub imp: String,
     /// Number of ranks (2 for the floors).
     pub np: u32,
-    /// Benchmark name ([`Bench::name`]).
+    /// Benchmark name ([`crate::Bench::name`]).
     pub bench: String,
     /// Message size in bytes.
     pub size: u64,

@@ -116,7 +116,11 @@ pub fn shaped_clock(
     let out = run_local_timed_links(dim, model, links, |node: Node| {
         let mut total = 0.0;
         for i in 0..SHAPED_WARMUP + SHAPED_CALLS {
-            node.cube().barrier().map_err(|e| e.to_string())?;
+            // The exchange, as `osu` separates the calls it measures.
+            node.cube()
+                .with(Algorithm::Hypercube)
+                .barrier()
+                .map_err(|e| e.to_string())?;
             let t0 = now().unwrap_or(0.0);
             one_call(&node, bench, alg, s).map_err(|e| format!("{e:#}"))?;
             if i >= SHAPED_WARMUP {

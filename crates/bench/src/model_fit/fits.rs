@@ -99,7 +99,7 @@ pub struct OpRow {
     /// The same on the all-port virtual clock (s).
     pub all_port: Option<(f64, f64)>,
     /// The all-port virtual clock with the fitted burst on every link, over `osu`'s loop
-    /// of calls (s; [`shaped_clock`]).
+    /// of calls (s; `clock::shaped_clock`).
     pub shaped: Option<(f64, f64)>,
     /// The all-port link bound at the fitted payload rate (s).
     pub link_bound: Option<f64>,

@@ -3,7 +3,7 @@
 //!
 //! Source: S. L. Johnsson and C.-T. Ho, "Optimum Broadcasting and Personalized
 //! Communication in Hypercubes", *IEEE Trans. Computers* C-38(9), 1989 (the
-//! thesis's reference [2]; its all-to-all personalized communication in `n`
+//! thesis's reference \[2\]; its all-to-all personalized communication in `n`
 //! exchange steps); A. Grama, A. Gupta, G. Karypis, V. Kumar, *Introduction to
 //! Parallel Computing*, 2nd ed., 2003, §4.5.3 (all-to-all personalized
 //! communication on a hypercube: `log p` steps, in step `j` every node

@@ -6,11 +6,13 @@
 //! cargo run --release -p launcher -- --dim 3 --no-prefix -- target/release/osu allreduce -m 8:1048576
 //! ```
 //!
-//! Only rank 0 prints. `main.rs` holds the command line and the timing loops; `buffers.rs`
-//! the inputs of one size, `calls.rs` one call per benchmark, `typed.rs` the typed forms.
+//! Only rank 0 prints. `main.rs` holds the command line and the collectives' timing loop;
+//! `p2p.rs` the point-to-point benchmarks, `buffers.rs` the inputs of one size, `calls.rs`
+//! one call per benchmark, `typed.rs` the typed forms.
 
 mod buffers;
 mod calls;
+mod p2p;
 mod typed;
 
 use std::time::Instant;
@@ -19,12 +21,13 @@ use anyhow::{bail, Context};
 use bytes::Bytes;
 use clap::Parser;
 use hypercube::collectives::{Algorithm, Op};
-use hypercube::{MsgType, Node, Select, TypeSel};
-use hypercube_bench::osu::{self, WINDOW};
+use hypercube::Node;
+use hypercube_bench::osu;
 use hypercube_bench::Bench;
 
 use buffers::Buffers;
 use calls::call;
+use p2p::{bw, latency};
 use typed::{codec_cost, copy_cost};
 
 /// OSU-style benchmarks of the hypercube runtime (run through hcrun; only rank 0 prints).
@@ -189,77 +192,6 @@ fn run(node: &Node, args: &Args, alg: Algorithm) -> anyhow::Result<()> {
         }
         b => collective(node, b, lo, hi, args, alg, &a),
     }
-}
-
-fn latency(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyhow::Result<()> {
-    say(node, &osu::title_line("OSU-style hypercube Latency Test"));
-    say(node, &osu::header_line(osu::COL_LATENCY));
-    let me = node.mynode();
-    let peer = args.peer;
-    let ty = MsgType(1);
-    for s in osu::sizes(lo, hi) {
-        let n = osu::iters_for(s, args.iters, 10000, 1000);
-        let skip = osu::warmup_for(s, args.warmup, 100, 10);
-        let msg = a.slice(..s as usize);
-        node.cube().barrier()?;
-        let mut t0 = Instant::now();
-        for i in 0..n + skip {
-            if i == skip {
-                t0 = Instant::now();
-            }
-            if me == 0 {
-                node.send(peer, ty, msg.clone())?;
-                node.recv(Select::from_node(peer, TypeSel::Is(ty.0)))?;
-            } else if me == peer {
-                node.recv(Select::from_node(0, TypeSel::Is(ty.0)))?;
-                node.send(0, ty, msg.clone())?;
-            }
-        }
-        let us = t0.elapsed().as_secs_f64() * 1e6 / (2.0 * n as f64);
-        say(node, &osu::row_line(s, us));
-    }
-    Ok(())
-}
-
-fn bw(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyhow::Result<()> {
-    say(node, &osu::title_line("OSU-style hypercube Bandwidth Test"));
-    say(node, &osu::header_line(osu::COL_BANDWIDTH));
-    let me = node.mynode();
-    let peer = args.peer;
-    let (data, ack) = (MsgType(100), MsgType(101));
-    for s in osu::sizes(lo, hi) {
-        let n = osu::iters_for(s, args.iters, 100, 20);
-        let skip = osu::warmup_for(s, args.warmup, 10, 2);
-        let msg = a.slice(..s as usize);
-        node.cube().barrier()?;
-        let mut t0 = Instant::now();
-        for i in 0..n + skip {
-            if i == skip {
-                t0 = Instant::now();
-            }
-            if me == 0 {
-                let reqs = (0..WINDOW)
-                    .map(|_| node.isend(peer, data, msg.clone()))
-                    .collect::<hypercube::Result<Vec<_>>>()?;
-                for r in reqs {
-                    r.wait()?;
-                }
-                node.recv(Select::from_node(peer, TypeSel::Is(ack.0)))?;
-            } else if me == peer {
-                let reqs = (0..WINDOW)
-                    .map(|_| node.irecv(Select::from_node(0, TypeSel::Is(data.0))))
-                    .collect::<hypercube::Result<Vec<_>>>()?;
-                for r in reqs {
-                    r.wait()?;
-                }
-                node.send(0, ack, a.slice(..4))?;
-            }
-        }
-        let t = t0.elapsed().as_secs_f64();
-        let mbs = s as f64 / 1e6 * n as f64 * WINDOW as f64 / t;
-        say(node, &osu::row_line(s, mbs));
-    }
-    Ok(())
 }
 
 /// The barrier between timed calls of `bench`: the exchange (`Algorithm::Hypercube`),
