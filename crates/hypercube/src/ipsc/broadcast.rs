@@ -23,7 +23,7 @@ use super::checks::check_dim;
 use super::gsend_esbt::ESBT;
 use super::pieces;
 use crate::base::parts::{IntoPayload, Parts};
-use crate::collectives::select::{choose_on, machine, pieces_for, Algorithm, Machine, Operation};
+use crate::collectives::select::{choose_on, machine, Algorithm, Machine, Operation};
 use crate::error::RecoveredData;
 use crate::error::{Error, Result};
 use crate::node::{Node, SendRequest};
@@ -64,7 +64,7 @@ impl How {
             );
         if all_port {
             How::Esbt {
-                pieces: pieces_for(total, dim, m.model),
+                pieces: m.pieces(total, dim),
             }
         } else {
             How::Seed { piece: None }

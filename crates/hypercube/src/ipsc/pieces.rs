@@ -49,7 +49,10 @@ fn piece_len_on(m: &Machine, total: usize, dim: u32, unit: usize, asked: Option<
         return p.max(1).div_ceil(unit).saturating_mul(unit);
     }
     let n = if dim > 0 && m.links_bound(dim) {
-        pieces_for(total, dim, m.model)
+        // The seed's trees carry the whole message over every link: its pieces are cut
+        // as the pipelined trees' parts would be, whatever the links' burst (not
+        // measured there).
+        pieces_for(total, dim, m.model, 0)
     } else {
         1
     };

@@ -138,6 +138,13 @@ impl Machine {
         m_bytes.div_ceil(segment).max(1)
     }
 
+    /// How many pieces each of the d parts of an `m_bytes` pipelined broadcast or
+    /// reduction over Johnsson & Ho's trees is cut into on this machine
+    /// (`pipeline::pieces_for` under its model and [`Machine::link_burst`]).
+    pub(crate) fn pieces(&self, m_bytes: usize, d: u32) -> usize {
+        pieces_for(m_bytes, d, self.model, self.link_burst)
+    }
+
     /// Do `bytes` sent over one link at once, on a link idle since the last call, go
     /// through at core speed ([`Machine::link_burst`])?
     pub fn within_burst(&self, bytes: usize) -> bool {
@@ -193,8 +200,8 @@ pub fn machine() -> Machine {
 }
 
 /// How many pieces each of the d parts of an `m_bytes` pipelined broadcast or reduction
-/// is cut into on this machine (`pipeline::pieces_for` under [`machine`]'s model): the
-/// same on every node of a job.
+/// is cut into on this machine (`pipeline::pieces_for` under [`machine`]'s model and link
+/// burst): the same on every node of a job.
 pub(crate) fn pieces(m_bytes: usize, d: u32) -> usize {
-    pieces_for(m_bytes, d, machine().model)
+    machine().pieces(m_bytes, d)
 }

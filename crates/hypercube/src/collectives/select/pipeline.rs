@@ -16,13 +16,22 @@ pub(crate) const MAX_PIECES: usize = 64;
 /// node hands piece j on while piece j + 1 arrives. With n pieces the pipelined trees take
 /// about `(n + d)(t_s + t_w m/(d n))` (n pieces through a pipeline d + 1 links deep),
 /// least at `n = √(t_w m / t_s)`; `t_s` and `t_w` are the cost model's (`t_w` no faster
-/// than the links measured: `select::machine`). `HYPERCUBE_PIPELINE_PIECE` (bytes) sets
-/// the piece size instead. The same on every node of a job: the model's inputs are (the
-/// runtime asks with this machine's model: [`super::machine::pieces`]).
-pub(crate) fn pieces_for(m_bytes: usize, d: u32, c: CostModel) -> usize {
+/// than the links measured: `select::machine`). A part that fits the links' `burst` (the
+/// bytes a shaped link passes at core speed after idle time, `Machine::link_burst`; 0 on
+/// plain wires) goes whole: its bytes cross every link at core speed, so a pipeline saves
+/// nothing and each piece only adds a start-up. Measured on the emulated cubes (slowest
+/// rank, `HYPERCUBE_PIPELINE_PIECE` = the model's against a whole part, `osu bcast -m
+/// 262144:262144 --per-rank`, 2–3 rounds): 4-cube at 100 Mbit/s 5.7–7.2 ms against
+/// 5.1–5.3 (the all-port bound 5.5), at 1 Gbit/s 2.69–2.74 against 2.18–2.26; 3-cube at
+/// 1 Gbit/s 1.01–1.20 against 0.84–1.18, at 100 Mbit/s 7.33–7.38 against 7.28–7.32.
+/// `HYPERCUBE_PIPELINE_PIECE` (bytes) sets the piece size instead. The same on every node
+/// of a job: the model's inputs are (the runtime asks with this machine's model and
+/// burst: [`super::machine::pieces`]).
+pub(crate) fn pieces_for(m_bytes: usize, d: u32, c: CostModel, burst: usize) -> usize {
     let part = m_bytes / d.max(1) as usize;
     let n = match piece_setting() {
         Some(size) => part.div_ceil(size.max(1)),
+        None if part <= burst => 1,
         None => {
             let n = (c.t_w * m_bytes as f64 / c.t_s.max(1e-9)).sqrt().round();
             if n.is_finite() {
@@ -70,4 +79,33 @@ fn piece_setting() -> Option<usize> {
             .and_then(|v| v.trim().parse::<usize>().ok())
             .filter(|&v| v > 0)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pieces_for, CostModel, MAX_PIECES};
+
+    /// On the emulated 4-cube at 100 Mbit/s (80 ns per byte, a 96 KiB bucket): a 256 KiB
+    /// broadcast's 64 KiB parts fit the burst and go whole; a 1 MiB one's 256 KiB parts do
+    /// not and are cut as on a plain wire (burst 0), which is also what 256 KiB gets there.
+    #[test]
+    fn a_part_within_the_burst_goes_whole() {
+        if std::env::var_os("HYPERCUBE_PIPELINE_PIECE").is_some() {
+            return; // the setting decides instead
+        }
+        let slow = CostModel::new(150e-6, 80e-9);
+        let burst = 96 << 10;
+        assert_eq!(pieces_for(256 << 10, 4, slow, burst), 1);
+        assert_eq!(pieces_for(256 << 10, 3, slow, burst), 1);
+        let plain = pieces_for(256 << 10, 4, slow, 0);
+        assert!(plain > 1 && plain <= MAX_PIECES, "{plain}");
+        assert_eq!(
+            pieces_for(1 << 20, 4, slow, burst),
+            pieces_for(1 << 20, 4, slow, 0)
+        );
+        assert!(pieces_for(1 << 20, 4, slow, burst) > 1);
+        // Nothing to cut: one piece, burst or not.
+        assert_eq!(pieces_for(0, 4, slow, burst), 1);
+        assert_eq!(pieces_for(0, 4, slow, 0), 1);
+    }
 }
