@@ -407,3 +407,25 @@ fn a_flood_of_strangers_is_one_line_and_a_count() {
         out.stderr
     );
 }
+
+/// Every member of a job chooses the same algorithms although its ranks count different
+/// cores (a launcher that does not set `HYPERCUBE_MODEL_CORES` alike, or hosts of
+/// different sizes): the even ranks count 64 (the exchange barrier for 8 ranks), the odd
+/// ones 1 (the tree). Each rank takes node 0's count; with its own, the odd ranks left the
+/// barrier after their first message, long before the last rank had entered it.
+#[test]
+fn ranks_that_count_different_cores_still_choose_alike() {
+    let prog = env!("CARGO_BIN_EXE_barrier_wait");
+    let script = format!(
+        "if [ $((HYPERCUBE_RANK % 2)) -eq 0 ]; then c=64; else c=1; fi; \
+         HYPERCUBE_MODEL_CORES=$c exec {prog} 400"
+    );
+    run_hcrun(
+        &["--dim", "3", "--timeout-s", "60"],
+        &["sh", "-c", &script],
+        &[],
+        Duration::from_secs(90),
+    )
+    .assert_ok()
+    .assert_every_rank_passed(8, &["barrier"]);
+}

@@ -14,8 +14,10 @@
 //! through at core speed after idle time (`tc tbf`'s burst, a cloud VM's network credits;
 //! none on a plain wire) — what the priming transfer took less than its bytes at the
 //! measured rate would ([`burst_bytes`]); node 0 keeps the smallest of its dimensions'.
-//! It sends both figures to every node, and every node keeps them ([`measured`],
-//! [`measured_burst`]); all members of any subcube therefore choose alike. The messages carry the reserved
+//! It sends both figures to every node, with its count of the cores the ranks share
+//! ([`job_cores`]: `HYPERCUBE_MODEL_CORES` or its available parallelism — sent also when
+//! the probe is skipped), and every node keeps them ([`measured`], [`measured_burst`]);
+//! all members of any subcube therefore choose alike. The messages carry the reserved
 //! [`crate::base::tags::BOOTSTRAP`] tags and are left out of traces.
 //!
 //! Cost: on loopback about a millisecond; on 100 Mbit/s links about 45 ms per dimension
@@ -55,6 +57,19 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// The measured seconds per byte of the slowest link and the smallest burst, once known.
 static MEASURED: OnceLock<Option<(f64, usize)>> = OnceLock::new();
 
+/// Node 0's count of the cores the ranks share (`select::machine::local_cores`), as every
+/// node received it with the probe's result.
+static JOB_CORES: OnceLock<usize> = OnceLock::new();
+
+/// The cores of the job as node 0 counts them, once the probe's result is in (every node
+/// of a cube of dimension ≥ 1, the probe measuring or not); `None` before, and in a job of
+/// one node or the in-process transport. The automatic choice uses it, so that ranks on
+/// machines of different sizes, or under launchers that do not set
+/// `HYPERCUBE_MODEL_CORES` alike (Slurm, Hydra), still choose alike.
+pub(crate) fn job_cores() -> Option<usize> {
+    JOB_CORES.get().copied()
+}
+
 /// The links' seconds per byte as the probe (or `HYPERCUBE_MODEL_LINK_TW_NS`) found it;
 /// `None` when nothing was measured (a job of one node, the host, the in-process
 /// transport, `HYPERCUBE_LINK_PROBE=0`).
@@ -93,34 +108,40 @@ fn override_ns() -> Option<f64> {
 pub(crate) fn run(t: &dyn Transport) -> Result<()> {
     let (me, dim) = (t.rank(), t.dim());
     let off = std::env::var("HYPERCUBE_LINK_PROBE").is_ok_and(|v| v.trim() == "0");
-    if me == HOST || dim == 0 || off || override_ns().is_some() {
+    if me == HOST || dim == 0 {
         let _ = MEASURED.set(None);
         return Ok(());
     }
-    let (tw, burst) = if me == 0 {
-        let (mut slowest, mut burst) = (0.0f64, PRIME);
-        for k in 0..dim {
-            let (tw, b) = time_link(t, 1 << k)?;
-            slowest = slowest.max(tw);
-            burst = burst.min(b);
+    // Skipped, the probe measures nothing, but node 0 still sends its result: the cores.
+    let skip = off || override_ns().is_some();
+    let (tw, burst, cores) = if me == 0 {
+        let (mut slowest, mut burst) = if skip { (f64::NAN, 0) } else { (0.0f64, PRIME) };
+        if !skip {
+            for k in 0..dim {
+                let (tw, b) = time_link(t, 1 << k)?;
+                slowest = slowest.max(tw);
+                burst = burst.min(b);
+            }
         }
+        let cores = crate::collectives::select::local_cores();
         let mut bits = slowest.to_bits().to_le_bytes().to_vec();
         bits.extend_from_slice(&(burst as u64).to_le_bytes());
+        bits.extend_from_slice(&(cores as u64).to_le_bytes());
         let sends = (1..(1u32 << dim))
             .map(|r| t.isend(r, RESULT, Parts::from(Bytes::from(bits.clone()))))
             .collect::<Result<Vec<_>>>()?;
         for s in sends {
             t.wait_send(s)?;
         }
-        (slowest, burst)
+        (slowest, burst, cores)
     } else {
-        if me.is_power_of_two() {
+        if !skip && me.is_power_of_two() {
             answer(t)?;
         }
         let m = recv(t, 0, RESULT)?;
-        let b: [u8; 16] = m.data().as_ref().try_into().map_err(|_| {
+        let b: [u8; 24] = m.data().as_ref().try_into().map_err(|_| {
             Error::Bootstrap(format!(
-                "the link probe's result from node 0 has {} bytes, not 16 ({OTHER_BUILD})",
+                "the link probe's result from node 0 has {} bytes, not 24 ({OTHER_BUILD})",
                 m.data().len()
             ))
         })?;
@@ -132,8 +153,14 @@ pub(crate) fn run(t: &dyn Transport) -> Result<()> {
         (
             f64::from_bits(word(0)),
             usize::try_from(word(8)).unwrap_or(PRIME).min(PRIME),
+            usize::try_from(word(16)).unwrap_or(1).max(1),
         )
     };
+    let _ = JOB_CORES.set(cores);
+    if skip {
+        let _ = MEASURED.set(None);
+        return Ok(());
+    }
     let tw = (tw.is_finite() && tw > 0.0).then_some(tw);
     tracing::debug!(
         "link probe: {:?} ns per byte, burst {burst} bytes",

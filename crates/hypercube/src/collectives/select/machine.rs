@@ -158,8 +158,10 @@ impl Machine {
 /// VM), the regime of `HYPERCUBE_FORWARDING` ([`Forwarding::current`]),
 /// `HYPERCUBE_MODEL_COPY_NS` (0.55 ns per byte, fitted to the scans at p = 4..16 on the
 /// development VM), `HYPERCUBE_MODEL_FORWARD_COPY_NS` (the copy cost unless set) and
-/// `HYPERCUBE_MODEL_CORES`, which `hcrun` sets for every rank to the launching machine's
-/// available parallelism (else this machine's), so that every member chooses alike.
+/// the cores: node 0's count (`HYPERCUBE_MODEL_CORES`, else its available parallelism),
+/// which every node receives at start-up with the link probe's result (`boot::probe`), so
+/// that every member chooses alike under any launcher — or, where nothing was received
+/// (the in-process transport, a job of one node), this process's own.
 pub fn machine() -> Machine {
     static MACHINE: std::sync::OnceLock<Machine> = std::sync::OnceLock::new();
     *MACHINE.get_or_init(|| {
@@ -170,11 +172,7 @@ pub fn machine() -> Machine {
                 .filter(|v| v.is_finite() && *v >= 0.0)
                 .unwrap_or(default)
         };
-        let cores = std::env::var(crate::wire::control::ENV_MODEL_CORES)
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&c| c > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let cores = crate::boot::probe::job_cores().unwrap_or_else(local_cores);
         let copy_ns = get("HYPERCUBE_MODEL_COPY_NS", 0.55);
         let mut m = Machine {
             model: CostModel::new(
@@ -197,6 +195,18 @@ pub fn machine() -> Machine {
         }
         m
     })
+}
+
+/// The cores this process counts for the job's ranks: `HYPERCUBE_MODEL_CORES`, which
+/// `hcrun` sets for every rank to the launching machine's available parallelism, else this
+/// machine's available parallelism (under Slurm, the CPUs allotted to the task). Node 0's
+/// figure is the job's ([`machine`]).
+pub(crate) fn local_cores() -> usize {
+    std::env::var(crate::wire::control::ENV_MODEL_CORES)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// How many pieces each of the d parts of an `m_bytes` pipelined broadcast or reduction

@@ -29,7 +29,7 @@ mod traffic;
 
 pub use all_port::all_port_time;
 pub use cost::CostModel;
-pub(crate) use machine::pieces;
+pub(crate) use machine::{local_cores, pieces};
 pub use machine::{machine, Machine};
 pub use model::{chain_segments, mesh_shape, model_time};
 pub use names::{Algorithm, Operation};
