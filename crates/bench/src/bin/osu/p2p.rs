@@ -22,12 +22,7 @@ pub(crate) fn latency(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> 
         let n = osu::iters_for(s, args.iters, 10000, 1000);
         let skip = osu::warmup_for(s, args.warmup, 100, 10);
         let msg = a.slice(..s as usize);
-        node.cube().barrier()?;
-        let mut t0 = Instant::now();
-        for i in 0..n + skip {
-            if i == skip {
-                t0 = Instant::now();
-            }
+        let t = timed(node, n, skip, || {
             if me == 0 {
                 node.send(peer, ty, msg.clone())?;
                 node.recv(Select::from_node(peer, TypeSel::Is(ty.0)))?;
@@ -35,8 +30,9 @@ pub(crate) fn latency(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> 
                 node.recv(Select::from_node(0, TypeSel::Is(ty.0)))?;
                 node.send(0, ty, msg.clone())?;
             }
-        }
-        let us = t0.elapsed().as_secs_f64() * 1e6 / (2.0 * n as f64);
+            Ok(())
+        })?;
+        let us = t * 1e6 / (2.0 * n as f64);
         say(node, &osu::row_line(s, us));
     }
     Ok(())
@@ -54,12 +50,7 @@ pub(crate) fn bw(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyho
         let n = osu::iters_for(s, args.iters, 100, 20);
         let skip = osu::warmup_for(s, args.warmup, 10, 2);
         let msg = a.slice(..s as usize);
-        node.cube().barrier()?;
-        let mut t0 = Instant::now();
-        for i in 0..n + skip {
-            if i == skip {
-                t0 = Instant::now();
-            }
+        let t = timed(node, n, skip, || {
             if me == 0 {
                 let reqs = (0..WINDOW)
                     .map(|_| node.isend(peer, data, msg.clone()))
@@ -77,10 +68,29 @@ pub(crate) fn bw(node: &Node, lo: u64, hi: u64, args: &Args, a: &Bytes) -> anyho
                 }
                 node.send(0, ack, a.slice(..4))?;
             }
-        }
-        let t = t0.elapsed().as_secs_f64();
+            Ok(())
+        })?;
         let mbs = s as f64 / 1e6 * n as f64 * WINDOW as f64 / t;
         say(node, &osu::row_line(s, mbs));
     }
     Ok(())
+}
+
+/// After a barrier, `skip` untimed iterations of `iteration`, then `n` timed ones: their
+/// seconds (each rank its own clock; rank 0 prints).
+fn timed(
+    node: &Node,
+    n: u64,
+    skip: u64,
+    mut iteration: impl FnMut() -> hypercube::Result<()>,
+) -> anyhow::Result<f64> {
+    node.cube().barrier()?;
+    let mut t0 = Instant::now();
+    for i in 0..n + skip {
+        if i == skip {
+            t0 = Instant::now();
+        }
+        iteration()?;
+    }
+    Ok(t0.elapsed().as_secs_f64())
 }
