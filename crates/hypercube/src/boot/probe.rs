@@ -31,7 +31,7 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 
 use crate::base::ids::HOST;
 use crate::base::message::Select;
@@ -49,6 +49,10 @@ pub(crate) const TIMED: usize = 256 << 10;
 const DATA: u32 = *crate::base::tags::BOOTSTRAP.start();
 const ACK: u32 = DATA + 1;
 const RESULT: u32 = DATA + 2;
+
+/// The probe's result: the slowest link's seconds per byte (`f64` bits), the smallest
+/// burst and node 0's cores, little-endian `u64` each.
+const RESULT_BYTES: usize = 24;
 
 /// How long a probe message may take before the probe gives up, and `init` with it (the
 /// priming transfer at `hcrun --link-rate`'s slowest rate, 100 kbit/s, takes 3 s).
@@ -112,23 +116,28 @@ pub(crate) fn run(t: &dyn Transport) -> Result<()> {
         let _ = MEASURED.set(None);
         return Ok(());
     }
-    // Skipped, the probe measures nothing, but node 0 still sends its result: the cores.
+    // Skipped, the probe measures nothing (a NaN rate, which every node keeps as `None`),
+    // but node 0 still sends its result: the cores.
     let skip = off || override_ns().is_some();
     let (tw, burst, cores) = if me == 0 {
-        let (mut slowest, mut burst) = if skip { (f64::NAN, 0) } else { (0.0f64, PRIME) };
-        if !skip {
+        let (slowest, burst) = if skip {
+            (f64::NAN, 0)
+        } else {
+            let mut worst = (0.0f64, PRIME);
             for k in 0..dim {
                 let (tw, b) = time_link(t, 1 << k)?;
-                slowest = slowest.max(tw);
-                burst = burst.min(b);
+                worst = (worst.0.max(tw), worst.1.min(b));
             }
-        }
+            worst
+        };
         let cores = crate::collectives::select::local_cores();
-        let mut bits = slowest.to_bits().to_le_bytes().to_vec();
-        bits.extend_from_slice(&(burst as u64).to_le_bytes());
-        bits.extend_from_slice(&(cores as u64).to_le_bytes());
+        let mut bits = BytesMut::with_capacity(RESULT_BYTES);
+        bits.put_u64_le(slowest.to_bits());
+        bits.put_u64_le(burst as u64);
+        bits.put_u64_le(cores as u64);
+        let bits = bits.freeze();
         let sends = (1..(1u32 << dim))
-            .map(|r| t.isend(r, RESULT, Parts::from(Bytes::from(bits.clone()))))
+            .map(|r| t.isend(r, RESULT, Parts::from(bits.clone())))
             .collect::<Result<Vec<_>>>()?;
         for s in sends {
             t.wait_send(s)?;
@@ -139,28 +148,26 @@ pub(crate) fn run(t: &dyn Transport) -> Result<()> {
             answer(t)?;
         }
         let m = recv(t, 0, RESULT)?;
-        let b: [u8; 24] = m.data().as_ref().try_into().map_err(|_| {
-            Error::Bootstrap(format!(
-                "the link probe's result from node 0 has {} bytes, not 24 ({OTHER_BUILD})",
-                m.data().len()
-            ))
-        })?;
-        let word = |i: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&b[i..i + 8]);
-            u64::from_le_bytes(w)
-        };
+        let mut words = m.data().as_ref();
+        if words.len() != RESULT_BYTES {
+            return Err(Error::Bootstrap(format!(
+                "the link probe's result from node 0 has {} bytes, not {RESULT_BYTES} \
+                 ({OTHER_BUILD})",
+                words.len()
+            )));
+        }
+        let (tw, burst, cores) = (
+            f64::from_bits(words.get_u64_le()),
+            words.get_u64_le(),
+            words.get_u64_le(),
+        );
         (
-            f64::from_bits(word(0)),
-            usize::try_from(word(8)).unwrap_or(PRIME).min(PRIME),
-            usize::try_from(word(16)).unwrap_or(1).max(1),
+            tw,
+            usize::try_from(burst).unwrap_or(PRIME).min(PRIME),
+            usize::try_from(cores).unwrap_or(1).max(1),
         )
     };
     let _ = JOB_CORES.set(cores);
-    if skip {
-        let _ = MEASURED.set(None);
-        return Ok(());
-    }
     let tw = (tw.is_finite() && tw > 0.0).then_some(tw);
     tracing::debug!(
         "link probe: {:?} ns per byte, burst {burst} bytes",
