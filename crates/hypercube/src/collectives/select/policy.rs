@@ -168,27 +168,28 @@ fn path_time(
 ///   (the hypercube on the 4-cubes).
 fn auto_candidate(op: Operation, a: Algorithm, k: u32, m_bytes: usize, machine: &Machine) -> bool {
     let oversubscribed = machine.oversubscribed(k);
+    // The rules that hold on loopback and on wires alike.
+    match (op, a) {
+        (Operation::Bcast, Algorithm::ScatterAllgather)
+        | (Operation::Reduce, Algorithm::ReduceScatterGather) => return false,
+        (Operation::Barrier, Algorithm::Hypercube) => return !machine.crowded(k),
+        _ => {}
+    }
     if machine.links_bound(k) {
         let step = m_bytes.saturating_mul(1usize << k.min(30)) / 2;
         // The scan rule on wires (above): the chain from 64 KiB, on 16 ranks or more
         // from 256 KiB.
         let chain_from = if k <= 3 { 64 << 10 } else { 256 << 10 };
         return match (op, a) {
-            (Operation::Bcast, Algorithm::ScatterAllgather)
-            | (Operation::Reduce, Algorithm::ReduceScatterGather) => false,
             (Operation::Alltoall, Algorithm::Ecube | Algorithm::Pairwise) => {
                 !machine.within_burst(step)
             }
             (Operation::Allreduce, Algorithm::AllPort) => !machine.links_outrun_cores(k),
             (Operation::Scan, Algorithm::Hypercube) => !oversubscribed || m_bytes < chain_from,
-            (Operation::Barrier, Algorithm::Hypercube) => !machine.crowded(k),
             _ => true,
         };
     }
     match (op, a) {
-        (Operation::Barrier, Algorithm::Hypercube) => !machine.crowded(k),
-        (Operation::Bcast, Algorithm::ScatterAllgather)
-        | (Operation::Reduce, Algorithm::ReduceScatterGather) => false,
         (Operation::Gather, Algorithm::Hypercube) => !oversubscribed,
         (Operation::Gather, Algorithm::Ecube) => oversubscribed,
         (Operation::Scatter, Algorithm::Hypercube) => !oversubscribed || m_bytes < 64 << 10,
