@@ -204,9 +204,9 @@ fn run(node: &Node, args: &Args, alg: Algorithm) -> anyhow::Result<()> {
 /// later, and an 8 B broadcast from node 0 measured 8 % of Open MPI's time on the emulated
 /// 4-cube — the leaves found its message waiting — while every all-to-all-like operation's
 /// slowest rank (node 0, waiting for the rest) took 1.1–1.5× it. With the exchange the ranks
-/// leave as in Open MPI's `MPI_Barrier` of 4–63 ranks (recursive doubling, the same
-/// pattern), so both runtimes' figures mean the same (docs/perf/cubenet.md, "The
-/// barrier's exit order").
+/// leave as in Open MPI's `MPI_Barrier` of 8–63 ranks (recursive doubling in its tuned
+/// component's fixed rules, the same pattern; 4–7 ranks get its linear barrier), so both
+/// runtimes' figures mean the same (docs/perf/cubenet.md, "The barrier's exit order").
 fn between_calls(node: &Node, bench: Bench) -> hypercube::collectives::Subcube<'_> {
     if bench == Bench::Barrier || std::env::var_os("HYPERCUBE_ALG_BARRIER").is_some() {
         node.cube()
