@@ -3,6 +3,10 @@
 //! the output format (a `# title` line, a `# Size` header and one row per size).
 
 use anyhow::{bail, Context};
+use hypercube::collectives::{Algorithm, Subcube};
+use hypercube::Node;
+
+use crate::Bench;
 
 /// Messages in flight per iteration of the bandwidth test (OSU's window).
 pub const WINDOW: usize = 64;
@@ -131,6 +135,28 @@ pub fn parse_table(text: &str) -> Table {
         }
     }
     t
+}
+
+/// The barrier between timed calls of `bench`: the exchange (`Algorithm::Hypercube`),
+/// whatever the automatic choice, unless `HYPERCUBE_ALG_BARRIER` names one or `bench` is
+/// the barrier itself (then the automatic choice, back to back as in OSU's
+/// `osu_barrier`). Each rank's time starts at
+/// its own exit of that barrier, so the order in which a barrier lets the ranks go is part
+/// of every rooted operation's figures: after the tree (the automatic choice where ranks
+/// outnumber the cores four to one) node 0 leaves first and the leaves `log p` messages
+/// later, and an 8 B broadcast from node 0 measured 8 % of Open MPI's time on the emulated
+/// 4-cube — the leaves found its message waiting — while every all-to-all-like operation's
+/// slowest rank (node 0, waiting for the rest) took 1.1–1.5× it. With the exchange the ranks
+/// leave as in Open MPI's `MPI_Barrier` of 8–63 ranks (recursive doubling in its tuned
+/// component's fixed rules, the same pattern; 4–7 ranks get its linear barrier), so both
+/// runtimes' figures mean the same (docs/perf/cubenet.md, "The barrier's exit order").
+/// `osu` and the shaped virtual clock's loop (`model_fit/clock.rs`) both use it.
+pub fn between_calls(node: &Node, bench: Bench) -> Subcube<'_> {
+    if bench == Bench::Barrier || std::env::var_os("HYPERCUBE_ALG_BARRIER").is_some() {
+        node.cube()
+    } else {
+        node.cube().with(Algorithm::Hypercube)
+    }
 }
 
 #[cfg(test)]

@@ -116,9 +116,8 @@ pub fn shaped_clock(
     let out = run_local_timed_links(dim, model, links, |node: Node| {
         let mut total = 0.0;
         for i in 0..SHAPED_WARMUP + SHAPED_CALLS {
-            // The exchange, as `osu` separates the calls it measures.
-            node.cube()
-                .with(Algorithm::Hypercube)
+            // The barrier `osu` separates the calls it measures with.
+            crate::osu::between_calls(&node, bench)
                 .barrier()
                 .map_err(|e| e.to_string())?;
             let t0 = now().unwrap_or(0.0);

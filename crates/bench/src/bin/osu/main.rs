@@ -194,27 +194,6 @@ fn run(node: &Node, args: &Args, alg: Algorithm) -> anyhow::Result<()> {
     }
 }
 
-/// The barrier between timed calls of `bench`: the exchange (`Algorithm::Hypercube`),
-/// whatever the automatic choice, unless `HYPERCUBE_ALG_BARRIER` names one or `bench` is
-/// the barrier itself (then the automatic choice, back to back as in OSU's
-/// `osu_barrier`). Each rank's time starts at
-/// its own exit of that barrier, so the order in which a barrier lets the ranks go is part
-/// of every rooted operation's figures: after the tree (the automatic choice where ranks
-/// outnumber the cores four to one) node 0 leaves first and the leaves `log p` messages
-/// later, and an 8 B broadcast from node 0 measured 8 % of Open MPI's time on the emulated
-/// 4-cube — the leaves found its message waiting — while every all-to-all-like operation's
-/// slowest rank (node 0, waiting for the rest) took 1.1–1.5× it. With the exchange the ranks
-/// leave as in Open MPI's `MPI_Barrier` of 8–63 ranks (recursive doubling in its tuned
-/// component's fixed rules, the same pattern; 4–7 ranks get its linear barrier), so both
-/// runtimes' figures mean the same (docs/perf/cubenet.md, "The barrier's exit order").
-fn between_calls(node: &Node, bench: Bench) -> hypercube::collectives::Subcube<'_> {
-    if bench == Bench::Barrier || std::env::var_os("HYPERCUBE_ALG_BARRIER").is_some() {
-        node.cube()
-    } else {
-        node.cube().with(Algorithm::Hypercube)
-    }
-}
-
 fn collective(
     node: &Node,
     bench: Bench,
@@ -240,7 +219,7 @@ fn collective(
     );
     say(node, &osu::header_line(osu::COL_AVG_LATENCY));
     let cube = node.cube();
-    let sync = between_calls(node, bench);
+    let sync = osu::between_calls(node, bench);
     let (lo, hi) = if bench == Bench::Barrier {
         (0, 0)
     } else {
