@@ -412,7 +412,9 @@ fn a_flood_of_strangers_is_one_line_and_a_count() {
 /// cores (a launcher that does not set `HYPERCUBE_MODEL_CORES` alike, or hosts of
 /// different sizes): the even ranks count 64 (the exchange barrier for 8 ranks), the odd
 /// ones 1 (the tree). Each rank takes node 0's count; with its own, the odd ranks left the
-/// barrier after their first message, long before the last rank had entered it.
+/// barrier after their first message, long before the last rank had entered it. Node 0
+/// sends its count with the link probe's result, also when the probe is skipped
+/// (`HYPERCUBE_LINK_PROBE=0`).
 #[test]
 fn ranks_that_count_different_cores_still_choose_alike() {
     let prog = env!("CARGO_BIN_EXE_barrier_wait");
@@ -420,12 +422,14 @@ fn ranks_that_count_different_cores_still_choose_alike() {
         "if [ $((HYPERCUBE_RANK % 2)) -eq 0 ]; then c=64; else c=1; fi; \
          HYPERCUBE_MODEL_CORES=$c exec {prog} 400"
     );
-    run_hcrun(
-        &["--dim", "3", "--timeout-s", "60"],
-        &["sh", "-c", &script],
-        &[],
-        Duration::from_secs(90),
-    )
-    .assert_ok()
-    .assert_every_rank_passed(8, &["barrier"]);
+    for env in [&[][..], &[("HYPERCUBE_LINK_PROBE", "0")][..]] {
+        run_hcrun(
+            &["--dim", "3", "--timeout-s", "60"],
+            &["sh", "-c", &script],
+            env,
+            Duration::from_secs(90),
+        )
+        .assert_ok()
+        .assert_every_rank_passed(8, &["barrier"]);
+    }
 }
