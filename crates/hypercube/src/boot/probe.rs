@@ -58,12 +58,17 @@ const RESULT_BYTES: usize = 24;
 /// priming transfer at `hcrun --link-rate`'s slowest rate, 100 kbit/s, takes 3 s).
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The measured seconds per byte of the slowest link and the smallest burst, once known.
-static MEASURED: OnceLock<Option<(f64, usize)>> = OnceLock::new();
+/// What this node kept of the probe's result, once `run` is over.
+#[derive(Clone, Copy)]
+struct Kept {
+    /// The measured seconds per byte of the slowest link and the smallest burst.
+    link: Option<(f64, usize)>,
+    /// Node 0's count of the cores the ranks share (`select::machine::local_cores`), as
+    /// every node received it with the result (`None` where no result is sent).
+    cores: Option<usize>,
+}
 
-/// Node 0's count of the cores the ranks share (`select::machine::local_cores`), as every
-/// node received it with the probe's result.
-static JOB_CORES: OnceLock<usize> = OnceLock::new();
+static KEPT: OnceLock<Kept> = OnceLock::new();
 
 /// The cores of the job as node 0 counts them, once the probe's result is in (every node
 /// of a cube of dimension ≥ 1, the probe measuring or not); `None` before, and in a job of
@@ -71,7 +76,7 @@ static JOB_CORES: OnceLock<usize> = OnceLock::new();
 /// machines of different sizes, or under launchers that do not set
 /// `HYPERCUBE_MODEL_CORES` alike (Slurm, Hydra), still choose alike.
 pub(crate) fn job_cores() -> Option<usize> {
-    JOB_CORES.get().copied()
+    KEPT.get().and_then(|k| k.cores)
 }
 
 /// The links' seconds per byte as the probe (or `HYPERCUBE_MODEL_LINK_TW_NS`) found it;
@@ -81,7 +86,7 @@ pub(crate) fn measured() -> Option<f64> {
     if let Some(v) = override_ns() {
         return Some(v * 1e-9);
     }
-    MEASURED.get().copied().flatten().map(|(tw, _)| tw)
+    KEPT.get().and_then(|k| k.link).map(|(tw, _)| tw)
 }
 
 /// The bytes the links pass at core speed after idle time ([`burst_bytes`], the smallest
@@ -97,7 +102,7 @@ pub(crate) fn measured_burst() -> usize {
     if override_ns().is_some() {
         return 0;
     }
-    MEASURED.get().copied().flatten().map_or(0, |(_, b)| b)
+    KEPT.get().and_then(|k| k.link).map_or(0, |(_, b)| b)
 }
 
 fn override_ns() -> Option<f64> {
@@ -113,7 +118,10 @@ pub(crate) fn run(t: &dyn Transport) -> Result<()> {
     let (me, dim) = (t.rank(), t.dim());
     let off = std::env::var("HYPERCUBE_LINK_PROBE").is_ok_and(|v| v.trim() == "0");
     if me == HOST || dim == 0 {
-        let _ = MEASURED.set(None);
+        let _ = KEPT.set(Kept {
+            link: None,
+            cores: None,
+        });
         return Ok(());
     }
     // Skipped, the probe measures nothing (a NaN rate, which every node keeps as `None`),
@@ -167,13 +175,15 @@ pub(crate) fn run(t: &dyn Transport) -> Result<()> {
             usize::try_from(cores).unwrap_or(1).max(1),
         )
     };
-    let _ = JOB_CORES.set(cores);
     let tw = (tw.is_finite() && tw > 0.0).then_some(tw);
     tracing::debug!(
         "link probe: {:?} ns per byte, burst {burst} bytes",
         tw.map(|v| v * 1e9)
     );
-    let _ = MEASURED.set(tw.map(|tw| (tw, burst)));
+    let _ = KEPT.set(Kept {
+        link: tw.map(|tw| (tw, burst)),
+        cores: Some(cores),
+    });
     Ok(())
 }
 
