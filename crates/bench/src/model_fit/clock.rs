@@ -115,11 +115,10 @@ pub fn shaped_clock(
     };
     let out = run_local_timed_links(dim, model, links, |node: Node| {
         let mut total = 0.0;
+        // The barrier `osu` separates the calls it measures with.
+        let sync = crate::osu::between_calls(&node, bench);
         for i in 0..SHAPED_WARMUP + SHAPED_CALLS {
-            // The barrier `osu` separates the calls it measures with.
-            crate::osu::between_calls(&node, bench)
-                .barrier()
-                .map_err(|e| e.to_string())?;
+            sync.barrier().map_err(|e| e.to_string())?;
             let t0 = now().unwrap_or(0.0);
             one_call(&node, bench, alg, s).map_err(|e| format!("{e:#}"))?;
             if i >= SHAPED_WARMUP {
